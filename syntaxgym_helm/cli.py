@@ -1,0 +1,63 @@
+"""The ``syntaxgym-helm`` command line: ``validate`` suites (more subcommands join as they land)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from syntaxgym_helm.validation import SuiteReport, check_suite_file
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="syntaxgym-helm", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    validate = commands.add_parser(
+        "validate", help="check suite JSON files; exit status 1 if any is invalid")
+    validate.add_argument("paths", nargs="+", type=Path,
+                          help="suite files, or folders whose *.json files are suites")
+    validate.add_argument("-q", "--quiet", action="store_true", help="do not print warnings")
+
+    args = parser.parse_args(argv)
+    if args.command == "validate":
+        return _validate(args.paths, quiet=args.quiet)
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+def _suite_files(paths: Sequence[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return files
+
+
+def _validate(paths: Sequence[Path], *, quiet: bool) -> int:
+    files = _suite_files(paths)
+    if not files:
+        print("no suite files found in " + ", ".join(map(str, paths)), file=sys.stderr)
+        return 1
+    reports = [check_suite_file(path) for path in files]
+    for report in reports:
+        _print_report(report, quiet=quiet)
+    invalid = sum(not report.ok for report in reports)
+    print(f"{len(reports) - invalid} valid, {invalid} invalid")
+    return 1 if invalid else 0
+
+
+def _print_report(report: SuiteReport, *, quiet: bool) -> None:
+    if report.suite is not None:
+        print(f"ok    {report.source}: {report.suite.summary()}")
+    else:
+        print(f"error {report.source}: {len(report.errors)} problem(s)")
+        for error in report.errors:
+            print(f"  {error}")
+    if not quiet:
+        for warning in report.warnings:
+            print(f"  warning: {warning}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
