@@ -25,7 +25,8 @@ Rules (every alignment follows them; anything else raises :class:`AlignmentError
    whose leading whitespace may be absent (word-level tokens such as ``"know"``, ``"."``);
    WordPiece ``##`` continuations; ``</w>`` word ends; SentencePiece (``▁`` for a space,
    ``<0xNN>`` byte pieces); GPT-2 byte-level vocabulary (``Ġ`` space, ``Ċ`` newline, one
-   character per byte, so a character split across tokens matches byte by byte).
+   character per byte); OpenAI-style ``bytes:\\xe6\\x97`` escapes. The last three name bytes, so
+   a character split across tokens matches byte by byte, exactly.
 5. **Wildcards.** ``<unk>``, ``<UNK>``, ``[UNK]`` stand for one or more characters of one word
    (no whitespace); runs of U+FFFD (``�``, what decoding a token that holds part of a multi-byte
    character alone gives) stand for one or more non-ASCII bytes, never a whole character (a whole
@@ -44,7 +45,7 @@ character are exact; offsets in results and messages are in characters.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator, Protocol, Sequence, TypeVar, Union
 
@@ -63,8 +64,11 @@ T = TypeVar("T")
 
 
 class _RegionObject(Protocol):
-    region_number: int
-    content: str
+    @property
+    def region_number(self) -> int: ...
+
+    @property
+    def content(self) -> str: ...
 
 
 RegionLike = Union[tuple[int, str], _RegionObject]
@@ -235,6 +239,7 @@ _UNK = re.compile(r"<unk>|\[unk\]|<\|unk\|>", re.IGNORECASE)
 _SPECIAL = re.compile(r"<\|[^|<>\s]+\|>|</?[A-Za-z_][^<>\s]*>|\[[A-Z_]+\]")
 _BYTE_PIECE = re.compile(r"(<0x[0-9A-Fa-f]{2}>)")
 _LOSSY_RUN = re.compile("(\ufffd+)")
+_BYTE_ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})")  # OpenAI-style "bytes:\\xe6\\x97" tokens
 _SPACE_MARKS = " \u2581\u0120"  # space, SentencePiece ▁, byte-level Ġ
 
 
@@ -277,6 +282,15 @@ def _sentencepiece_segments(token: str) -> tuple[_Segment, ...]:
     return _merged(segments)
 
 
+def _escaped_bytes(text: str) -> bytes:
+    """The bytes of an OpenAI-style ``bytes:`` token body: ``\\xNN`` escapes and plain text."""
+    out = bytearray()
+    for index, piece in enumerate(_BYTE_ESCAPE.split(text)):
+        # re.split with one group alternates plain text (even) and the escaped hex (odd).
+        out.extend(bytes.fromhex(piece) if index % 2 else piece.encode("utf-8"))
+    return bytes(out)
+
+
 def _merged(segments: list[_Segment]) -> tuple[_Segment, ...]:
     """Join adjacent literal segments so that literals and wildcards alternate."""
     out: list[_Segment] = []
@@ -300,9 +314,11 @@ def _readings(token: str) -> tuple[_Reading, ...]:
         candidates.append(_Reading(_sentencepiece_segments(token)))
     if token and all(char in _BYTE_OF_CHAR for char in token):
         candidates.append(_Reading((bytes(_BYTE_OF_CHAR[char] for char in token),)))
+    if token.startswith("bytes:") and len(token) > 6:
+        candidates.append(_Reading((_escaped_bytes(token[6:]),)))
     if _UNK.fullmatch(token.lstrip(_SPACE_MARKS)):
         candidates.append(_Reading((_Wild("unk"),)))
-    elif _SPECIAL.fullmatch(token):
+    elif _SPECIAL.fullmatch(token.lstrip(_SPACE_MARKS)):
         candidates.append(_Reading((), special=True))
     unique: list[_Reading] = []
     for reading in candidates:
@@ -368,7 +384,9 @@ class _Text:
             return
         yield from self._match_from(reading.segments, 0, pos, skip=not reading.glued)
 
-    def _match_from(self, segments: tuple[_Segment, ...], k: int, pos: int, skip: bool) -> Iterator[int]:
+    def _match_from(
+        self, segments: tuple[_Segment, ...], k: int, pos: int, skip: bool
+    ) -> Iterator[int]:
         if k == len(segments):
             yield pos
             return
@@ -571,11 +589,14 @@ class _Search:
         token = self.tokens[i]
         where = self.text.where(self.text.skip_ws(pos))
         if self.text.at_end(pos):
-            problem = f"cannot align token {i} {token!r}: the tokens run past the end of the text, at {where}"
+            problem = f"cannot align token {i} {token!r}: the tokens run past the end of the text"
         else:
-            problem = f"cannot align token {i} {token!r}: its text does not occur at {where}"
-            if any(isinstance(s, _Wild) for r in self.readings[i] for s in r.segments):
-                problem += "; it is a wildcard (unknown word or U+FFFD) and no stretch of the text there fits one"
+            problem = f"cannot align token {i} {token!r}: its text does not occur"
+        problem += f", at {where}"
+        if not self.text.at_end(pos) and self._is_wildcard(i):
+            problem += (
+                "; it is a wildcard (unknown word or U+FFFD) and no stretch of the text there fits one"
+            )
         if i > 0:
             problem += f"; the previous token is {i - 1} {self.tokens[i - 1]!r}"
         return problem
@@ -588,19 +609,20 @@ class _Search:
             f"{self.text.where(self.text.skip_ws(pos))}"
         )
 
-    def _ambiguity(self, reach: list[set[int]], one: list[int | None], other: list[int | None]) -> str:
+    def _ambiguity(
+        self, reach: list[set[int]], one: list[int | None], other: list[int | None]
+    ) -> str:
         k = next(k for k, (a, b) in enumerate(zip(one, other)) if a != b)
-        wild = [
-            f"{j} {self.tokens[j]!r}"
-            for j in range(len(self.tokens))
-            if any(isinstance(s, _Wild) for r in self.readings[j] for s in r.segments)
-        ]
+        wild = [f"{j} {self.tokens[j]!r}" for j in range(len(self.tokens)) if self._is_wildcard(j)]
         return (
             f"cannot align token {k} {self.tokens[k]!r} without guessing: it may count for "
             f"{self._region_label(one[k])} or {self._region_label(other[k])} at "
             f"{self.text.where(min(reach[k]))}, because the wildcard tokens "
             f"({', '.join(wild)}) can cover the text in more than one way"
         )
+
+    def _is_wildcard(self, i: int) -> bool:
+        return any(isinstance(s, _Wild) for r in self.readings[i] for s in r.segments)
 
     def _region_label(self, owner: int | None) -> str:
         return "no region" if owner is None else f"region {self.text.numbers[owner]}"

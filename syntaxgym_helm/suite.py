@@ -104,7 +104,8 @@ class Suite:
     region_meta: Mapping[int, str]
     predictions: tuple[Prediction, ...]
     items: tuple[Item, ...]
-    source: str = "<suite>"
+    #: Where the suite was read from, for messages; not part of its identity (equality).
+    source: str = field(default="<suite>", compare=False)
 
     @property
     def name(self) -> str:

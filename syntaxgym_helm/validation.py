@@ -5,10 +5,16 @@ fields and types; the walk adds the list indices dacite cannot know), and return
 :class:`SuiteReport` holding the built :class:`~syntaxgym_helm.suite.Suite` (when there were no
 errors), every :class:`SuiteError` found and the warnings for what it repaired (extra spaces in
 region content, which real suites have, are normalised, not rejected).
+
+An element with an error is left out of the checks that depend on it (an item with a broken
+region is not compared with the other items, a formula naming an unknown condition is not
+looked up in the items), so each mistake is reported once, where it is, and not again as the
+knock-on problems it causes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -18,7 +24,7 @@ from typing import Any, Callable, TypeVar
 import dacite
 
 from syntaxgym_helm.errors import SuiteError
-from syntaxgym_helm.formula import FormulaError, legacy_to_formula, parse_formula
+from syntaxgym_helm.formula import Formula, FormulaError, legacy_to_formula, parse_formula
 from syntaxgym_helm.region_stats import METRICS
 from syntaxgym_helm.suite import (
     Condition,
@@ -34,16 +40,14 @@ MAX_ERRORS = 50
 
 _T = TypeVar("_T")
 
+#: The top-level fields of a suite and their JSON types.
+_TOP_LEVEL: dict[str, type] = {"meta": dict, "region_meta": dict, "predictions": list,
+                               "items": list}
+_LEGACY_KEYS = ("region_number", "l_operand", "relation", "r_operand")
+_NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
+
 
 # Raw shapes of each JSON element, for dacite. Lists stay as raw values so the walk can index them.
-@dataclass
-class _RawSuite:
-    meta: dict
-    region_meta: dict
-    predictions: list
-    items: list
-
-
 @dataclass
 class _RawMeta:
     name: str | None = None
@@ -103,6 +107,9 @@ class SuiteReport:
     def raise_first(self) -> None:
         if self.errors:
             raise self.errors[0]
+        if self.suite is None:  # a bug in this module; still a SuiteError for the caller
+            raise SuiteError("the suite could not be built", self.source,
+                             hint="please report this suite to the syntaxgym-helm developers")
 
 
 class _TooManyErrors(Exception):
@@ -123,6 +130,9 @@ class _Checker:
         if len(self.report.errors) >= MAX_ERRORS:
             raise _TooManyErrors
 
+    def add_located(self, error: SuiteError, path: str) -> None:
+        self.add(error.located(file=self.report.source, path=path))
+
     def warn(self, path: str, message: str) -> None:
         self.report.warnings.append(f"{self.report.source}:{path}: {message}")
 
@@ -134,7 +144,8 @@ class _Checker:
         try:
             return dacite.from_dict(cls, data, config=dacite.Config(check_types=True))  # type: ignore[arg-type]
         except dacite.MissingValueError as exc:
-            self.error(_join(path, exc.field_path), f"missing required field in {what}",
+            self.error(_join(path, exc.field_path),
+                       f"{what} lacks the required field \"{exc.field_path}\"",
                        hint=f"add \"{exc.field_path}\"")
         except dacite.WrongTypeError as exc:
             self.error(_join(path, exc.field_path),
@@ -158,36 +169,52 @@ def check_suite_file(path: str | Path) -> SuiteReport:
     """Read a suite file and check it; unreadable or non-JSON files give one located error."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return SuiteReport(source, errors=[SuiteError(f"cannot read the file: {exc}", source)])
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return SuiteReport(source, errors=[SuiteError(
+            f"cannot read the file: {exc}", source, hint="give a readable UTF-8 JSON file")])
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return SuiteReport(source, errors=[SuiteError(
-            f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", source)])
+            f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", source,
+            hint="a suite file is one JSON object")])
+    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
+        return SuiteReport(source, errors=[SuiteError(f"not valid JSON: {exc}", source)])
     except RecursionError:
         return SuiteReport(source, errors=[SuiteError("JSON nested too deeply to read", source)])
     return check_suite(data, source)
 
 
 def _check(checker: _Checker, data: Any) -> None:
-    raw = checker.build(_RawSuite, data, "", "the suite")
-    if raw is None:
+    if not isinstance(data, dict):
+        checker.error("", f"the suite must be a JSON object, got {_describe(data)}",
+                      hint="a suite has \"meta\", \"region_meta\", \"predictions\" and \"items\"")
         return
-    meta = _check_meta(checker, raw.meta, checker.report.source)
-    region_meta = _check_region_meta(checker, raw.region_meta)
-    items = _check_items(checker, raw.items, region_meta)
-    condition_names = {c.condition_name for c in items[0].conditions} if items else set()
-    predictions = _check_predictions(checker, raw.predictions, region_meta, condition_names)
+    parts: dict[str, Any] = {}
+    for key, kind in _TOP_LEVEL.items():
+        if key not in data:
+            checker.error(key, f"the suite lacks the required field \"{key}\"",
+                          hint=f"add \"{key}\"")
+        elif not isinstance(data[key], kind):
+            checker.error(key, f"expected {_type_name(kind)}, got {_describe(data[key])}")
+        else:
+            parts[key] = data[key]
+    meta = _check_meta(checker, parts["meta"]) if "meta" in parts else None
+    region_meta = (_check_region_meta(checker, parts["region_meta"])
+                   if "region_meta" in parts else None)
+    items = _check_items(checker, parts["items"], region_meta) if "items" in parts else []
+    condition_names = {c.condition_name for c in items[0][1].conditions} if items else set()
+    predictions = (_check_predictions(checker, parts["predictions"], region_meta, condition_names)
+                   if "predictions" in parts else [])
     _check_refs_present(checker, items, predictions)
     if checker.report.errors or meta is None or region_meta is None:
         return
-    checker.report.suite = Suite(meta, region_meta, tuple(predictions), tuple(items),
-                                 checker.report.source)
+    checker.report.suite = Suite(meta, region_meta, tuple(predictions),
+                                 tuple(item for _, item in items), checker.report.source)
 
 
-def _check_meta(checker: _Checker, data: dict, source: str) -> SuiteMeta | None:
+def _check_meta(checker: _Checker, data: dict) -> SuiteMeta | None:
     raw = checker.build(_RawMeta, data, "meta", "meta")
     if raw is None:
         return None
@@ -196,11 +223,11 @@ def _check_meta(checker: _Checker, data: dict, source: str) -> SuiteMeta | None:
     for index, tag in enumerate(tags):
         if not isinstance(tag, str):
             checker.error(f"meta.tags[{index}]", f"a tag must be a string, got {_describe(tag)}")
-    known = {"name", "metric", "author", "reference", "description", "comment", "tags"}
+    known = {f.name for f in dataclasses.fields(_RawMeta)}
     extra = {key: value for key, value in data.items() if key not in known}
     name = raw.name
     if not name:
-        name = Path(source).stem
+        name = Path(checker.report.source).stem
         checker.warn("meta.name", f"no suite name; using the file name {name!r}")
     if metrics is None:
         return None
@@ -209,7 +236,7 @@ def _check_meta(checker: _Checker, data: dict, source: str) -> SuiteMeta | None:
                      comment=raw.comment or "", tags=tags, extra=extra)
 
 
-def _check_metrics(checker: _Checker, metric: Any) -> tuple[str, ...] | None:
+def _check_metrics(checker: _Checker, metric: str | list | None) -> tuple[str, ...] | None:
     if metric is None:
         return ("sum",)
     if metric == "all":
@@ -221,11 +248,12 @@ def _check_metrics(checker: _Checker, metric: Any) -> tuple[str, ...] | None:
     good = True
     for index, name in enumerate(names):
         path = "meta.metric" if isinstance(metric, str) else f"meta.metric[{index}]"
-        if name not in METRICS:
-            checker.error(path, f"unknown metric {name!r}", hint=_metric_hint())
+        if not isinstance(name, str) or name not in METRICS:
+            shown = repr(name) if isinstance(name, str) else _describe(name)
+            checker.error(path, f"unknown metric {shown}", hint=_metric_hint())
             good = False
-    if len(set(names)) != len(names):
-        checker.error("meta.metric", "a metric is listed twice")
+    if good and len(set(names)) != len(names):
+        checker.error("meta.metric", "a metric is listed twice", hint="list each metric once")
         good = False
     return tuple(names) if good else None
 
@@ -235,101 +263,124 @@ def _metric_hint() -> str:
 
 
 def _check_region_meta(checker: _Checker, data: dict) -> dict[int, str] | None:
-    numbers: dict[int, str] = {}
-    for key, name in data.items():
-        path = f"region_meta.{key}"
-        if not re.fullmatch(r"[1-9][0-9]*", str(key)):
-            checker.error(path, f"region key {key!r} is not a region number",
-                          hint="number regions \"1\", \"2\", ... in order")
-            continue
-        if not isinstance(name, str):
-            checker.error(path, f"a region name must be a string, got {_describe(name)}")
-            continue
-        numbers[int(key)] = name
     if not data:
         checker.error("region_meta", "no regions are declared",
                       hint="declare region names as {\"1\": \"subject\", \"2\": \"verb\", ...}")
         return None
-    expected = list(range(1, len(data) + 1))
-    if sorted(numbers) != expected and len(numbers) == len(data):
-        checker.error("region_meta", f"regions must be numbered 1..{len(data)} without gaps, "
-                      f"got {', '.join(str(n) for n in sorted(numbers))}")
+    numbers: dict[int, str] = {}
+    for key, name in data.items():
+        path = f"region_meta.{key}"
+        if not isinstance(key, str) or not re.fullmatch(r"[1-9][0-9]{0,8}", key):
+            checker.error(path, f"region key {key!r} is not a region number",
+                          hint="number regions \"1\", \"2\", ... in order")
+        elif int(key) in numbers:
+            checker.error(path, f"region {key} is declared twice")
+        elif not isinstance(name, str):
+            checker.error(path, f"a region name must be a string, got {_describe(name)}")
+        else:
+            numbers[int(key)] = name
+    if len(numbers) != len(data):
+        return None  # each bad key was reported above
+    if sorted(numbers) != list(range(1, len(numbers) + 1)):
+        checker.error("region_meta", f"regions must be numbered 1..{len(numbers)} without gaps, "
+                      f"got {', '.join(str(n) for n in sorted(numbers))}",
+                      hint="renumber the regions (and the items' region_number) from 1")
         return None
-    return dict(sorted(numbers.items())) if len(numbers) == len(data) else None
+    return dict(sorted(numbers.items()))
 
 
-def _check_items(checker: _Checker, data: list, region_meta: dict[int, str] | None) -> list[Item]:
+def _check_items(checker: _Checker, data: list,
+                 region_meta: dict[int, str] | None) -> list[tuple[int, Item]]:
+    """The valid items with their indices in ``data``."""
     if not data:
-        checker.error("items", "the suite has no items")
+        checker.error("items", "the suite has no items", hint="add at least one item")
         return []
-    items: list[Item] = []
+    items: list[tuple[int, Item]] = []
     seen_numbers: dict[int, int] = {}
     for index, raw_item in enumerate(data):
         path = f"items[{index}]"
-        item = _check_item(checker, raw_item, path, region_meta)
+        raw = checker.build(_RawItem, raw_item, path, "an item")
+        if raw is None:
+            continue
+        number = raw.item_number
+        if isinstance(number, bool):
+            checker.error(f"{path}.item_number", f"expected an integer, got {_describe(number)}")
+        elif number in seen_numbers:
+            checker.error(f"{path}.item_number", f"item number {number} is used twice "
+                          f"(also items[{seen_numbers[number]}])",
+                          hint="give every item its own number")
+        else:
+            seen_numbers[number] = index
+        item = _check_item(checker, raw, path, region_meta)
         if item is None:
             continue
-        if item.item_number in seen_numbers:
-            checker.error(f"{path}.item_number", f"item number {item.item_number} is used "
-                          f"twice (also items[{seen_numbers[item.item_number]}])",
-                          hint="give every item its own number")
-        seen_numbers.setdefault(item.item_number, index)
         if items:
-            _check_same_conditions(checker, items[0], item, path)
-        items.append(item)
+            _check_same_conditions(checker, items[0][1], item, path)
+        items.append((index, item))
     return items
 
 
-def _check_item(checker: _Checker, data: Any, path: str,
+def _check_item(checker: _Checker, raw: _RawItem, path: str,
                 region_meta: dict[int, str] | None) -> Item | None:
-    raw = checker.build(_RawItem, data, path, "an item")
-    if raw is None:
-        return None
-    if isinstance(raw.item_number, bool):
-        checker.error(f"{path}.item_number", "expected an integer, got a boolean")
+    """The item, or None when any of its conditions is invalid (the errors are reported)."""
     if not raw.conditions:
-        checker.error(f"{path}.conditions", "the item has no conditions")
+        checker.error(f"{path}.conditions", "the item has no conditions",
+                      hint="list one sentence per condition")
         return None
     conditions: list[Condition] = []
-    names: set[str] = set()
+    names: dict[str, int] = {}
+    complete = True
     for index, raw_condition in enumerate(raw.conditions):
-        condition = _check_condition(checker, raw_condition, f"{path}.conditions[{index}]",
-                                     region_meta)
+        condition_path = f"{path}.conditions[{index}]"
+        condition = _check_condition(checker, raw_condition, condition_path, region_meta)
         if condition is None:
-            continue
-        if condition.condition_name in names:
-            checker.error(f"{path}.conditions[{index}].condition_name",
-                          f"condition {condition.condition_name!r} appears twice in this item")
-            continue
-        names.add(condition.condition_name)
-        conditions.append(condition)
-    return Item(raw.item_number, tuple(conditions))
+            complete = False
+        elif condition.condition_name in names:
+            checker.error(f"{condition_path}.condition_name",
+                          f"condition {condition.condition_name!r} appears twice in this item "
+                          f"(also conditions[{names[condition.condition_name]}])",
+                          hint="give every condition of an item its own name")
+            complete = False
+        else:
+            names[condition.condition_name] = index
+            conditions.append(condition)
+    return Item(raw.item_number, tuple(conditions)) if complete else None
 
 
 def _check_condition(checker: _Checker, data: Any, path: str,
                      region_meta: dict[int, str] | None) -> Condition | None:
+    """The condition, or None when it or any of its regions is invalid."""
     raw = checker.build(_RawCondition, data, path, "a condition")
     if raw is None:
         return None
-    if not re.fullmatch(r"[A-Za-z0-9_-]+", raw.condition_name):
+    complete = True
+    if not _NAME_RE.fullmatch(raw.condition_name):
         checker.error(f"{path}.condition_name",
                       f"condition name {raw.condition_name!r} cannot be used in formulas",
                       hint="use letters, digits, '_' and '-' only")
+        complete = False
     regions: list[Region] = []
     for index, raw_region in enumerate(raw.regions):
-        region = _check_region(checker, raw_region, f"{path}.regions[{index}]", region_meta)
+        region_path = f"{path}.regions[{index}]"
+        region = _check_region(checker, raw_region, region_path, region_meta)
         if region is None:
+            complete = False
             continue
         if regions and region.region_number <= regions[-1].region_number:
-            checker.error(f"{path}.regions[{index}].region_number",
-                          f"region {region.region_number} comes after region "
-                          f"{regions[-1].region_number}",
+            previous = regions[-1].region_number
+            problem = ("is listed twice" if region.region_number == previous
+                       else f"comes after region {previous}")
+            checker.error(f"{region_path}.region_number",
+                          f"region {region.region_number} {problem}",
                           hint="list each region once, in increasing order")
+            complete = False
             continue
         regions.append(region)
-    if not any(region.content for region in regions):
-        checker.error(f"{path}.regions", "the sentence is empty: no region has content")
-    return Condition(raw.condition_name, tuple(regions))
+    if complete and not any(region.content for region in regions):
+        checker.error(f"{path}.regions", "the sentence is empty: no region has content",
+                      hint="give at least one region some text")
+        complete = False
+    return Condition(raw.condition_name, tuple(regions)) if complete else None
 
 
 def _check_region(checker: _Checker, data: Any, path: str,
@@ -338,7 +389,8 @@ def _check_region(checker: _Checker, data: Any, path: str,
     if raw is None:
         return None
     if isinstance(raw.region_number, bool):
-        checker.error(f"{path}.region_number", "expected an integer, got a boolean")
+        checker.error(f"{path}.region_number",
+                      f"expected an integer, got {_describe(raw.region_number)}")
         return None
     if region_meta is not None and raw.region_number not in region_meta:
         checker.error(f"{path}.region_number",
@@ -371,74 +423,99 @@ def _check_same_conditions(checker: _Checker, first: Item, item: Item, path: str
 
 def _check_predictions(checker: _Checker, data: list, region_meta: dict[int, str] | None,
                        condition_names: set[str]) -> list[Prediction]:
+    """The valid predictions (parsed, and naming only declared regions and known conditions)."""
     if not data:
         checker.error("predictions", "the suite has no predictions",
                       hint="add e.g. {\"type\": \"formula\", \"formula\": \"(2;%a%) > (2;%b%)\"}")
     predictions: list[Prediction] = []
     for index, raw in enumerate(data):
         path = f"predictions[{index}]"
-        text = _prediction_text(checker, raw, path)
+        legacy = _is_legacy(raw)
+        text = _legacy_text(checker, raw, path) if legacy else _formula_text(checker, raw, path)
         if text is None:
             continue
-        formula_path = path if isinstance(raw, str) else (
-            f"{path}.formula" if "formula" in raw else path)
+        formula_path = path if isinstance(raw, str) or legacy else f"{path}.formula"
         try:
             formula = parse_formula(text)
+            if _check_refs(formula, region_meta, condition_names):
+                predictions.append(Prediction(index, formula))
         except FormulaError as exc:
-            checker.add(exc.located(file=checker.report.source, path=formula_path))
-            continue
-        _check_refs(checker, formula, formula_path, region_meta, condition_names)
-        predictions.append(Prediction(index, formula))
+            if legacy:  # the formula was built here: a column in it would point at nothing
+                exc = dataclasses.replace(exc, column=None)
+            checker.add_located(exc, formula_path)
     return predictions
 
 
-def _prediction_text(checker: _Checker, raw: Any, path: str) -> str | None:
-    """The formula text of a prediction in any of the three accepted shapes."""
+def _is_legacy(raw: Any) -> bool:
+    return (isinstance(raw, dict) and "formula" not in raw
+            and any(key in raw for key in _LEGACY_KEYS))
+
+
+def _formula_text(checker: _Checker, raw: Any, path: str) -> str | None:
+    """The formula of a prediction written as a string or a ``{"type": "formula"}`` object."""
     if isinstance(raw, str):
         return raw
-    if isinstance(raw, dict) and "relation" in raw:
-        legacy = checker.build(_RawLegacyPrediction, raw, path, "a legacy prediction")
-        if legacy is None:
-            return None
-        try:
-            return legacy_to_formula(legacy.region_number, legacy.l_operand, legacy.relation,
-                                     legacy.r_operand)
-        except FormulaError as exc:
-            checker.add(exc.located(file=checker.report.source, path=f"{path}.relation"))
-            return None
-    if isinstance(raw, dict):
-        formula = checker.build(_RawFormulaPrediction, raw, path, "a prediction")
-        if formula is None:
-            return None
-        if formula.type != "formula":
-            checker.error(f"{path}.type", f"unknown prediction type {formula.type!r}",
-                          hint="the only prediction type is \"formula\"")
-            return None
-        return formula.formula
-    checker.error(path, f"a prediction must be a formula string or object, got {_describe(raw)}")
-    return None
+    if not isinstance(raw, dict):
+        checker.error(path, f"a prediction must be a formula string or object, got "
+                      f"{_describe(raw)}", hint="write {\"type\": \"formula\", \"formula\": ...}")
+        return None
+    prediction = checker.build(_RawFormulaPrediction, raw, path, "a prediction")
+    if prediction is None:
+        return None
+    if prediction.type != "formula":
+        checker.error(f"{path}.type", f"unknown prediction type {prediction.type!r}",
+                      hint="the only prediction type is \"formula\"")
+        return None
+    return prediction.formula
 
 
-def _check_refs(checker: _Checker, formula: Any, path: str, region_meta: dict[int, str] | None,
-                condition_names: set[str]) -> None:
-    for ref in sorted(formula.region_refs, key=lambda r: (r.condition, r.region or 0)):
-        if condition_names and ref.condition not in condition_names:
-            checker.error(path, f"formula {formula.source!r} names unknown condition "
-                          f"{ref.condition!r}",
-                          hint=f"conditions are {', '.join(sorted(condition_names))}")
-        if ref.region is not None and region_meta is not None and ref.region not in region_meta:
-            checker.error(path, f"formula {formula.source!r} names region {ref.region}, which "
-                          f"is not declared", hint=f"declared regions are 1..{len(region_meta)}")
+def _legacy_text(checker: _Checker, raw: dict, path: str) -> str | None:
+    """The formula for a legacy ``{"region_number", "l_operand", "relation", "r_operand"}``."""
+    legacy = checker.build(_RawLegacyPrediction, raw, path, "a legacy prediction")
+    if legacy is None:
+        return None
+    good = True
+    if isinstance(legacy.region_number, bool) or legacy.region_number < 1:
+        checker.error(f"{path}.region_number", f"bad region number "
+                      f"{_describe(legacy.region_number)}", hint="regions are numbered from 1")
+        good = False
+    for key in ("l_operand", "r_operand"):
+        operand = getattr(legacy, key)
+        if not _NAME_RE.fullmatch(operand):
+            checker.error(f"{path}.{key}", f"bad condition name {operand!r}",
+                          hint="condition names use letters, digits, '_' and '-' only")
+            good = False
+    if not good:
+        return None
+    try:
+        return legacy_to_formula(legacy.region_number, legacy.l_operand, legacy.relation,
+                                 legacy.r_operand)
+    except FormulaError as exc:  # the other fields were checked above: it is the relation
+        checker.add_located(exc, f"{path}.relation")
+        return None
 
 
-def _check_refs_present(checker: _Checker, items: list[Item],
+def _check_refs(formula: Formula, region_meta: dict[int, str] | None,
+                condition_names: set[str]) -> bool:
+    """Whether the formula can be checked against the items; raises :class:`FormulaError` at
+    the first condition or region it names that the suite lacks. Without valid items or
+    regions there is nothing to check against, and their errors are reported instead."""
+    if not condition_names or region_meta is None:
+        return False
+    formula.check_references(condition_names, {name: region_meta.keys()
+                                               for name in condition_names})
+    return True
+
+
+def _check_refs_present(checker: _Checker, items: list[tuple[int, Item]],
                         predictions: list[Prediction]) -> None:
     """Every region a prediction reads must be listed (possibly empty) in every item."""
     for prediction in predictions:
-        for ref in prediction.formula.region_refs:
+        for ref in sorted(prediction.formula.region_refs,
+                          key=lambda r: (r.condition, r.region or 0)):
             if ref.region is None:
                 continue
-            for index, item in enumerate(items):
+            for index, item in items:
                 names = [c.condition_name for c in item.conditions]
                 if ref.condition not in names:
                     continue  # reported by the condition-set check
@@ -465,7 +542,15 @@ def _type_name(field_type: Any) -> str:
 
 
 def _describe(value: Any) -> str:
+    """E.g. ``an integer 5``, ``a JSON list``: what a person sees in the JSON."""
     kind = {dict: "a JSON object", list: "a JSON list", str: "a string", bool: "a boolean",
             int: "an integer", float: "a number", type(None): "null"}.get(type(value), "a value")
-    shown = json.dumps(value)[:40] if not isinstance(value, (dict, list)) else ""
-    return f"{kind} {shown}".rstrip()
+    if isinstance(value, (dict, list)):
+        return kind
+    try:
+        shown = json.dumps(value)
+    except (TypeError, ValueError):  # not JSON (a caller's Python object), or a huge integer
+        shown = type(value).__name__
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    return f"{kind} {shown}"

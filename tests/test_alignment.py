@@ -237,7 +237,8 @@ def test_word_level_tokens_without_spaces() -> None:
 
 def test_exact_substrings_with_endoftext_prefix() -> None:
     prefix = "<|endoftext|>"
-    tokens = [prefix, "I", " know", " that", " our", " aunt", " grabbed", " at", " the", " holiday", " party", "."]
+    tokens = [prefix, "I", " know", " that", " our", " aunt", " grabbed",
+              " at", " the", " holiday", " party", "."]
     result = align(REGIONS, tokens, prefix=prefix)
     assert result.region_of_token == (None, 1, 1, 1, 2, 2, 3, 4, 4, 4, 4, 4)
     assert "".join(tokens) == prefix + sentence_text(REGIONS)
@@ -253,7 +254,8 @@ def test_prefix_text_tokens_are_excluded() -> None:
 
 
 def test_gpt2_byte_level_vocabulary_form() -> None:
-    chunks = [b"I", b" know", b" that", b" our", b" aunt", b" grabbed", b" at", b" the", b" holiday", b" party", b".", b"\n"]
+    chunks = [b"I", b" know", b" that", b" our", b" aunt", b" grabbed",
+              b" at", b" the", b" holiday", b" party", b".", b"\n"]
     tokens = byte_level(chunks)
     assert tokens[1] == "Ġknow" and tokens[-1] == "Ċ"
     # The trailing newline is not in the text: a whitespace token with nothing after it.
@@ -267,6 +269,12 @@ def test_gpt2_byte_level_splits_multibyte_characters_exactly() -> None:
     tokens = byte_level(chunks)
     assert tokens[3] == "¯ve" and tokens[4] == "ĠæĹ"
     assert align_tokens(regions, tokens) == [1, 1, 1, 1, 2, 2, 2, 2]
+
+
+def test_openai_style_escaped_byte_tokens() -> None:
+    regions = [(1, "a"), (2, "日本")]
+    tokens = ["a", r"bytes: \xe6\x97", r"bytes:\xa5", "本"]
+    assert align_tokens(regions, tokens) == [1, 2, 2, 2]
 
 
 def test_lossy_decoded_tokens_for_naive() -> None:
@@ -393,7 +401,7 @@ def test_alignment_helpers() -> None:
 def test_long_prompt_prefix_is_fast_and_not_recursive() -> None:
     words = [f"w{i}" for i in range(5000)]
     prefix = " ".join(words) + "\n"
-    tokens = [words[0], *(" " + w for w in words[1:]), "\n", *WORDS[:1], *(" " + w for w in WORDS[1:])]
+    tokens = [words[0], *(" " + w for w in words[1:]), "\n", WORDS[0], *(" " + w for w in WORDS[1:])]
     start = time.perf_counter()
     owners = align_tokens(REGIONS, tokens, prefix=prefix)
     assert time.perf_counter() - start < 5.0

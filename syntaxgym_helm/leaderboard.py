@@ -1,0 +1,147 @@
+"""The leaderboard: HELM schema and run-entry files for the SyntaxGym suites, generated from the registry.
+
+``python -m syntaxgym_helm.leaderboard`` rewrites ``configs/schema_syntaxgym.yaml`` and the
+``run_specs/*.conf`` files; a test checks the committed files are what this module generates.
+
+The schema has a table per suite, one per circuit of Hu et al. (2020) and one for the SG score: the
+31 paper suites side by side with a "Mean score" column, which is the paper's SG score (the mean of
+suite accuracies). Models are rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from syntaxgym_helm.metric import (
+    ACCURACY,
+    FIRST_PREDICTION_ACCURACY,
+    UNSCORABLE,
+    prediction_accuracy_name,
+)
+from syntaxgym_helm.registry import CIRCUITS, HU2020_SUITES, sg_score_suites
+from syntaxgym_helm.run_specs import suite_group_name
+
+#: Predictions per suite shown in the schema (Hu et al. suites have at most 2).
+MAX_PREDICTIONS_SHOWN = 2
+ROOT = Path(__file__).resolve().parents[1]
+
+_METRICS: list[dict[str, Any]] = [
+    {"name": ACCURACY, "display_name": "SyntaxGym accuracy", "short_display_name": "Accuracy",
+     "description": "Fraction of items for which all of the suite's predictions hold (item "
+                    "accuracy, as the cpllab/syntaxgym metric and Brain-Score compute it).",
+     "lower_is_better": False},
+    {"name": FIRST_PREDICTION_ACCURACY, "display_name": "First-prediction accuracy",
+     "short_display_name": "First pred.",
+     "description": "Fraction of items for which the suite's first prediction holds: how Hu et al. "
+                    "(2020) scored, which differs from item accuracy on suites with several "
+                    "predictions.", "lower_is_better": False},
+    {"name": UNSCORABLE, "display_name": "Unscorable items", "short_display_name": "Unscorable",
+     "description": "Fraction of items that could not be scored (failed request, tokens that "
+                    "could not be aligned to regions, undefined region value); they count in no "
+                    "accuracy.", "lower_is_better": True},
+    *[
+        {"name": prediction_accuracy_name(i), "display_name": f"Prediction {i} accuracy",
+         "short_display_name": f"Pred. {i}",
+         "description": f"Fraction of items for which prediction {i} of the suite holds.",
+         "lower_is_better": False}
+        for i in range(MAX_PREDICTIONS_SHOWN)
+    ],
+]
+
+_METRIC_GROUPS: list[dict[str, Any]] = [
+    {"name": "syntaxgym_accuracy", "display_name": "SyntaxGym accuracy",
+     "aggregation_strategies": ["mean"],
+     "metrics": [{"name": "${main_name}", "split": "${main_split}"}]},
+    {"name": "syntaxgym_details", "display_name": "Predictions and scoring",
+     "hide_win_rates": True,
+     "metrics": [{"name": name, "split": "${main_split}"} for name in
+                 [FIRST_PREDICTION_ACCURACY, UNSCORABLE,
+                  *(prediction_accuracy_name(i) for i in range(MAX_PREDICTIONS_SHOWN))]]},
+]
+
+_ENVIRONMENT = {"main_name": ACCURACY, "main_split": "test"}
+_TAXONOMY = {"task": "targeted syntactic evaluation", "what": "constructed minimal pairs",
+             "who": "linguists", "when": "2020", "language": "English"}
+_CITATION = "[(Hu et al., 2020)](https://aclanthology.org/2020.acl-main.158/)"
+
+
+def circuit_group_name(circuit: str) -> str:
+    return "syntaxgym_circuit_" + circuit.lower().replace("-", "_").replace(" ", "_")
+
+
+def schema() -> dict[str, Any]:
+    """The HELM schema (``helm-summarize --schema-path``) as a plain dict."""
+    suites = sorted(HU2020_SUITES)
+    groups: list[dict[str, Any]] = [
+        _parent("syntaxgym_sg_score", "SG score (31 suites)",
+                "The SyntaxGym score of Hu et al. (2020): the mean accuracy over the 31 suites "
+                f"of the paper {_CITATION}; the Mean score column is the SG score.",
+                sg_score_suites()),
+        *[
+            _parent(circuit_group_name(circuit), f"Circuit: {circuit}",
+                    f"The {circuit} circuit of Hu et al. (2020) {_CITATION}.",
+                    [s for s in suites if HU2020_SUITES[s].circuit == circuit])
+            for circuit in CIRCUITS
+        ],
+        _parent("syntaxgym", "SyntaxGym (all suites)",
+                "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020) and any other.",
+                suites),
+        *[_suite_group(name) for name in suites],
+    ]
+    return {"metrics": _METRICS, "perturbations": [], "metric_groups": _METRIC_GROUPS,
+            "run_groups": groups}
+
+
+def _parent(name: str, display_name: str, description: str, suites: Iterable[str]) -> dict:
+    return {"name": name, "display_name": display_name, "description": description,
+            "category": "SyntaxGym", "metric_groups": ["syntaxgym_accuracy"],
+            "subgroups": [suite_group_name(s) for s in suites],
+            "environment": dict(_ENVIRONMENT)}
+
+
+def _suite_group(suite: str) -> dict[str, Any]:
+    circuit = HU2020_SUITES[suite].circuit or "left out of the paper's SG score"
+    return {"name": suite_group_name(suite), "display_name": suite,
+            "description": f"SyntaxGym suite {suite} ({circuit}) {_CITATION}.",
+            "category": "SyntaxGym suites",
+            "metric_groups": ["syntaxgym_accuracy", "syntaxgym_details"],
+            "environment": dict(_ENVIRONMENT), "taxonomy": dict(_TAXONOMY)}
+
+
+def run_entries_conf(suites: Iterable[str], model: str = "text") -> str:
+    """A run-entries file for ``helm-run --conf-paths`` (pick models with ``--models-to-run``)."""
+    lines = ["# Generated by `python -m syntaxgym_helm.leaderboard`; do not edit by hand.",
+             "entries: ["]
+    lines += [f'  {{description: "syntaxgym:suite={s},model={model}", priority: 1}}'
+              for s in suites]
+    return "\n".join(lines + ["]", ""])
+
+
+def generated_files() -> dict[Path, str]:
+    """Every generated file, by path relative to the project root, with its content."""
+    header = "# Generated by `python -m syntaxgym_helm.leaderboard`; do not edit by hand.\n"
+    return {
+        Path("configs/schema_syntaxgym.yaml"):
+            header + yaml.safe_dump(schema(), sort_keys=False, allow_unicode=True, width=100),
+        Path("run_specs/syntaxgym_sg_score.conf"): run_entries_conf(sg_score_suites()),
+        Path("run_specs/syntaxgym_hu2020.conf"): run_entries_conf(sorted(HU2020_SUITES)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=ROOT, help="project root to write into")
+    args = parser.parse_args()
+    for relative, text in generated_files().items():
+        path = args.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
