@@ -7,6 +7,13 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 
+# The main job: a real model on real suites, then the leaderboard.
+MODEL      ?= syntaxgym/smollm2-135m-instruct-q4_1
+CONF       ?= run_specs/syntaxgym_hu2020.conf
+RUN_SUITE  ?= main
+# Offline machines: a folder of suite files stands in for the download (empty: download).
+SUITES_DIR ?= $(wildcard ../shared/suites/hu2020)
+
 .PHONY: install test test-fast run clean
 
 install: $(STAMP)
@@ -29,6 +36,12 @@ test: install
 
 test-fast: install
 	$(PY) -m pytest -ra -m "not slow"
+
+run: install
+	SYNTAXGYM_SUITES_DIR="$(SUITES_DIR)" $(VENV)/bin/helm-run --conf-paths $(CONF) \
+		--models-to-run $(MODEL) --suite $(RUN_SUITE) --max-eval-instances 100000
+	$(VENV)/bin/helm-summarize --suite $(RUN_SUITE) --schema-path configs/schema_syntaxgym.yaml
+	$(PY) -m syntaxgym_helm.leaderboard --show benchmark_output/runs/$(RUN_SUITE)
 
 clean:
 	rm -rf $(VENV) benchmark_output prod_env

@@ -11,6 +11,7 @@ suite accuracies). Models are rows.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -132,10 +133,55 @@ def generated_files() -> dict[Path, str]:
     }
 
 
+def show_tables(run_suite_dir: Path) -> str:
+    """Markdown of what ``helm-summarize`` wrote: SG score per model, then suites and circuits."""
+    groups = run_suite_dir / "groups"
+    table_path = groups / "syntaxgym_sg_score.json"
+    if not table_path.is_file():
+        raise FileNotFoundError(f"{table_path} is missing: run helm-summarize with "
+                                "--schema-path configs/schema_syntaxgym.yaml first")
+    table = json.loads(table_path.read_text())[0]
+    header = [cell["value"] for cell in table["header"]]
+    suites = [(i, h.removesuffix(" - Accuracy")) for i, h in enumerate(header)
+              if h.endswith(" - Accuracy") and any(r[i].get("value") is not None
+                                                   for r in table["rows"])]
+    circuit_scores = _circuit_scores(groups)
+    models = [row[0]["value"] for row in table["rows"]]
+    lines = ["| | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
+    lines.append("| **SG score** (mean over the suites run) | "
+                 + " | ".join(_fmt(row[1].get("value")) for row in table["rows"]) + " |")
+    for circuit, by_model in circuit_scores.items():
+        lines.append(f"| circuit: {circuit} | "
+                     + " | ".join(_fmt(by_model.get(m)) for m in models) + " |")
+    for index, suite in suites:
+        lines.append(f"| {suite} | " + " | ".join(_fmt(row[index].get("value"))
+                                                 for row in table["rows"]) + " |")
+    return "\n".join(lines)
+
+
+def _circuit_scores(groups: Path) -> dict[str, dict[str, float | None]]:
+    scores: dict[str, dict[str, float | None]] = {}
+    for circuit in CIRCUITS:
+        path = groups / f"{circuit_group_name(circuit)}.json"
+        if path.is_file():
+            table = json.loads(path.read_text())[0]
+            scores[circuit] = {row[0]["value"]: row[1].get("value") for row in table["rows"]}
+    return scores
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="project root to write into")
+    parser.add_argument("--show", type=Path, metavar="RUNS_DIR",
+                        help="print the tables of benchmark_output/runs/SUITE instead")
     args = parser.parse_args()
+    if args.show:
+        print(show_tables(args.show))
+        return
     for relative, text in generated_files().items():
         path = args.root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
