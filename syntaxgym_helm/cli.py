@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, TextIO
 
 from syntaxgym_helm.validation import SuiteReport, check_suite_file
 
@@ -37,26 +37,34 @@ def _suite_files(paths: Sequence[Path]) -> list[Path]:
 def _validate(paths: Sequence[Path], *, quiet: bool) -> int:
     files = _suite_files(paths)
     if not files:
-        print("no suite files found in " + ", ".join(map(str, paths)), file=sys.stderr)
+        _say("no suite files found in " + ", ".join(map(str, paths)), sys.stderr)
         return 1
     reports = [check_suite_file(path) for path in files]
     for report in reports:
         _print_report(report, quiet=quiet)
     invalid = sum(not report.ok for report in reports)
-    print(f"{len(reports) - invalid} valid, {invalid} invalid")
+    _say(f"{len(reports) - invalid} valid, {invalid} invalid")
     return 1 if invalid else 0
 
 
 def _print_report(report: SuiteReport, *, quiet: bool) -> None:
     if report.suite is not None:
-        print(f"ok    {report.source}: {report.suite.summary()}")
+        _say(f"ok    {report.source}: {report.suite.summary()}")
     else:
-        print(f"error {report.source}: {len(report.errors)} problem(s)")
+        _say(f"error {report.source}: {len(report.errors)} problem(s)")
         for error in report.errors:
-            print(f"  {error}")
+            _say(f"  {error}")
     if not quiet:
         for warning in report.warnings:
-            print(f"  warning: {warning}")
+            _say(f"  warning: {warning}")
+
+
+def _say(line: str, stream: TextIO | None = None) -> None:
+    """Print ``line``, escaping what the stream's encoding cannot show (a suite's text may hold
+    anything, e.g. a lone surrogate from a JSON escape, or non-ASCII under an ASCII locale)."""
+    stream = stream or sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    print(line.encode(encoding, "backslashreplace").decode(encoding), file=stream)
 
 
 if __name__ == "__main__":

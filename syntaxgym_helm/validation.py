@@ -170,9 +170,12 @@ def check_suite_file(path: str | Path) -> SuiteReport:
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError as exc:
         return SuiteReport(source, errors=[SuiteError(
-            f"cannot read the file: {exc}", source, hint="give a readable UTF-8 JSON file")])
+            f"cannot read the file: {exc}", source, hint="suite files are UTF-8 JSON")])
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        return SuiteReport(source, errors=[SuiteError(
+            f"cannot read the file: {exc}", source, hint="check the path")])
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -397,6 +400,11 @@ def _check_region(checker: _Checker, data: Any, path: str,
                       f"region {raw.region_number} is not declared in region_meta",
                       hint=f"declared regions are 1..{len(region_meta)}")
         return None
+    if not _is_unicode(raw.content):
+        checker.error(f"{path}.content", f"{raw.content!r} is not valid Unicode text: it has "
+                      "a lone surrogate (e.g. from a \\ud800 escape)",
+                      hint="fix the text's escapes")
+        return None
     content = " ".join(raw.content.split())
     if content != raw.content:
         checker.warn(f"{path}.content", f"extra whitespace in {raw.content!r} normalised to "
@@ -525,6 +533,15 @@ def _check_refs_present(checker: _Checker, items: list[tuple[int, Item]],
                                   f"region {ref.region} is missing, but prediction "
                                   f"{prediction.index} reads ({ref.region};%{ref.condition}%)",
                                   hint="list the region, with empty content if it is absent")
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` can be encoded (to UTF-8), i.e. has no lone surrogate code points."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _join(path: str, field_path: str) -> str:

@@ -1,4 +1,4 @@
-"""Tests of syntaxgym_helm.suite: the suite model, read from every format in use, and dumped back."""
+"""Tests of syntaxgym_helm.suite: the suite model, read from every format, and dumped back."""
 
 from __future__ import annotations
 
