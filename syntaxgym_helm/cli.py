@@ -1,4 +1,9 @@
-"""The ``syntaxgym-helm`` command line: ``validate`` suites (more subcommands join as they land)."""
+"""The ``syntaxgym-helm`` command line.
+
+Each subcommand lives in its own module, listed in ``COMMAND_MODULES``; a module defines
+``register(subparsers)``, which adds its parser and sets ``handler`` (a function of the parsed
+arguments returning the exit status). ``validate`` is defined here.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +12,30 @@ import sys
 from pathlib import Path
 from typing import Sequence, TextIO
 
+import importlib
+
 from syntaxgym_helm.validation import SuiteReport, check_suite_file
 
+#: Modules that each add one subcommand (see the module docstring).
+COMMAND_MODULES: tuple[str, ...] = ("syntaxgym_helm.cli",)
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syntaxgym-helm", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
 
+def register(commands: argparse._SubParsersAction) -> None:
     validate = commands.add_parser(
         "validate", help="check suite JSON files; exit status 1 if any is invalid")
     validate.add_argument("paths", nargs="+", type=Path,
                           help="suite files, or folders whose *.json files are suites")
     validate.add_argument("-q", "--quiet", action="store_true", help="do not print warnings")
+    validate.set_defaults(handler=lambda args: _validate(args.paths, quiet=args.quiet))
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="syntaxgym-helm", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(commands)
     args = parser.parse_args(argv)
-    if args.command == "validate":
-        return _validate(args.paths, quiet=args.quiet)
-    parser.error(f"unknown command {args.command}")
-    return 2
+    return int(args.handler(args))
 
 
 def _suite_files(paths: Sequence[Path]) -> list[Path]:
