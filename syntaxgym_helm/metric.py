@@ -49,10 +49,11 @@ def prediction_accuracy_name(index: int) -> str:
 class SyntaxGymMetric(ReferenceMetric):
     """Region surprisals (bits) from echoed token logprobs, and the suite's predictions over them."""
 
-    def __init__(self, first_token: str = "error") -> None:
+    def __init__(self, first_token: str = "error", prefix: str = "auto") -> None:
         if first_token not in FIRST_TOKEN_POLICIES:
             raise ValueError(f"first_token must be one of {', '.join(FIRST_TOKEN_POLICIES)}")
         self.first_token = first_token
+        self.prefix = prefix  # the run entry's prefix argument, as given (the prompt shows it)
 
     def evaluate_references(
         self,

@@ -60,7 +60,8 @@ def helm_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _embedded_model_dir()
     workdir = tmp_path_factory.mktemp("helm")
     env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(HU2020)}
-    entries = [f"syntaxgym:suite={suite},prefix={PREFIX},model={MODEL}" for suite in SUITES]
+    # No prefix argument: prefix=auto must find the model's beginning-of-text token itself.
+    entries = [f"syntaxgym:suite={suite},model={MODEL}" for suite in SUITES]
     _run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", "e2e",
           "--max-eval-instances", "1000"], workdir, env)
     _run([str(BIN / "helm-summarize"), "--suite", "e2e", "--schema-path",
