@@ -23,7 +23,7 @@ from syntaxgym_helm.alignment import align_tokens
 from syntaxgym_helm.errors import AlignmentError, EvaluationError
 from syntaxgym_helm.formula import RegionRef
 from syntaxgym_helm.region_stats import METRICS, nats_to_bits, region_statistic
-from syntaxgym_helm.suite import Condition, Item, Suite
+from syntaxgym_helm.suite import Condition, Item, Prediction, Suite
 
 FIRST_TOKEN_POLICIES = ("error", "exclude")
 
@@ -167,7 +167,8 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
                            tuple(surprisals))
 
 
-def _evaluate(prediction, conditions: Sequence[ConditionValues], metric: str) -> PredictionOutcome:
+def _evaluate(prediction: Prediction, conditions: Sequence[ConditionValues],
+              metric: str) -> PredictionOutcome:
     by_name = {values.condition_name: values for values in conditions}
 
     def value(ref: RegionRef) -> float:
