@@ -6,6 +6,10 @@ under HELM's output path. A machine without internet can point ``suites_dir`` (a
 or the ``SYNTAXGYM_SUITES_DIR`` environment variable at a folder holding ``<name>.json`` files.
 
 A suite argument may also be a path to a suite JSON file, or an http(s) URL (cached, unchecked).
+
+Built-in suites (generated from ``configs/suites/*.jsonnet`` and shipped in the package as
+``syntaxgym_helm/suites/<name>.json``) are addressed by name too; their names start with ``sgh_``,
+so they never collide with the Hu et al. names.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from syntaxgym_helm.errors import SyntaxGymError
@@ -25,6 +30,8 @@ HU2020_URL = (
     f"{HU2020_COMMIT}/test_suites/json/{{name}}.json"
 )
 SUITES_DIR_ENV = "SYNTAXGYM_SUITES_DIR"
+#: Every built-in suite's name starts with this (no Hu et al. name does).
+BUILTIN_PREFIX = "sgh_"
 DOWNLOAD_TIMEOUT_S = 60
 
 #: The six circuits of Hu et al. (2020), Table 1.
@@ -100,6 +107,25 @@ def sg_score_suites() -> list[str]:
     return [suite.name for suite in _HU2020 if suite.circuit is not None]
 
 
+def builtin_suites() -> list[str]:
+    """The names of the built-in suites shipped in the package (``syntaxgym_helm/suites/``)."""
+    folder = resources.files("syntaxgym_helm") / "suites"
+    if not folder.is_dir():
+        return []
+    return sorted(entry.name[: -len(".json")] for entry in folder.iterdir()
+                  if entry.name.startswith(BUILTIN_PREFIX) and entry.name.endswith(".json"))
+
+
+def _builtin(name: str, cache_dir: Path) -> Path:
+    source = resources.files("syntaxgym_helm") / "suites" / f"{name}.json"
+    if isinstance(source, Path):  # an ordinary install: the file itself
+        return source
+    target = cache_dir / f"{name}.json"  # e.g. a zipped install: copy it out
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(source.read_bytes())
+    return target
+
+
 def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | None = None) -> Path:
     """The local path of the suite that ``spec`` (a name, a path or a URL) stands for.
 
@@ -114,13 +140,16 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
         return target
     if spec in HU2020_SUITES:
         return _registered(HU2020_SUITES[spec], Path(cache_dir), suites_dir)
+    builtin = builtin_suites()
+    if spec in builtin:
+        return _builtin(spec, Path(cache_dir))
     path = Path(spec).expanduser()
     if path.is_file():
         return path
     known = ", ".join(sorted(HU2020_SUITES))
     raise RegistryError(
         f"unknown suite {spec!r}: it is not a registered name, an existing file or an http(s) URL. "
-        f"Registered names: {known}"
+        f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}"
     )
 
 
