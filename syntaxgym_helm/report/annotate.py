@@ -1,0 +1,125 @@
+"""The suite JSON annotated with a run's results, as syntaxgym-core writes it.
+
+syntaxgym-core's output (e.g. ``test_out_grnn.json`` of its test fixtures) is the input suite with
+``meta.model`` set and, in every region of every condition, ``metric_value``: the region's
+surprisal (bits) aggregated with each metric (``sum mean median range max min``). This module
+writes exactly that structure, and keeps everything it adds under one key, ``syntaxgym_helm``, at
+three levels, so a reader of syntaxgym-core output finds what it expects and can ignore the rest:
+
+- top level: the run (model, HELM run and run suite, scoring settings), the suite's predictions,
+  the metric they were evaluated with, and the run's accuracies;
+- each item: its HELM instance id, whether it was scorable (and why not), whether it passed, and
+  each prediction's outcome (``holds`` true, false, or null when it could not be evaluated);
+- each condition: its tokens as the model returned them, the region each counts for (null: not
+  part of the sentence, e.g. the prefix) and their surprisals in bits.
+
+Undefined values (every metric but ``sum`` of an empty region, a token left out) are NaN in
+Python and written as JSON ``null``: NaN is not valid JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from syntaxgym_helm.region_stats import METRICS
+from syntaxgym_helm.report.runs import RunRecord
+from syntaxgym_helm.report.summary import RunAccuracy
+from syntaxgym_helm.scoring import ConditionValues, ItemScore
+from syntaxgym_helm.suite import Condition, Item
+
+#: The key under which everything beyond syntaxgym-core's structure is kept, at every level.
+EXTRA_KEY = "syntaxgym_helm"
+SURPRISAL_UNIT = "bits"
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """A number JSON can hold: NaN (undefined) becomes None (null). Infinities are kept out too:
+    they are not valid JSON either, and only arise from a zero probability."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def annotated_suite(run: RunRecord) -> dict[str, Any]:
+    """The run's suite with every region's ``metric_value`` and our additions (see module doc)."""
+    suite_json = run.suite.to_json_dict()
+    meta = {"name": run.suite.meta.name, "author": run.suite.meta.author,
+            "reference": run.suite.meta.reference,
+            **{k: v for k, v in suite_json["meta"].items() if k not in ("name", "author",
+                                                                         "reference")},
+            "model": run.model}
+    accuracy = RunAccuracy.of(run)
+    return {
+        "meta": meta,
+        "region_meta": suite_json["region_meta"],
+        "items": [_item(item, score, instance_id)
+                  for item, score, instance_id in zip(run.suite.items, run.scores,
+                                                      run.instance_ids)],
+        EXTRA_KEY: {
+            "model": run.model,
+            "label": run.name,
+            "run": run.run_name,
+            "run_suite": run.run_suite,
+            "suite": run.suite_name,
+            "prefix": run.prefix,
+            "first_token": run.first_token,
+            "surprisal_unit": SURPRISAL_UNIT,
+            "prediction_metric": run.suite.meta.main_metric,
+            "predictions": suite_json["predictions"],
+            "items": accuracy.items,
+            "scorable_items": accuracy.scorable,
+            "accuracy": finite_or_none(accuracy.accuracy),
+            "first_prediction_accuracy": finite_or_none(accuracy.first_prediction),
+        },
+    }
+
+
+def _item(item: Item, score: ItemScore, instance_id: str) -> dict[str, Any]:
+    values = {condition.condition_name: condition for condition in score.conditions}
+    return {
+        "item_number": item.item_number,
+        "conditions": [_condition(condition, values.get(condition.condition_name))
+                       for condition in item.conditions],
+        EXTRA_KEY: {
+            "instance_id": instance_id,
+            "scorable": score.scorable,
+            "passed": score.passed,
+            "problems": list(score.problems),
+            "predictions": [
+                {"index": outcome.index, "formula": outcome.formula, "holds": outcome.holds,
+                 "error": outcome.error}
+                for outcome in score.predictions
+            ],
+        },
+    }
+
+
+def _condition(condition: Condition, values: ConditionValues | None) -> dict[str, Any]:
+    """One condition; a condition whose request failed has every metric value null."""
+    regions = []
+    for region in condition.regions:
+        metric_value = {
+            metric: finite_or_none(values.value(metric, region.region_number)
+                                   if values is not None else None)
+            for metric in METRICS
+        }
+        regions.append({"region_number": region.region_number, "content": region.content,
+                        "metric_value": metric_value})
+    tokens = [] if values is None else [
+        {"text": text, "region": region, "surprisal": finite_or_none(surprisal)}
+        for text, region, surprisal in zip(values.tokens, values.regions, values.surprisals)
+    ]
+    return {"condition_name": condition.condition_name, "regions": regions,
+            EXTRA_KEY: {"scored": values is not None, "tokens": tokens}}
+
+
+def dumps_annotated(data: dict[str, Any]) -> str:
+    """Indented JSON; ``allow_nan=False`` makes a stray NaN an error instead of invalid JSON."""
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_annotated(run: RunRecord, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps_annotated(annotated_suite(run)), encoding="utf-8")
+    return path

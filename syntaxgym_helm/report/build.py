@@ -1,0 +1,92 @@
+"""A whole report for one HELM run suite: what ``syntaxgym-helm report`` writes.
+
+Layout under the output folder (default ``benchmark_output/syntaxgym_report``, which
+``helm-server`` also serves under ``/benchmark_output/syntaxgym_report/``)::
+
+    <run suite>/summary.md                      accuracy per suite, circuit and SG score by model
+    <run suite>/predictions.csv                 every model, suite, item and prediction
+    <run suite>/regions.csv                     every model, suite, item, condition and region
+    <run suite>/<suite>/surprisal_profile.png   mean region surprisal, one panel per model
+    <run suite>/<suite>/<model>.json            the suite annotated as syntaxgym-core writes it
+    <run suite>/<suite>/<model>.predictions.csv the same tables for one model and suite
+    <run suite>/<suite>/<model>.regions.csv
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from syntaxgym_helm.report.annotate import write_annotated
+from syntaxgym_helm.report.plots import plot_suite
+from syntaxgym_helm.report.runs import RunRecord
+from syntaxgym_helm.report.summary import summary_markdown
+from syntaxgym_helm.report.tables import (
+    PredictionRow,
+    RegionRow,
+    all_prediction_rows,
+    all_region_rows,
+    prediction_rows,
+    region_rows,
+    write_csv,
+)
+
+REPORT_DIR_NAME = "syntaxgym_report"
+PLOT_NAME = "surprisal_profile.png"
+
+
+@dataclass
+class ReportFiles:
+    """What one run suite's report wrote."""
+
+    folder: Path
+    summary: Path
+    summary_text: str
+    tables: list[Path] = field(default_factory=list)
+    annotated: list[Path] = field(default_factory=list)
+    plots: list[Path] = field(default_factory=list)
+
+
+def slug(label: str) -> str:
+    """A file name for a model label: ``helmhf/x [prefix=none]`` -> ``helmhf_x_prefix_none``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "model"
+
+
+def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
+    """Write the report of ``runs`` (normally one run suite, labelled) into ``folder``."""
+    from tqdm import tqdm
+
+    folder.mkdir(parents=True, exist_ok=True)
+    text = summary_markdown(runs)
+    files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
+    files.summary.write_text(text, encoding="utf-8")
+    files.tables.append(write_csv(all_prediction_rows(runs), folder / "predictions.csv",
+                                  PredictionRow))
+    files.tables.append(write_csv(all_region_rows(runs), folder / "regions.csv", RegionRow))
+    by_suite: dict[str, list[RunRecord]] = {}
+    for run in runs:
+        by_suite.setdefault(run.suite_name, []).append(run)
+    for suite, suite_runs in tqdm(sorted(by_suite.items()), desc="writing reports", unit="suite",
+                                  disable=len(by_suite) < 3):
+        suite_dir = folder / suite
+        names = _unique_slugs([run.name for run in suite_runs])
+        for run, name in zip(suite_runs, names):
+            files.annotated.append(write_annotated(run, suite_dir / f"{name}.json"))
+            files.tables.append(write_csv(prediction_rows(run),
+                                          suite_dir / f"{name}.predictions.csv", PredictionRow))
+            files.tables.append(write_csv(region_rows(run), suite_dir / f"{name}.regions.csv",
+                                          RegionRow))
+        files.plots.append(plot_suite(suite_runs, suite_dir / PLOT_NAME))
+    return files
+
+
+def _unique_slugs(labels: Sequence[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    names = []
+    for label in labels:
+        name = slug(label)
+        seen[name] = seen.get(name, 0) + 1
+        names.append(name if seen[name] == 1 else f"{name}-{seen[name]}")
+    return names

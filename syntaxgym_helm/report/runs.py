@@ -1,0 +1,209 @@
+"""Finding finished runs and rebuilding their item scores from what ``helm-run`` wrote.
+
+A run folder is ``benchmark_output/runs/<run suite>/<run name>/``. Its ``scenario_state.json``
+holds every request with its returned tokens and logprobs, and every instance carries its item as a
+one-item suite (:data:`syntaxgym_helm.scenario.ITEM_KEY`), so each item is scored again here with
+the metric's own code (:func:`syntaxgym_helm.metric.score_request_states`) and the run's own
+``first_token`` policy: reports see exactly the region values the metric saw, with no model run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Hashable, Iterable, Sequence
+
+import dacite
+
+# The metric module imports HELM's metric classes first, which HELM's own import order needs
+# before its adaptation classes are loaded.
+from syntaxgym_helm.metric import score_request_states  # noqa: I001
+from syntaxgym_helm.scenario import ITEM_KEY
+from syntaxgym_helm.run_specs import suite_group_name
+from syntaxgym_helm.scoring import ItemScore
+from syntaxgym_helm.suite import Suite, parse_suite
+
+SCENARIO_CLASS_SUFFIX = "SyntaxGymScenario"
+
+
+class RunsError(ValueError):
+    """A path holds no SyntaxGym run, or a selection of runs is ambiguous."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One finished SyntaxGym run: its settings, its suite (the items it ran) and their scores."""
+
+    run_dir: Path
+    run_name: str  # HELM's run name (the folder name)
+    run_suite: str  # HELM's run suite (``helm-run --suite``), the parent folder name
+    model: str  # the HELM model name (``adapter_spec.model``)
+    suite_name: str  # the SyntaxGym suite, as the leaderboard names it (file stem for paths)
+    suite: Suite  # the items the run scored, in item-number order
+    scores: tuple[ItemScore, ...]  # one per item, same order as ``suite.items``
+    instance_ids: tuple[str, ...]
+    prefix: str  # text put before each sentence (``adapter_spec.global_prefix``)
+    first_token: str  # the metric's first-token policy
+    label: str = ""  # how reports name the run among others: the model, plus settings if needed
+
+    @property
+    def weights(self) -> str:
+        """What identifies the weights: the model name after its organisation (our models are
+        named per weights variant, e.g. ``helmhf/x`` and ``syntaxgym/x`` are the same weights)."""
+        return self.model.rsplit("/", 1)[-1]
+
+    @property
+    def settings(self) -> str:
+        """The scoring settings that change surprisals, for people."""
+        return f"prefix={self.prefix or 'none'}, first_token={self.first_token}"
+
+    @property
+    def name(self) -> str:
+        """The label, or the model when no label was assigned."""
+        return self.label or self.model
+
+
+def is_run_dir(path: Path) -> bool:
+    return (path / "scenario_state.json").is_file() and (path / "run_spec.json").is_file()
+
+
+def find_run_dirs(path: Path, run_suite: str | None = None) -> list[Path]:
+    """SyntaxGym run folders under ``path``: a run folder, a run-suite folder
+    (``benchmark_output/runs/NAME``) or a ``benchmark_output`` folder (every run suite, or only
+    ``run_suite``). Runs of other scenarios are skipped."""
+    path = Path(path)
+    if is_run_dir(path):
+        candidates = [path]
+    elif (path / "runs").is_dir():
+        suites = [path / "runs" / run_suite] if run_suite else sorted(
+            p for p in (path / "runs").iterdir() if p.is_dir())
+        if run_suite and not suites[0].is_dir():
+            known = ", ".join(sorted(p.name for p in (path / "runs").iterdir() if p.is_dir()))
+            raise RunsError(f"no run suite {run_suite!r} in {path / 'runs'} "
+                            f"(found: {known or 'none'})")
+        candidates = [run for suite in suites for run in sorted(suite.iterdir()) if is_run_dir(run)]
+    elif path.is_dir():
+        candidates = [run for run in sorted(path.iterdir()) if is_run_dir(run)]
+    else:
+        raise RunsError(f"{path} is not a folder")
+    runs = [run for run in candidates if _is_syntaxgym(run)]
+    if not runs:
+        raise RunsError(f"no SyntaxGym run found under {path} (expected a run folder with "
+                        "scenario_state.json, benchmark_output/runs/SUITE, or benchmark_output)")
+    return runs
+
+
+def _is_syntaxgym(run_dir: Path) -> bool:
+    spec = json.loads((run_dir / "run_spec.json").read_text())
+    return spec["scenario_spec"]["class_name"].endswith(SCENARIO_CLASS_SUFFIX)
+
+
+def load_run(run_dir: Path) -> RunRecord:
+    """Read one run folder and score its items again (no model is run)."""
+    from helm.benchmark.adaptation.scenario_state import ScenarioState
+
+    run_dir = Path(run_dir)
+    spec = json.loads((run_dir / "run_spec.json").read_text())
+    first_token = _metric_arg(spec, "first_token", "error")
+    data = json.loads((run_dir / "scenario_state.json").read_text())
+    # check_types=False: HELM's dataclasses use forward references dacite cannot resolve.
+    state = dacite.from_dict(ScenarioState, data, config=dacite.Config(check_types=False))
+    by_instance: dict[str, list[Any]] = {}
+    for request_state in state.request_states:
+        by_instance.setdefault(request_state.instance.id, []).append(request_state)
+    if not by_instance:
+        raise RunsError(f"{run_dir} has no request states")
+    scored = []
+    for instance_id, states in by_instance.items():
+        states.sort(key=lambda s: s.reference_index)
+        scored.append((score_request_states(states, first_token=first_token), instance_id,
+                       states[0].instance.extra_data[ITEM_KEY]))
+    scored.sort(key=lambda entry: entry[0].item_number)
+    suite = _merge_items([one_item for _, _, one_item in scored], source=str(run_dir))
+    return RunRecord(
+        run_dir=run_dir,
+        run_name=run_dir.name,
+        run_suite=run_dir.parent.name,
+        model=state.adapter_spec.model,
+        suite_name=suite_group_name(spec["scenario_spec"]["args"]["suite"]).removeprefix(
+            "syntaxgym_"),
+        suite=suite,
+        scores=tuple(score for score, _, _ in scored),
+        instance_ids=tuple(instance_id for _, instance_id, _ in scored),
+        prefix=state.adapter_spec.global_prefix,
+        first_token=first_token,
+    )
+
+
+def _metric_arg(spec: dict[str, Any], name: str, default: str) -> str:
+    for metric in spec.get("metric_specs", []):
+        if metric["class_name"].endswith("SyntaxGymMetric"):
+            return str(metric.get("args", {}).get(name, default))
+    return default
+
+
+def _merge_items(one_item_suites: Sequence[dict[str, Any]], source: str) -> Suite:
+    """The run's suite: the shared fields of the one-item suites and all of their items."""
+    merged = {key: value for key, value in one_item_suites[0].items() if key != "items"}
+    merged["items"] = [item for one in one_item_suites for item in one["items"]]
+    return parse_suite(merged, source=source)
+
+
+def load_runs(run_dirs: Iterable[Path], progress: bool = True) -> list[RunRecord]:
+    """Load runs (with a progress bar: big runs take seconds each) and give them labels.
+
+    A run that cannot be read (e.g. written by an incompatible version) is skipped with a warning
+    on stderr, so one bad folder does not hide the others; none readable is an error."""
+    from tqdm import tqdm
+
+    run_dirs = list(run_dirs)
+    records: list[RunRecord] = []
+    for run_dir in tqdm(run_dirs, desc="reading runs", unit="run",
+                        disable=not progress or len(run_dirs) < 2):
+        try:
+            records.append(load_run(run_dir))
+        except Exception as error:  # noqa: BLE001 (reported, and fatal when nothing loads)
+            print(f"warning: skipping {run_dir}: {type(error).__name__}: {error}",
+                  file=sys.stderr)
+    if not records:
+        raise RunsError(f"none of the {len(run_dirs)} run(s) could be read")
+    return assign_labels(records)
+
+
+def assign_labels(runs: Sequence[RunRecord]) -> list[RunRecord]:
+    """Name each run by its model, adding its settings (and run suite) where that alone is
+    ambiguous: the same model run on the same suite under two settings gets two columns."""
+    def clashes(group: Callable[[RunRecord], tuple], key: Callable[[RunRecord], Hashable]
+                ) -> set[str]:
+        """Models (the second part of a group) with runs in one group that differ in key."""
+        seen: dict[tuple, set] = {}
+        for run in runs:
+            seen.setdefault(group(run), set()).add(key(run))
+        return {g[1] for g, values in seen.items() if len(values) > 1}
+
+    by_settings = clashes(lambda run: (run.suite_name, run.model), lambda run: run.settings)
+    by_run_suite = clashes(lambda run: (run.suite_name, run.model, run.settings),
+                           lambda run: run.run_suite)
+    labelled = []
+    for run in runs:
+        label = run.model
+        if run.model in by_settings:
+            label += f" [{run.settings}]"
+        if run.model in by_run_suite:
+            label += f" ({run.run_suite})"
+        labelled.append(replace(run, label=label))
+    return labelled
+
+
+def select_runs(runs: Sequence[RunRecord], model: str | None) -> list[RunRecord]:
+    """Runs whose model, label or model name after the organisation is ``model``; all when
+    None."""
+    if model is None:
+        return list(runs)
+    chosen = [run for run in runs if model in (run.model, run.label, run.weights)]
+    if not chosen:
+        known = ", ".join(sorted({run.name for run in runs}))
+        raise RunsError(f"no run of model {model!r} (runs found: {known})")
+    return chosen

@@ -1,0 +1,176 @@
+"""The summary: accuracy per suite, per circuit and the SG score, one column per model.
+
+Computed from the runs themselves (the same numbers HELM's ``stats.json`` holds), so it needs no
+``helm-summarize``. It follows the leaderboard's definitions
+(:func:`syntaxgym_helm.leaderboard.show_tables` prints the same rows from ``helm-summarize``'s
+tables): a suite's accuracy is the mean item accuracy over its scorable items; a circuit's, the
+mean of its suites' accuracies; the SG score, the mean over the suites of the paper's SG score that
+were run (Hu et al. 2020 average all 31).
+
+Where a model is one of the paper's, two columns follow it: our first-prediction accuracy and the
+paper's figure (which scored the first prediction only), averaged over the same suites.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from syntaxgym_helm.registry import CIRCUITS, HU2020_SUITES
+from syntaxgym_helm.report.paper import (
+    SHORT_CITATION,
+    paper_accuracy,
+    paper_model,
+    paper_sg_score,
+)
+from syntaxgym_helm.report.runs import RunRecord
+
+SG_SCORE_ROW = "**SG score** (mean over the suites run)"
+
+
+@dataclass(frozen=True)
+class RunAccuracy:
+    """A run's item counts and accuracies (NaN when no item could be scored)."""
+
+    items: int
+    scorable: int
+    accuracy: float
+    first_prediction: float
+
+    @classmethod
+    def of(cls, run: RunRecord) -> RunAccuracy:
+        scored = [score for score in run.scores if score.scorable]
+        return cls(
+            items=len(run.scores),
+            scorable=len(scored),
+            accuracy=_mean([float(bool(score.passed)) for score in scored]),
+            first_prediction=_mean([float(bool(score.predictions[0].holds))
+                                    for score in scored if score.predictions]),
+        )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values) if values else math.nan
+
+
+def suite_circuit(suite: str) -> str | None:
+    entry = HU2020_SUITES.get(suite)
+    return entry.circuit if entry else None
+
+
+def suite_order(suites: set[str]) -> list[str]:
+    """Suites by circuit (in the paper's order), then the others, alphabetically within each."""
+    rank = {circuit: index for index, circuit in enumerate(CIRCUITS)}
+    return sorted(suites, key=lambda s: (rank.get(suite_circuit(s) or "", len(rank)), s))
+
+
+@dataclass(frozen=True)
+class Table:
+    """A markdown table: a header for the row labels, column headers, rows of cells."""
+
+    corner: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[str, ...]], ...]
+
+    def markdown(self) -> str:
+        lines = [_row(self.corner, self.columns), "|---|" + "---:|" * len(self.columns)]
+        lines += [_row(label, cells) for label, cells in self.rows]
+        return "\n".join(lines)
+
+
+def _row(label: str, cells: Sequence[str]) -> str:
+    # A "|" inside a cell (e.g. a prefix such as <|endoftext|> in a label) must be escaped.
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in (label, *cells)) + " |"
+
+
+def fmt(value: float | None) -> str:
+    return "–" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+@dataclass(frozen=True)
+class _Column:
+    header: str
+    suite_value: Callable[[str], float | None]  # accuracy on a suite; None: not run
+
+
+def accuracy_table(runs: Sequence[RunRecord]) -> Table:
+    """SG score, circuits and suites (rows) by model (columns), with the paper's figures beside
+    models of the paper."""
+    by_label: dict[str, dict[str, RunAccuracy]] = {}
+    for run in runs:
+        by_label.setdefault(run.name, {})[run.suite_name] = RunAccuracy.of(run)
+    columns: list[_Column] = []
+    for label, accuracies in by_label.items():
+        columns.append(_Column(label, lambda s, a=accuracies: _get(a, s, "accuracy")))
+        model = next(run.model for run in runs if run.name == label)
+        paper = paper_model(model)
+        if paper:
+            columns.append(_Column(f"{label} (first pred.)",
+                                   lambda s, a=accuracies: _get(a, s, "first_prediction")))
+            columns.append(_Column(f"{SHORT_CITATION} {paper}",
+                                   lambda s, a=accuracies, p=paper:
+                                   paper_accuracy(p, s) if s in a else None))
+    suites = suite_order({run.suite_name for run in runs})
+    sg_suites = [s for s in suites if suite_circuit(s)]
+    rows: list[tuple[str, tuple[str, ...]]] = []
+    if sg_suites:  # no row at all when no suite of the paper's SG score was run
+        rows.append((SG_SCORE_ROW, tuple(fmt(_mean_of(column, sg_suites)) for column in columns)))
+    for circuit in CIRCUITS:
+        members = [s for s in suites if suite_circuit(s) == circuit]
+        if members:
+            rows.append((f"circuit: {circuit}",
+                         tuple(fmt(_mean_of(column, members)) for column in columns)))
+    rows += [(suite, tuple(fmt(column.suite_value(suite)) for column in columns))
+             for suite in suites]
+    return Table("", tuple(column.header for column in columns), tuple(rows))
+
+
+def _get(accuracies: dict[str, RunAccuracy], suite: str, field: str) -> float | None:
+    accuracy = accuracies.get(suite)
+    return None if accuracy is None else getattr(accuracy, field)
+
+
+def _mean_of(column: _Column, suites: Sequence[str]) -> float | None:
+    """Mean over the suites this column has a number for (as HELM's "Mean score" does)."""
+    values = [v for v in (column.suite_value(s) for s in suites) if v is not None
+              and not math.isnan(v)]
+    return _mean(values) if values else None
+
+
+def coverage_table(runs: Sequence[RunRecord]) -> Table:
+    """Items scored out of items run, per suite and model (unscorable items count in no
+    accuracy; a gap here explains a surprising accuracy)."""
+    labels = list(dict.fromkeys(run.name for run in runs))
+    cells: dict[tuple[str, str], str] = {}
+    for run in runs:
+        accuracy = RunAccuracy.of(run)
+        cells[run.suite_name, run.name] = f"{accuracy.scorable}/{accuracy.items}"
+    suites = suite_order({run.suite_name for run in runs})
+    return Table("items scored", tuple(labels),
+                 tuple((s, tuple(cells.get((s, label), "–") for label in labels))
+                       for s in suites))
+
+
+def summary_markdown(runs: Sequence[RunRecord]) -> str:
+    """The summary as markdown: accuracies, items scored, and notes on how to read them."""
+    notes = [
+        "Accuracy: the fraction of scorable items for which all of the suite's predictions hold. "
+        "A circuit is the mean of its suites; the SG score the mean over the suites of the "
+        "paper's SG score that were run.",
+    ]
+    papers = sorted({p for p in (paper_model(run.model) for run in runs) if p})
+    if papers:
+        notes.append(
+            f"{SHORT_CITATION} columns: the published per-suite accuracies (ACL 2020, "
+            "https://aclanthology.org/2020.acl-main.158/), which score only the first prediction "
+            "of each suite: compare them with the (first pred.) column. Averaged over the same "
+            "suites as ours; over all 31 suites the paper's SG score is "
+            + ", ".join(f"{p} {paper_sg_score(p):.3f}" for p in papers) + ".")
+    run_suites = sorted({run.run_suite for run in runs})
+    return "\n\n".join([
+        f"# SyntaxGym results ({', '.join(run_suites)})",
+        accuracy_table(runs).markdown(),
+        coverage_table(runs).markdown(),
+        *notes,
+    ]) + "\n"

@@ -1,0 +1,124 @@
+"""Tidy tables (one observation per row) for pandas, R or a spreadsheet, written as CSV.
+
+- predictions: one row per model, suite, item and prediction, with its outcome;
+- regions: one row per model, suite, item, condition and region, with the region's surprisal
+  (the sum of its tokens' surprisals in bits, the value SyntaxGym's predictions and charts use)
+  and its other statistics.
+
+Undefined values (an unscorable prediction, the mean of an empty region) are empty cells.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from syntaxgym_helm.report.runs import RunRecord
+
+
+@dataclass(frozen=True)
+class PredictionRow:
+    """One prediction of one item: ``holds`` is None when it could not be evaluated."""
+
+    model: str  # the run's label: the HELM model name, plus settings where needed
+    suite: str
+    item: int
+    prediction: int
+    formula: str
+    holds: bool | None
+    item_passed: bool | None  # all predictions hold; None: the item is unscorable
+    item_scorable: bool
+    problem: str  # why it is unscorable (empty when it is not)
+
+
+@dataclass(frozen=True)
+class RegionRow:
+    """One region of one condition of one item, in bits."""
+
+    model: str
+    suite: str
+    item: int
+    condition: str
+    region: int
+    region_name: str
+    content: str
+    tokens: int
+    surprisal: float  # sum over the region's tokens (0 for an empty region)
+    surprisal_mean: float
+    surprisal_median: float
+    surprisal_range: float
+    surprisal_max: float
+    surprisal_min: float
+    item_scorable: bool
+
+
+def prediction_rows(run: RunRecord) -> list[PredictionRow]:
+    rows: list[PredictionRow] = []
+    for score in run.scores:
+        problem = "; ".join(score.problems)
+        outcomes = {outcome.index: outcome for outcome in score.predictions}
+        # An item unscorable before its predictions were evaluated still gets one row per
+        # prediction, so every item shows up with the reason.
+        for prediction in run.suite.predictions:
+            outcome = outcomes.get(prediction.index)
+            rows.append(PredictionRow(
+                model=run.name, suite=run.suite_name, item=score.item_number,
+                prediction=prediction.index, formula=prediction.source,
+                holds=outcome.holds if outcome else None, item_passed=score.passed,
+                item_scorable=score.scorable, problem=problem))
+    return rows
+
+
+def region_rows(run: RunRecord) -> list[RegionRow]:
+    rows: list[RegionRow] = []
+    for item, score in zip(run.suite.items, run.scores):
+        values = {condition.condition_name: condition for condition in score.conditions}
+        for condition in item.conditions:
+            scored = values.get(condition.condition_name)
+            if scored is None:  # the request failed: no values to report
+                continue
+            for region in condition.regions:
+                number = region.region_number
+                rows.append(RegionRow(
+                    model=run.name, suite=run.suite_name, item=item.item_number,
+                    condition=condition.condition_name, region=number,
+                    region_name=run.suite.region_meta.get(number, ""), content=region.content,
+                    tokens=len(scored.region_surprisals(number)),
+                    surprisal=scored.value("sum", number),
+                    surprisal_mean=scored.value("mean", number),
+                    surprisal_median=scored.value("median", number),
+                    surprisal_range=scored.value("range", number),
+                    surprisal_max=scored.value("max", number),
+                    surprisal_min=scored.value("min", number),
+                    item_scorable=score.scorable))
+    return rows
+
+
+def write_csv(rows: Sequence[PredictionRow] | Sequence[RegionRow], path: Path,
+              row_type: type) -> Path:
+    """Write dataclass rows with a header (written even when there are no rows)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow([field.name for field in fields(row_type)])
+        writer.writerows([_cell(value) for value in asdict(row).values()] for row in rows)
+    return path
+
+
+def _cell(value: object) -> object:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return repr(value)  # full precision: the CSV must round-trip the values
+    return value
+
+
+def all_prediction_rows(runs: Iterable[RunRecord]) -> list[PredictionRow]:
+    return [row for run in runs for row in prediction_rows(run)]
+
+
+def all_region_rows(runs: Iterable[RunRecord]) -> list[RegionRow]:
+    return [row for run in runs for row in region_rows(run)]
