@@ -5,13 +5,15 @@
 
 The schema has a table per suite, one per circuit of Hu et al. (2020) and one for the SG score: the
 31 paper suites side by side with a "Mean score" column, which is the paper's SG score (the mean of
-suite accuracies). Models are rows.
+suite accuracies). The built-in suites (``sgh_*``) have a table per suite and one together
+(``syntaxgym_builtin``, whose "Mean score" is their mean accuracy). Models are rows.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -23,7 +25,7 @@ from syntaxgym_helm.metric import (
     UNSCORABLE,
     prediction_accuracy_name,
 )
-from syntaxgym_helm.registry import CIRCUITS, HU2020_SUITES, sg_score_suites
+from syntaxgym_helm.registry import CIRCUITS, HU2020_SUITES, builtin_suites, sg_score_suites
 from syntaxgym_helm.run_specs import suite_group_name
 
 #: Predictions per suite shown in the schema (Hu et al. suites have at most 2).
@@ -88,26 +90,42 @@ def schema() -> dict[str, Any]:
                     [s for s in suites if HU2020_SUITES[s].circuit == circuit])
             for circuit in CIRCUITS
         ],
+        _parent("syntaxgym_builtin", "Built-in suites",
+                "The suites shipped with syntaxgym-helm, generated from the JSONNET configs in "
+                "configs/suites/; the Mean score column is their mean accuracy.",
+                builtin_suites()),
         _parent("syntaxgym", "SyntaxGym (all suites)",
-                "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020) and any other.",
-                suites),
+                "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020), the built-in "
+                "suites and any other.", suites + builtin_suites()),
         *[_suite_group(name) for name in suites],
+        *[_builtin_suite_group(name) for name in builtin_suites()],
     ]
     return {"metrics": _METRICS, "perturbations": [], "metric_groups": _METRIC_GROUPS,
             "run_groups": groups}
 
 
 def _parent(name: str, display_name: str, description: str, suites: Iterable[str]) -> dict:
+    # No metric groups of its own: HELM then builds the table from the subgroups' metric groups
+    # and gives the parent no (always empty) column of its own.
     return {"name": name, "display_name": display_name, "description": description,
-            "category": "SyntaxGym", "metric_groups": ["syntaxgym_accuracy"],
-            "subgroups": [suite_group_name(s) for s in suites],
-            "environment": dict(_ENVIRONMENT)}
+            "category": "SyntaxGym", "subgroups": [suite_group_name(s) for s in suites],
+            "subgroup_metric_groups_hidden": ["syntaxgym_details"]}
 
 
 def _suite_group(suite: str) -> dict[str, Any]:
     circuit = HU2020_SUITES[suite].circuit or "left out of the paper's SG score"
     return {"name": suite_group_name(suite), "display_name": suite,
             "description": f"SyntaxGym suite {suite} ({circuit}) {_CITATION}.",
+            "category": "SyntaxGym suites",
+            "metric_groups": ["syntaxgym_accuracy", "syntaxgym_details"],
+            "environment": dict(_ENVIRONMENT), "taxonomy": dict(_TAXONOMY)}
+
+
+def _builtin_suite_group(suite: str) -> dict[str, Any]:
+    suite_file = resources.files("syntaxgym_helm") / "suites" / f"{suite}.json"
+    description = json.loads(suite_file.read_text(encoding="utf-8"))["meta"]["description"]
+    return {"name": suite_group_name(suite), "display_name": suite,
+            "description": f"Built-in suite {suite}: {description}",
             "category": "SyntaxGym suites",
             "metric_groups": ["syntaxgym_accuracy", "syntaxgym_details"],
             "environment": dict(_ENVIRONMENT), "taxonomy": dict(_TAXONOMY)}
@@ -130,16 +148,46 @@ def generated_files() -> dict[Path, str]:
             header + yaml.safe_dump(schema(), sort_keys=False, allow_unicode=True, width=100),
         Path("run_specs/syntaxgym_sg_score.conf"): run_entries_conf(sg_score_suites()),
         Path("run_specs/syntaxgym_hu2020.conf"): run_entries_conf(sorted(HU2020_SUITES)),
+        Path("run_specs/syntaxgym_builtin.conf"): run_entries_conf(builtin_suites()),
     }
 
 
 def show_tables(run_suite_dir: Path) -> str:
-    """Markdown of what ``helm-summarize`` wrote: SG score per model, then suites and circuits."""
+    """Markdown of what ``helm-summarize`` wrote: SG score per model, then suites and circuits;
+    then the built-in suites. Each table is shown when its suites were run."""
     groups = run_suite_dir / "groups"
+    tables = [table for table in (_sg_score_table(groups), _builtin_table(groups)) if table]
+    if not tables:
+        raise FileNotFoundError(f"{groups} has neither syntaxgym_sg_score.json nor "
+                                "syntaxgym_builtin.json: run helm-summarize with "
+                                "--schema-path configs/schema_syntaxgym.yaml first")
+    return "\n\n".join(tables)
+
+
+def _builtin_table(groups: Path) -> str | None:
+    """The built-in suites' table: their mean accuracy, then each suite, per model."""
+    table_path = groups / "syntaxgym_builtin.json"
+    if not table_path.is_file():
+        return None
+    table = json.loads(table_path.read_text())[0]
+    header = [cell["value"] for cell in table["header"]]
+    models = [row[0]["value"] for row in table["rows"]]
+    lines = ["| | " + " | ".join(models) + " |", "|---|" + "---|" * len(models),
+             "| **Built-in suites** (mean over the suites run) | "
+             + " | ".join(_fmt(row[1].get("value")) for row in table["rows"]) + " |"]
+    for index, name in enumerate(header):
+        suite = name.removesuffix(" - Accuracy")
+        if suite in builtin_suites() and any(r[index].get("value") is not None
+                                             for r in table["rows"]):
+            lines.append(f"| {suite} | " + " | ".join(_fmt(row[index].get("value"))
+                                                     for row in table["rows"]) + " |")
+    return "\n".join(lines)
+
+
+def _sg_score_table(groups: Path) -> str | None:
     table_path = groups / "syntaxgym_sg_score.json"
     if not table_path.is_file():
-        raise FileNotFoundError(f"{table_path} is missing: run helm-summarize with "
-                                "--schema-path configs/schema_syntaxgym.yaml first")
+        return None
     table = json.loads(table_path.read_text())[0]
     header = [cell["value"] for cell in table["header"]]
     suites = [(i, h.removesuffix(" - Accuracy")) for i, h in enumerate(header)
