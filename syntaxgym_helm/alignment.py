@@ -21,6 +21,8 @@ Rules (every alignment follows them; anything else raises :class:`AlignmentError
    ``</s>``, ``<s>``, ``<|endoftext|>``, ``<pad>``, ``[CLS]``, any ``<...>`` or ``<|...|>``);
    whitespace-only tokens after the end of the sentence. A token whose non-whitespace text runs
    from the prefix into the sentence is an error, not excluded: the first region would lose text.
+   An empty token may stand for a special token that the prefix spells (``<|endoftext|>``):
+   servers that detokenize with special tokens hidden (llama-cpp-python) return ``""`` for it.
 4. **Token forms.** A token's text is read, in this order of preference, as: the exact text,
    whose leading whitespace may be absent (word-level tokens such as ``"know"``, ``"."``);
    WordPiece ``##`` continuations; ``</w>`` word ends; SentencePiece (``▁`` for a space,
@@ -30,9 +32,10 @@ Rules (every alignment follows them; anything else raises :class:`AlignmentError
 5. **Wildcards.** ``<unk>``, ``<UNK>``, ``[UNK]`` stand for one or more characters of one word
    (no whitespace); runs of U+FFFD (``�``, what decoding a token that holds part of a multi-byte
    character alone gives) stand for one or more non-ASCII bytes, never a whole character (a whole
-   one would have decoded). A wildcard covers the text up to where the next token matches. If the
-   text can be covered in more than one way and the ways put some token in different regions,
-   that is an error, never a guess.
+   one would have decoded); so does an empty token, which is what decoding such a token alone with
+   the invalid bytes dropped gives (llama-cpp-python's ``errors="ignore"``). A wildcard covers the
+   text up to where the next token matches. If the text can be covered in more than one way and
+   the ways put some token in different regions, that is an error, never a guess.
 6. **Case.** Matching is exact. Only when no exact alignment exists is one retried ignoring ASCII
    case (for word-level models that lowercase); :attr:`Alignment.case_insensitive` says so.
 7. **Coverage.** The tokens must cover every non-whitespace character of prefix + sentence, in
@@ -233,10 +236,12 @@ class _Reading:
     segments: tuple[_Segment, ...]
     special: bool = False  # zero-width special token: always counts for no region
     glued: bool = False  # WordPiece continuation: may not skip whitespace before it
+    hidden_special: bool = False  # empty text standing for a special token the prefix spells
 
 
 _UNK = re.compile(r"<unk>|\[unk\]|<\|unk\|>", re.IGNORECASE)
 _SPECIAL = re.compile(r"<\|[^|<>\s]+\|>|</?[A-Za-z_][^<>\s]*>|\[[A-Z_]+\]")
+_SPECIAL_BYTES = re.compile(_SPECIAL.pattern.encode("ascii"))
 _BYTE_PIECE = re.compile(r"(<0x[0-9A-Fa-f]{2}>)")
 _LOSSY_RUN = re.compile("(\ufffd+)")
 _BYTE_ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})")  # OpenAI-style "bytes:\\xe6\\x97" tokens
@@ -320,6 +325,9 @@ def _readings(token: str) -> tuple[_Reading, ...]:
         candidates.append(_Reading((_Wild("unk"),)))
     elif _SPECIAL.fullmatch(token.lstrip(_SPACE_MARKS)):
         candidates.append(_Reading((), special=True))
+    if token == "":
+        candidates.append(_Reading((), hidden_special=True))
+        candidates.append(_Reading((_Wild("lossy"),)))  # a piece of a character, dropped
     unique: list[_Reading] = []
     for reading in candidates:
         if reading not in unique:
@@ -381,6 +389,11 @@ class _Text:
         """Every byte offset where ``reading`` can end when it starts at ``pos``."""
         if reading.special:
             yield pos
+            return
+        if reading.hidden_special:
+            spelled = _SPECIAL_BYTES.match(self.data, pos)
+            if spelled and spelled.end() <= self.prefix_bytes:
+                yield spelled.end()
             return
         yield from self._match_from(reading.segments, 0, pos, skip=not reading.glued)
 

@@ -17,7 +17,8 @@ import importlib
 from syntaxgym_helm.validation import SuiteReport, check_suite_file
 
 #: Modules that each add one subcommand (see the module docstring).
-COMMAND_MODULES: tuple[str, ...] = ("syntaxgym_helm.cli",)
+COMMAND_MODULES: tuple[str, ...] = ("syntaxgym_helm.cli", "syntaxgym_helm.cli_generate",
+                                   "syntaxgym_helm.cli_report")
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -118,8 +118,8 @@ def model_prefix(model: str, model_deployment: str = "") -> str:
         deployment = get_model_deployment(name)
     except Exception:  # an unknown model fails later, in HELM, with HELM's own message
         return ""
-    if deployment.client_spec.class_name.startswith("syntaxgym_helm."):
-        return ""  # our clients put the beginning-of-text token before the sentence themselves
+    if deployment.client_spec.class_name == "syntaxgym_helm.client.SyntaxGymClient":
+        return ""  # it puts the beginning-of-text token before the sentence itself
     config = get_tokenizer_config(deployment.tokenizer_name or "")
     return (config.prefix_token or "") if config else ""
 
