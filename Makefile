@@ -9,12 +9,12 @@ STAMP  := $(VENV)/.installed
 
 # The main job: a real model on real suites, then the leaderboard.
 MODEL      ?= syntaxgym/smollm2-135m-instruct-q4_1
-CONF       ?= run_specs/syntaxgym_hu2020.conf
+CONF       ?= run_specs/syntaxgym_builtin.conf
 RUN_SUITE  ?= main
 # Offline machines: a folder of suite files stands in for the download (empty: download).
 SUITES_DIR ?= $(wildcard ../shared/suites/hu2020)
 
-.PHONY: install test test-fast run clean
+.PHONY: install test test-fast test-served run clean
 
 install: $(STAMP)
 
@@ -37,11 +37,19 @@ test: install
 test-fast: install
 	$(PY) -m pytest -ra -m "not slow"
 
+# A real llama-cpp-python server (compiled from its sdist: minutes) serving the embedded model,
+# helm-run through it and through HELM's HuggingFaceClient, compared (tests/test_served_models.py).
+test-served: install
+	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} $(PIP) install --quiet -c constraints.txt -e ".[served]"
+	$(PY) -m pytest -ra -m served tests/test_served_models.py
+
 run: install
 	SYNTAXGYM_SUITES_DIR="$(SUITES_DIR)" $(VENV)/bin/helm-run --conf-paths $(CONF) \
 		--models-to-run $(MODEL) --suite $(RUN_SUITE) --max-eval-instances 100000
 	$(VENV)/bin/helm-summarize --suite $(RUN_SUITE) --schema-path configs/schema_syntaxgym.yaml
 	$(PY) -m syntaxgym_helm.leaderboard --show benchmark_output/runs/$(RUN_SUITE)
+	# Annotated suites, tidy CSV tables, surprisal plots: benchmark_output/syntaxgym_report/
+	$(VENV)/bin/syntaxgym-helm report benchmark_output --suite $(RUN_SUITE)
 
 clean:
 	rm -rf $(VENV) benchmark_output prod_env

