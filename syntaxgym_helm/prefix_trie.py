@@ -10,13 +10,14 @@ token that follows that prefix in any sequence. Only prefixes that some sequence
 nodes: the last token of a sequence is scored by its parent's output and needs no position of its
 own.
 
-Two mechanisms, both planned here (pure Python; the tensors live in :mod:`syntaxgym_helm.client`):
+Two mechanisms, both planned here (pure Python; the tensors live in :mod:`syntaxgym_helm.prefix_scorer`):
 
 - **Rows** (:class:`PackedRow`): the new nodes of some sequences, parents before children, each
   with its depth (its position id) and parent; one forward pass over a row, with an attention mask
   letting each node see exactly its ancestors (:func:`attention_allowed`), computes every node as
-  a separate left-to-right pass would. :class:`PassBuilder` fills the rows of one forward pass
-  from sequences in lexicographic order, so that those sharing prefixes share a row.
+  a separate left-to-right pass would. :class:`PassBuilder` collects a pass's sequences into one
+  tree, which is then cut between independent subtrees into rows of similar length (attention
+  costs the square of a row's length; the rows of a pass are padded to the longest).
 - **Stored prefixes** (:class:`PrefixIndex`): the keys/values (and final hidden state) of nodes
   computed in earlier passes are kept in numbered slots; a row attends to the slots of its nodes'
   stored ancestors as past keys/values instead of recomputing them. The index evicts the least
@@ -25,6 +26,7 @@ Two mechanisms, both planned here (pure Python; the tensors live in :mod:`syntax
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -163,23 +165,21 @@ class PackedRow:
 
 
 class PassBuilder:
-    """Fills the rows of one forward pass, one sequence at a time (see :meth:`add`).
+    """Collects the sequences of one forward pass, one at a time (see :meth:`add`), into one
+    tree of their new nodes (a :class:`PackedRow`).
 
-    Limits: a row holds at most ``max_row_nodes`` new nodes (a sequence with more gets a row of
-    its own); the pass, ``B`` rows padded to the longest ``L``, keeps ``B * L`` within
-    ``max_positions`` and holds at most ``max_sequences`` sequences. The first sequence always
-    fits.
+    Limits: at most ``max_positions`` new nodes and ``max_sequences`` sequences; the first
+    sequence always fits. :meth:`rows` then splits the tree into rows for the forward pass.
     """
 
-    def __init__(self, index: PrefixIndex | None, max_row_nodes: int, max_positions: int,
+    def __init__(self, index: PrefixIndex | None, max_positions: int,
                  max_sequences: int) -> None:
-        if min(max_row_nodes, max_positions, max_sequences) < 1:
+        if min(max_positions, max_sequences) < 1:
             raise ValueError("the limits of a pass must be positive")
         self.index = index
-        self.max_row_nodes = max_row_nodes
         self.max_positions = max_positions
         self.max_sequences = max_sequences
-        self.rows: list[PackedRow] = [PackedRow()]
+        self.tree = PackedRow()
         self.sequences = 0
 
     def add(self, index: int, seq: Sequence[int]) -> bool:
@@ -196,39 +196,81 @@ class PassBuilder:
                 stored.append(found)
                 slot = found
         anchor: Ref | None = (False, stored[-1]) if stored else None
-        row = self.rows[-1]
-        new = row.new_nodes(seq, len(stored), anchor)
-        longest = max(len(r) for r in self.rows)
-        open_new_row = bool(new) and len(row) > 0 and len(row) + new > self.max_row_nodes
-        if open_new_row:
-            rows, longest = len(self.rows) + 1, max(longest, len(seq) - 1 - len(stored))
-        else:
-            rows, longest = len(self.rows), max(longest, len(row) + new)
-        if self.sequences and (rows * longest > self.max_positions
+        new = self.tree.new_nodes(seq, len(stored), anchor)
+        if self.sequences and (len(self.tree) + new > self.max_positions
                                or self.sequences + 1 > self.max_sequences):
             return False
-        if open_new_row:
-            row = PackedRow()
-            self.rows.append(row)
         if self.index is not None:
             for slot in stored:
                 self.index.touch(slot)
-        row.add(index, seq, stored, stored)
+        self.tree.add(index, seq, stored, stored)
         self.sequences += 1
         return True
 
+    def rows(self, max_row_nodes: int) -> list[PackedRow]:
+        """The pass's rows: the tree itself, or, when it has more than ``max_row_nodes`` nodes,
+        its independent subtrees (those under different stored prefixes or first tokens, which
+        attend to nothing of each other) spread over rows of about that many nodes, balanced so
+        that padding to the longest row costs little. Nothing is computed twice; a subtree larger
+        than the limit sets the rows' length."""
+        return split_row(self.tree, max_row_nodes, self.index)
 
-def plan_passes(seqs: Sequence[Sequence[int]], index: PrefixIndex | None, max_row_nodes: int,
-                max_positions: int, max_sequences: int,
-                sort: bool = True) -> Iterable[PassBuilder]:
-    """The passes for ``seqs``, taken in lexicographic order (``sort``) or as given. Each is
-    yielded before the next is planned, so that what the caller stores from it (in ``index``)
-    serves the later ones.
 
-    Sorting puts sequences that share prefixes in the same pass and row. With one row per pass
-    and a store of computed prefixes it is not needed (a row shares whatever its sequences share,
-    in any order, and later passes reuse stored prefixes), and the given order lets the answers
-    come back in the order they were asked for.
+def split_row(row: PackedRow, max_row_nodes: int, index: PrefixIndex | None) -> list[PackedRow]:
+    """``row`` as rows of about ``max_row_nodes`` nodes each (at most that or its largest
+    subtree, whichever is larger, give or take the balancing), cut between its subtrees (see
+    :meth:`PassBuilder.rows`)."""
+    if len(row) <= max_row_nodes:
+        return [row]
+    top: list[int] = []
+    for node, parent in enumerate(row.parents):
+        top.append(node if parent == ROOT else top[parent])
+    sizes: dict[int, int] = {}
+    for tree in top:
+        sizes[tree] = sizes.get(tree, 0) + 1
+    # As many rows as the limit (or the largest subtree) needs; subtrees largest first, each to
+    # the row with the fewest nodes so far, which keeps rows of similar length (little padding).
+    capacity = max(max_row_nodes, max(sizes.values()))
+    count = -(-len(row) // capacity)
+    fill = [(0, b) for b in range(count)]
+    bin_of: dict[int, int] = {}
+    for tree in sorted(sizes, key=lambda t: -sizes[t]):
+        used, b = heapq.heappop(fill)
+        bin_of[tree] = b
+        heapq.heappush(fill, (used + sizes[tree], b))
+    rows = [PackedRow() for _ in range(count)]
+    new_index: list[int] = []
+    for node in range(len(row)):
+        target = rows[bin_of[top[node]]]
+        new_index.append(len(target.tokens))
+        parent = row.parents[node]
+        target.tokens.append(row.tokens[node])
+        target.parents.append(ROOT if parent == ROOT else new_index[parent])
+        target.anchors.append(row.anchors[node])
+        target.depths.append(row.depths[node])
+        anchor = row.anchors[node]
+        if anchor != ROOT:
+            assert index is not None
+            for slot in index.chain(anchor):
+                target.past.setdefault(slot, len(target.past))
+    for sequence, refs in row.members:
+        first_new = next((where for is_new, where in refs if is_new), None)
+        target = rows[bin_of[top[first_new]]] if first_new is not None else rows[0]
+        target.members.append((sequence, [(True, new_index[where]) if is_new else (False, where)
+                                          for is_new, where in refs]))
+    return rows
+
+
+def plan_passes(seqs: Sequence[Sequence[int]], index: PrefixIndex | None, max_positions: int,
+                max_sequences: int, max_row_nodes: int | None = None,
+                sort: bool = False) -> Iterable[tuple[list[PackedRow], int]]:
+    """The forward passes for ``seqs``: ``(rows, sequences)`` each, taken as given or in
+    lexicographic order (``sort``). Each is yielded before the next is planned, so that what
+    the caller stores from it (in ``index``) serves the later ones.
+
+    With a store of computed prefixes the given order loses nothing (a pass shares whatever its
+    sequences share, later passes reuse stored prefixes) and answers come back in the order they
+    were asked for; without one, sorting puts sequences that share prefixes in the same pass.
     """
     order = (sorted(range(len(seqs)), key=lambda i: tuple(seqs[i])) if sort
              else list(range(len(seqs))))
@@ -236,10 +278,10 @@ def plan_passes(seqs: Sequence[Sequence[int]], index: PrefixIndex | None, max_ro
     while position < len(order):
         if index is not None:
             index.tick += 1
-        builder = PassBuilder(index, max_row_nodes, max_positions, max_sequences)
+        builder = PassBuilder(index, max_positions, max_sequences)
         while position < len(order) and builder.add(order[position], seqs[order[position]]):
             position += 1
-        yield builder
+        yield builder.rows(max_row_nodes or max_positions), builder.sequences
 
 
 def count_nodes(seqs: Iterable[Sequence[int]]) -> int:

