@@ -211,6 +211,12 @@ def region_sums(tokens: list[tuple[str, int, float]], regions: set[int]) -> dict
     return sums
 
 
+def paired_statistics(xs: list[float], ys: list[float]) -> tuple[int, float, float, float]:
+    """Of paired values (none empty): how many, Pearson's r, largest and mean |x - y|."""
+    diffs = [abs(x - y) for x, y in zip(xs, ys)]
+    return len(diffs), pearson(xs, ys), max(diffs), sum(diffs) / len(diffs)
+
+
 def pearson(xs: list[float], ys: list[float]) -> float:
     if len(xs) < 2:
         return float("nan")
@@ -294,17 +300,11 @@ def compare(local: dict[str, tuple[Any, list[Any]]], served: dict[str, tuple[Any
     result.local_accuracy = sum(local_pass) / len(local_pass) if local_pass else float("nan")
     result.served_accuracy = sum(served_pass) / len(served_pass) if served_pass else float("nan")
     if region_x:
-        diffs = [abs(x - y) for x, y in zip(region_x, region_y)]
-        result.region_pairs = len(diffs)
-        result.region_r = pearson(region_x, region_y)
-        result.region_max_abs = max(diffs)
-        result.region_mean_abs = sum(diffs) / len(diffs)
+        (result.region_pairs, result.region_r, result.region_max_abs,
+         result.region_mean_abs) = paired_statistics(region_x, region_y)
     if token_x:
-        diffs = [abs(x - y) for x, y in zip(token_x, token_y)]
-        result.token_pairs = len(diffs)
-        result.token_r = pearson(token_x, token_y)
-        result.token_max_abs = max(diffs)
-        result.token_mean_abs = sum(diffs) / len(diffs)
+        (result.token_pairs, result.token_r, result.token_max_abs,
+         result.token_mean_abs) = paired_statistics(token_x, token_y)
         result.worst_token = worst[1]
     return result
 

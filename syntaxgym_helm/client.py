@@ -38,7 +38,6 @@ from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig
 from helm.common.hierarchical_logger import hexception, hlog
 from helm.common.request import (
-    ErrorFlags,
     GeneratedOutput,
     Request,
     RequestResult,
@@ -46,6 +45,7 @@ from helm.common.request import (
     wrap_request_time,
 )
 
+from syntaxgym_helm.failed_request import failed_request
 from syntaxgym_helm.model_loading import (
     default_weights_cache_dir,
     load_model_and_tokenizer,
@@ -68,12 +68,6 @@ __all__ = [
 
 CACHE_FORMAT = "syntaxgym-echo-logprobs-v1"
 """Part of every cache key: bump when the scoring or the stored response changes."""
-
-
-def _failure(message: str, *, fatal: bool) -> RequestResult:
-    return RequestResult(success=False, cached=False, error=message, completions=[],
-                         embedding=[], error_flags=ErrorFlags(is_retriable=False,
-                                                              is_fatal=fatal))
 
 
 class SyntaxGymClient(CachingClient):
@@ -194,7 +188,7 @@ class SyntaxGymClient(CachingClient):
     def make_request(self, request: Request) -> RequestResult:
         problem = self.unsupported(request)
         if problem:
-            return _failure(f"SyntaxGymClient: {problem}", fatal=False)
+            return failed_request(f"SyntaxGymClient: {problem}")
 
         def compute() -> dict[str, Any]:
             scored = self.service.result(request.prompt)
@@ -204,10 +198,10 @@ class SyntaxGymClient(CachingClient):
             response, cached = self.request_cache.get(self._cache_key(request),
                                                       wrap_request_time(compute))
         except PromptError as exc:
-            return _failure(f"SyntaxGymClient: {exc}", fatal=False)
+            return failed_request(f"SyntaxGymClient: {exc}")
         except Exception as exc:  # noqa: BLE001 - a broken model should stop the run, clearly
             hexception(exc)
-            return _failure(f"SyntaxGymClient error: {type(exc).__name__}: {exc}", fatal=True)
+            return failed_request(f"SyntaxGymClient error: {type(exc).__name__}: {exc}", fatal=True)
         tokens = [Token(text=text, logprob=logprob)
                   for text, logprob in zip(response["tokens"], response["logprobs"])]
         completion = GeneratedOutput(text="".join(response["tokens"]),

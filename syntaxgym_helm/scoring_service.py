@@ -21,20 +21,20 @@ class ScoringService:
     :meth:`reserve` queues prompts ahead of the requests that will ask for them (the results are
     kept until asked for). A prompt queued, being scored or scored lately is not scored again.
 
-    ``scorer`` may be a function that makes the scorer (loads the model): it then runs first thing
-    in the scoring thread, so that every torch computation of the model happens on that one
-    thread. (With OpenMP, as PyTorch's CPU builds use, a second thread that has run parallel
-    work keeps a team of worker threads of its own; with more such threads than cores, all teams
-    stop spinning between parallel regions, which cost a sixth of the scoring time on two
-    cores.) :meth:`wait_ready` waits for it.
+    ``make_scorer`` makes the scorer (loads the model) first thing in the scoring thread, so that
+    every torch computation of the model happens on that one thread. (With OpenMP, as PyTorch's
+    CPU builds use, a second thread that has run parallel work keeps a team of worker threads of
+    its own; with more such threads than cores, all teams stop spinning between parallel
+    regions, which cost a sixth of the scoring time on two cores.) :meth:`wait_ready` waits for
+    it.
     """
 
     CALLER_TTL_S = 2.0
 
-    def __init__(self, scorer: PrefixScorer | Callable[[], PrefixScorer], *,
-                 max_wait_s: float = 0.02, progress: bool = True, memo_size: int = 4096) -> None:
-        self.scorer: PrefixScorer | None = scorer if isinstance(scorer, PrefixScorer) else None
-        self._make_scorer = None if isinstance(scorer, PrefixScorer) else scorer
+    def __init__(self, make_scorer: Callable[[], PrefixScorer], *, max_wait_s: float = 0.02,
+                 progress: bool = True, memo_size: int = 4096) -> None:
+        self.scorer: PrefixScorer | None = None  # made in the scoring thread
+        self._make_scorer = make_scorer
         self._ready = threading.Event()
         self._setup_error: BaseException | None = None
         self.max_wait_s = max_wait_s
@@ -167,11 +167,10 @@ class ScoringService:
             return prompts
 
     def _run(self) -> None:
-        if self._make_scorer is not None:
-            try:
-                self.scorer = self._make_scorer()
-            except BaseException as exc:  # noqa: BLE001 - every request will report it
-                self._setup_error = exc
+        try:
+            self.scorer = self._make_scorer()
+        except BaseException as exc:  # noqa: BLE001 - every request will report it
+            self._setup_error = exc
         self._ready.set()
         while True:
             prompts = self._gather()

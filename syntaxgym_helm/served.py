@@ -46,7 +46,6 @@ from typing import Any, Mapping, Optional
 from helm.clients.openai_client import OpenAILegacyCompletionsClient
 from helm.common.cache import CacheConfig
 from helm.common.request import (
-    ErrorFlags,
     GeneratedOutput,
     Request,
     RequestResult,
@@ -56,6 +55,7 @@ from helm.common.request import (
 
 from syntaxgym_helm.alignment import align
 from syntaxgym_helm.errors import AlignmentError
+from syntaxgym_helm.failed_request import failed_request
 
 try:
     import openai
@@ -112,7 +112,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
         try:
             return self._make_echo_request(request)
         except Exception as exc:  # noqa: BLE001 - whatever happens, it is this request's failure
-            return request_failure(f"{type(exc).__name__}: {exc}")
+            return failed_request(f"{type(exc).__name__}: {exc}")
 
     def _make_echo_request(self, request: Request) -> RequestResult:
         if not request.echo_prompt:
@@ -132,9 +132,9 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
             response, cached = self.cache.get(self._get_cache_key(raw_request, request),
                                               wrap_request_time(do_it))
         except EchoResponseError as exc:
-            return request_failure(f"unusable response from {self.base_url}: {exc}")
+            return failed_request(f"unusable response from {self.base_url}: {exc}")
         except Exception as exc:  # noqa: BLE001
-            return request_failure(self._describe(exc))
+            return failed_request(self._describe(exc))
         tokens = echoed_prompt_tokens(response, request.prompt)
         return RequestResult(
             success=True,
@@ -166,18 +166,6 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
                 return (f"the server at {self.base_url} answered HTTP {exc.status_code}: "
                         f"{detail or exc.message}")
         return f"{type(exc).__name__}: {exc}"
-
-
-def request_failure(message: str) -> RequestResult:
-    """A failed request that HELM's executor keeps (non-fatal) and does not retry."""
-    return RequestResult(
-        success=False,
-        cached=False,
-        error=message,
-        completions=[],
-        embedding=[],
-        error_flags=ErrorFlags(is_retriable=False, is_fatal=False),
-    )
 
 
 def echoed_prompt_tokens(response: Mapping[str, Any], prompt: str) -> list[Token]:
