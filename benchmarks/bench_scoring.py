@@ -58,10 +58,10 @@ Outcomes = dict[str, dict[int, list[bool | None] | None]]  # suite -> item -> pe
 def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path: Path) -> None:
     import torch
 
-    from syntaxgym_helm.model_loading import load_model_and_tokenizer
-    from syntaxgym_helm.models import SMOLLM2_135M
-    from syntaxgym_helm.scoring import TokenScore, score_item
-    from syntaxgym_helm.suite import load_suite
+    from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+    from syntaxgym_helm.core.item_evaluation import TokenScore, evaluate_item
+    from syntaxgym_helm.core.suite import load_suite
 
     started = time.time()
     model, tokenizer = load_model_and_tokenizer(str(SMOLLM2_135M.directory()),
@@ -107,7 +107,7 @@ def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path:
             results = {c.condition_name: [TokenScore(t, lp) for t, lp in
                                           zip(texts[c.sentence], logprobs[c.sentence])]
                        for c in item.conditions}
-            score = score_item(suite, item, results)
+            score = evaluate_item(suite, item, results)
             outcomes[name][item.item_number] = (
                 [p.holds for p in score.predictions] if score.scorable else None)
     result_path.write_text(json.dumps({
@@ -428,7 +428,7 @@ def main() -> None:
     load = os.getloadavg()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="syntaxgym-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    from syntaxgym_helm.models import SMOLLM2_135M
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
     runs: dict[str, list[dict[str, Any]]] = {key: [] for key in args.parts.split(",")}
     for repetition in range(args.repeat):

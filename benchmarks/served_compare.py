@@ -4,13 +4,13 @@ A real ``llama-cpp-python[server]`` serves the embedded GGUF (SmolLM2-135M-Instr
 127.0.0.1; ``helm-run`` scores the same suites through it and through HELM's own HuggingFaceClient
 on the same file (dequantised to fp32 by transformers), and the runs are compared item by item,
 region by region and token by token (from each run's ``scenario_state.json``, scored with
-:func:`syntaxgym_helm.metric.score_request_states`).
+:func:`syntaxgym_helm.harness.metric.evaluate_request_states`).
 
 Runs (one ``helm-run``, suite ``served``):
 
 - ``local``: ``helmhf/smollm2-135m-instruct-q4_1`` (``prefix=auto``: ``<|endoftext|>``);
 - ``served``: the server as it comes (``--logits_all true``), through
-  :class:`syntaxgym_helm.served.EchoCompletionsClient` (``max_tokens_for_echo: 1``), ``prefix=auto``;
+  :class:`syntaxgym_helm.clients.served.EchoCompletionsClient` (``max_tokens_for_echo: 1``), ``prefix=auto``;
 - ``served_bos``: a second server whose GGUF metadata is overridden so that it puts
   ``<|endoftext|>`` before every prompt itself (``--kv_overrides tokenizer.ggml.add_bos_token=bool:true
   tokenizer.ggml.bos_token_id=int:0``), with ``prefix=none,first_token=exclude`` (the server nulls
@@ -67,7 +67,7 @@ LN2 = math.log(2)
 # ------------------------------------------------------------------------------------------------
 
 def gguf_path() -> Path:
-    from syntaxgym_helm.models import SMOLLM2_135M
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
     folder = SMOLLM2_135M.directory()
     if folder is None:
@@ -121,7 +121,7 @@ def llama_server(log_path: Path, *, bos_override: bool = False, logits_all: bool
 def deployment(name: str, base_url: str, *, client: str = "echo", **args: Any) -> dict[str, Any]:
     """A model deployment of the served GGUF (``prod_env/model_deployments.yaml`` entry)."""
     if client == "echo":
-        spec = {"class_name": "syntaxgym_helm.served.EchoCompletionsClient",
+        spec = {"class_name": "syntaxgym_helm.clients.served.EchoCompletionsClient",
                 "args": {"base_url": base_url, "openai_model_name": ALIAS,
                          "max_tokens_for_echo": 1, "timeout": 60, "max_retries": 1, **args}}
     else:  # HELM's own OpenAILegacyCompletionsClient, unchanged (VLLMClient cannot be built in
@@ -172,12 +172,12 @@ def run_dir(output: Path, suite: str, syntaxgym_suite: str, model: str) -> Path:
 
 
 def item_scores(run: Path) -> dict[str, tuple[Any, list[Any]]]:
-    """instance id -> (ItemScore, its request states) of one run."""
+    """instance id -> (ItemEvaluation, its request states) of one run."""
     import dacite
     from helm.benchmark.adaptation.scenario_state import ScenarioState
     from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM import order)
 
-    from syntaxgym_helm.metric import score_request_states
+    from syntaxgym_helm.harness.metric import evaluate_request_states
 
     data = json.loads((run / "scenario_state.json").read_text())
     state = dacite.from_dict(ScenarioState, data, config=dacite.Config(check_types=False))
@@ -188,7 +188,7 @@ def item_scores(run: Path) -> dict[str, tuple[Any, list[Any]]]:
     spec = json.loads((run / "run_spec.json").read_text())
     for metric in spec.get("metric_specs", []):
         first_token = metric.get("args", {}).get("first_token", first_token)
-    return {instance: (score_request_states(states, first_token), states)
+    return {instance: (evaluate_request_states(states, first_token), states)
             for instance, states in by_instance.items()}
 
 
@@ -319,7 +319,7 @@ def token_position_check(served: dict[str, tuple[Any, list[Any]]],
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from syntaxgym_helm.models import SMOLLM2_135M
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
     torch.set_num_threads(1)
     folder = str(SMOLLM2_135M.directory())
@@ -469,7 +469,7 @@ def report(results: dict[str, Any], command: str) -> str:
         "`local` is HELM's HuggingFaceClient on the embedded GGUF (Q4_1 weights dequantised to "
         "fp32, `prefix=auto` = `<|endoftext|>`). `served` is `llama-cpp-python[server]` 0.3.36 on "
         "the same file (llama.cpp's Q4_1 kernels), as it comes, through "
-        "`syntaxgym_helm.served.EchoCompletionsClient`. `served_bos` is the same server with "
+        "`syntaxgym_helm.clients.served.EchoCompletionsClient`. `served_bos` is the same server with "
         "`--kv_overrides tokenizer.ggml.add_bos_token=bool:true tokenizer.ggml.bos_token_id=int:0` "
         "(it puts `<|endoftext|>` before each prompt itself) and "
         "`prefix=none,first_token=exclude`; there the local run's first sentence token is left "

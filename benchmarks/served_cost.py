@@ -21,8 +21,8 @@ DEFAULT_SUITES_DIR = ROOT.parent / "shared" / "suites" / "hu2020"
 def main() -> None:
     from transformers import AutoTokenizer
 
-    from syntaxgym_helm.models import SMOLLM2_135M
-    from syntaxgym_helm.suite import load_suite
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+    from syntaxgym_helm.core.suite import load_suite
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suites-dir", type=Path, default=DEFAULT_SUITES_DIR)

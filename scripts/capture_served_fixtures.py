@@ -42,7 +42,7 @@ def _served_compare():
 
 
 def prompts(prefix: str) -> list[str]:
-    from syntaxgym_helm.suite import load_suite
+    from syntaxgym_helm.core.suite import load_suite
 
     suite = load_suite(SUITES_DIR / "number_prep.json")
     return [prefix + condition.sentence for item in suite.items if item.item_number in ITEMS

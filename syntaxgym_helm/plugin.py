@@ -1,13 +1,21 @@
-"""HELM entry point (group ``helm``): registers the ``syntaxgym`` run spec and embedded models.
+"""HELM entry point (group ``helm``): everything HELM needs from the plugin, installed once.
 
-It also installs :class:`~syntaxgym_helm.run_specs.SyntaxGymModelRunExpander` as HELM's ``model=``
-run expander, so ``prefix=auto`` is resolved for the model each run entry names.
+HELM imports this module when it starts (``helm-run``, and anything else that loads plugins):
+
+- the ``syntaxgym`` run spec function (registered when :mod:`.harness.run_spec` is imported);
+- :class:`~syntaxgym_helm.harness.run_spec.SyntaxGymModelRunExpander` as HELM's ``model=`` run
+  expander, so ``prefix=auto`` is resolved for the model each run entry names;
+- the embedded models (``syntaxgym/...`` and ``helmhf/...``) whose packages are installed;
+- the executor hook that hands the local engine each run's requests before HELM sends them
+  (:mod:`.clients.local.prefetch`), so its batches are full.
 """
 
 from helm.benchmark.run_expander import RUN_EXPANDERS
 
-from syntaxgym_helm.models import register_embedded_models
-from syntaxgym_helm.run_specs import SyntaxGymModelRunExpander
+from syntaxgym_helm.clients.embedded.catalogue import register_embedded_models
+from syntaxgym_helm.clients.local.prefetch import install_executor_prefetch
+from syntaxgym_helm.harness.run_spec import SyntaxGymModelRunExpander
 
 RUN_EXPANDERS[SyntaxGymModelRunExpander.name] = SyntaxGymModelRunExpander
 EMBEDDED_MODEL_NAMES = register_embedded_models()
+install_executor_prefetch()

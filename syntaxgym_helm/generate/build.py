@@ -9,8 +9,8 @@ Besides the constraints the config states, every item must
 - when conditions declare ``manipulates``, render identically every region that neither of two
   conditions declares (anything else is an error in the config, reported with its path).
 
-The result goes through :func:`~syntaxgym_helm.suite.parse_suite`, the same validation as any
-suite file, and is written with :func:`~syntaxgym_helm.suite.dumps_suite` (canonical format).
+The result goes through :func:`~syntaxgym_helm.core.suite.parse_suite`, the same validation as any
+suite file, and is written with :func:`~syntaxgym_helm.core.suite.dumps_suite` (canonical format).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from syntaxgym_helm.errors import SuiteError
+from syntaxgym_helm.core.errors import SuiteError
 from syntaxgym_helm.generate.candidates import candidate_sets, pair_checks
 from syntaxgym_helm.generate.config import MAX_ITEMS, parse_config
 from syntaxgym_helm.generate.loader import LoadedConfig, load_config
@@ -33,7 +33,7 @@ from syntaxgym_helm.generate.sampler import (
     SearchFailure,
 )
 from syntaxgym_helm.generate.template import SlotRef
-from syntaxgym_helm.suite import Suite, dumps_suite, parse_suite
+from syntaxgym_helm.core.suite import Suite, dumps_suite, parse_suite
 
 GENERATOR_NAME = "syntaxgym-helm generate"
 #: Changes only when the same config and seed would give a different suite (not with every

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
-from syntaxgym_helm.errors import SuiteError
+from syntaxgym_helm.core.errors import SuiteError
 from syntaxgym_helm.generate.model import Constraint, Entry, SuiteConfig
 from syntaxgym_helm.generate.reader import suggest
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syntaxgym_helm.errors import SuiteError
+from syntaxgym_helm.core.errors import SuiteError
 
 #: Jsonnet's recursion limit (its default, stated so it cannot change under us).
 MAX_STACK = 500

@@ -6,7 +6,7 @@ import difflib
 import re
 from typing import Any, Iterable
 
-from syntaxgym_helm.errors import SuiteError
+from syntaxgym_helm.core.errors import SuiteError
 
 
 class Reader:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from syntaxgym_helm.errors import SuiteError
+from syntaxgym_helm.core.errors import SuiteError
 
 #: Filters a ``${...|filter}`` reference may apply, by name.
 FILTERS: dict[str, Callable[[str], str]] = {

@@ -1,6 +1,6 @@
 """Reports on finished SyntaxGym runs: read what ``helm-run`` wrote, never run a model again.
 
-- :mod:`.runs`: find run folders and rebuild every item's :class:`~syntaxgym_helm.scoring.ItemScore`
+- :mod:`.runs`: find run folders and rebuild every item's :class:`~syntaxgym_helm.core.item_evaluation.ItemEvaluation`
   from ``scenario_state.json`` (the same scoring code the metric ran);
 - :mod:`.annotate`: the suite JSON annotated with region ``metric_value``, as syntaxgym-core
   writes it;

@@ -24,11 +24,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-from syntaxgym_helm.region_stats import METRICS
+from syntaxgym_helm.core.region_stats import METRICS
 from syntaxgym_helm.report.runs import RunRecord
 from syntaxgym_helm.report.summary import RunAccuracy
-from syntaxgym_helm.scoring import ConditionValues, ItemScore
-from syntaxgym_helm.suite import Condition, Item
+from syntaxgym_helm.core.item_evaluation import ConditionValues, ItemEvaluation
+from syntaxgym_helm.core.suite import Condition, Item
 
 #: The key under which everything beyond syntaxgym-core's structure is kept, at every level.
 EXTRA_KEY = "syntaxgym_helm"
@@ -75,7 +75,7 @@ def annotated_suite(run: RunRecord) -> dict[str, Any]:
     }
 
 
-def _item(item: Item, score: ItemScore, instance_id: str) -> dict[str, Any]:
+def _item(item: Item, score: ItemEvaluation, instance_id: str) -> dict[str, Any]:
     values = {condition.condition_name: condition for condition in score.conditions}
     return {
         "item_number": item.item_number,

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 from syntaxgym_helm.report.runs import RunRecord, RunsError
 from syntaxgym_helm.report.summary import Table, fmt
-from syntaxgym_helm.scoring import ItemScore
+from syntaxgym_helm.core.item_evaluation import ItemEvaluation
 
 DEFAULT_MAX_ABS_DIFF_BITS = 0.01
 DEFAULT_MIN_PEARSON_R = 0.999
@@ -198,11 +198,11 @@ def compare_suite(run_a: RunRecord, run_b: RunRecord, thresholds: Thresholds = T
         same_scorer=same_scorer, problems=tuple(problems))
 
 
-def _accuracy(scores: Sequence[ItemScore]) -> float:
+def _accuracy(scores: Sequence[ItemEvaluation]) -> float:
     return math.fsum(float(bool(s.passed)) for s in scores) / len(scores) if scores else math.nan
 
 
-def _disagreement(item: int, a: ItemScore, b: ItemScore) -> Disagreement | None:
+def _disagreement(item: int, a: ItemEvaluation, b: ItemEvaluation) -> Disagreement | None:
     holds_a = {p.index: p.holds for p in a.predictions} if a.scorable else {}
     holds_b = {p.index: p.holds for p in b.predictions} if b.scorable else {}
     if a.passed == b.passed and holds_a == holds_b:
@@ -213,7 +213,7 @@ def _disagreement(item: int, a: ItemScore, b: ItemScore) -> Disagreement | None:
         if holds_a.get(i) != holds_b.get(i)))
 
 
-def _region_pairs(a: ItemScore, b: ItemScore) -> list[tuple[float, float]]:
+def _region_pairs(a: ItemEvaluation, b: ItemEvaluation) -> list[tuple[float, float]]:
     """(A, B) summed surprisal of every region that has tokens on both sides."""
     conditions_b = {c.condition_name: c for c in b.conditions}
     pairs = []

@@ -2,8 +2,8 @@
 
 A run folder is ``benchmark_output/runs/<run suite>/<run name>/``. Its ``scenario_state.json``
 holds every request with its returned tokens and logprobs, and every instance carries its item as a
-one-item suite (:data:`syntaxgym_helm.scenario.ITEM_KEY`), so each item is scored again here with
-the metric's own code (:func:`syntaxgym_helm.metric.score_request_states`) and the run's own
+one-item suite (:data:`syntaxgym_helm.harness.scenario.ITEM_KEY`), so each item is scored again here with
+the metric's own code (:func:`syntaxgym_helm.harness.metric.evaluate_request_states`) and the run's own
 ``first_token`` policy: reports see exactly the region values the metric saw, with no model run.
 """
 
@@ -19,11 +19,11 @@ import dacite
 
 # The metric module imports HELM's metric classes first, which HELM's own import order needs
 # before its adaptation classes are loaded.
-from syntaxgym_helm.metric import score_request_states  # noqa: I001
-from syntaxgym_helm.scenario import ITEM_KEY
-from syntaxgym_helm.run_specs import suite_group_name
-from syntaxgym_helm.scoring import ItemScore
-from syntaxgym_helm.suite import Suite, parse_suite
+from syntaxgym_helm.harness.metric import evaluate_request_states  # noqa: I001
+from syntaxgym_helm.harness.scenario import ITEM_KEY
+from syntaxgym_helm.harness.run_spec import suite_group_name
+from syntaxgym_helm.core.item_evaluation import ItemEvaluation
+from syntaxgym_helm.core.suite import Suite, parse_suite
 
 SCENARIO_CLASS_SUFFIX = "SyntaxGymScenario"
 
@@ -42,7 +42,7 @@ class RunRecord:
     model: str  # the HELM model name (``adapter_spec.model``)
     suite_name: str  # the SyntaxGym suite, as the leaderboard names it (file stem for paths)
     suite: Suite  # the items the run scored, in item-number order
-    scores: tuple[ItemScore, ...]  # one per item, same order as ``suite.items``
+    scores: tuple[ItemEvaluation, ...]  # one per item, same order as ``suite.items``
     instance_ids: tuple[str, ...]
     prefix: str  # text put before each sentence (``adapter_spec.global_prefix``)
     first_token: str  # the metric's first-token policy
@@ -118,7 +118,7 @@ def load_run(run_dir: Path) -> RunRecord:
     scored = []
     for instance_id, states in by_instance.items():
         states.sort(key=lambda s: s.reference_index)
-        scored.append((score_request_states(states, first_token=first_token), instance_id,
+        scored.append((evaluate_request_states(states, first_token=first_token), instance_id,
                        states[0].instance.extra_data[ITEM_KEY]))
     scored.sort(key=lambda entry: entry[0].item_number)
     suite = _merge_items([one_item for _, _, one_item in scored], source=str(run_dir))

@@ -2,7 +2,7 @@
 
 Computed from the runs themselves (the same numbers HELM's ``stats.json`` holds), so it needs no
 ``helm-summarize``. It follows the leaderboard's definitions
-(:func:`syntaxgym_helm.leaderboard.show_tables` prints the same rows from ``helm-summarize``'s
+(:func:`syntaxgym_helm.harness.leaderboard.show_tables` prints the same rows from ``helm-summarize``'s
 tables): a suite's accuracy is the mean item accuracy over its scorable items; a circuit's, the
 mean of its suites' accuracies; the SG score, the mean over the suites of the paper's SG score that
 were run (Hu et al. 2020 average all 31).
@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from syntaxgym_helm.registry import CIRCUITS, HU2020_SUITES
+from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES
 from syntaxgym_helm.report.paper import (
     SHORT_CITATION,
     paper_accuracy,

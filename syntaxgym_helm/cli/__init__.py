@@ -1,0 +1,1 @@
+"""The ``syntaxgym-helm`` command line: :mod:`.main` dispatches, one module per subcommand."""

@@ -1,0 +1,58 @@
+"""``syntaxgym-helm report``: annotated suites, tables, plots and a summary from finished runs.
+
+Reads ``benchmark_output`` (never runs a model); runs are found by :mod:`syntaxgym_helm.report.runs`.
+
+``report BENCHMARK_OUTPUT [--suite RUN_SUITE] [-o DIR]`` writes, per HELM run suite, the files
+listed in :mod:`syntaxgym_helm.report.build` and prints the summary table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    report = commands.add_parser(
+        "report", help="annotated suite JSON, tidy CSV tables, surprisal plots and a summary "
+                       "table from helm-run output",
+        description="Reads benchmark_output (no model is run) and writes, per run suite: "
+                    "summary.md, predictions.csv, regions.csv and per suite the annotated suite "
+                    "JSON of each model and a surprisal-profile PNG.")
+    report.add_argument("benchmark_output", type=Path, metavar="BENCHMARK_OUTPUT",
+                        help="helm-run's output folder (or one run suite folder in it)")
+    report.add_argument("--suite", metavar="RUN_SUITE",
+                        help="HELM's run suite (helm-run --suite); default: every one under runs/")
+    report.add_argument("-o", "--output", type=Path, metavar="DIR",
+                        help="where to write (default: BENCHMARK_OUTPUT/syntaxgym_report)")
+    report.set_defaults(handler=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from syntaxgym_helm.report.build import REPORT_DIR_NAME, write_report
+    from syntaxgym_helm.report.runs import RunsError, find_run_dirs, load_runs
+
+    try:
+        run_dirs = find_run_dirs(args.benchmark_output, args.suite)
+    except RunsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    by_run_suite: dict[str, list[Path]] = {}
+    for run_dir in run_dirs:
+        by_run_suite.setdefault(run_dir.parent.name, []).append(run_dir)
+    root = args.output or _benchmark_output_root(args.benchmark_output) / REPORT_DIR_NAME
+    for run_suite, dirs in sorted(by_run_suite.items()):
+        files = write_report(load_runs(dirs), root / run_suite)
+        print(files.summary_text)
+        print(f"wrote {files.folder}: summary.md, {len(files.tables)} tables, "
+              f"{len(files.annotated)} annotated suites, {len(files.plots)} plots")
+    return 0
+
+
+def _benchmark_output_root(path: Path) -> Path:
+    """benchmark_output for a path inside it (a run suite or run folder), else the path itself."""
+    for candidate in (path, *path.resolve().parents):
+        if (candidate / "runs").is_dir():
+            return candidate
+    return path

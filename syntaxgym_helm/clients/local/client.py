@@ -1,0 +1,237 @@
+"""A fast local HELM client that scores prompts with a Hugging Face causal LM.
+
+``SyntaxGymClient`` answers the requests SyntaxGym (and any perplexity-style run) sends: echo the
+prompt, generate nothing (``echo_prompt=True, max_tokens=0``), and report each prompt token's
+logprob. It differs from HELM's ``HuggingFaceClient`` in four ways:
+
+1. **The first token gets a context.** It puts the model's beginning-of-text token before the
+   prompt, returns it as the first token (logprob 0.0, never part of the prompt) and then every
+   prompt token with its real logprob given the beginning-of-text token and the tokens before it.
+2. **Token texts are exact.** Each token's text is the slice of the prompt its characters come
+   from (the tokenizer's offsets; a leading space belongs to the token after it), so the texts
+   after the first concatenate to exactly the prompt.
+3. **Batches.** Requests from HELM's worker threads are gathered by one scoring thread into
+   batches (:mod:`syntaxgym_helm.clients.local.server`). Before HELM executes a run, the plugin hands
+   the client all of the run's requests (:mod:`syntaxgym_helm.clients.local.prefetch`), so batches are as large
+   as configured whatever ``--num-threads`` is; without that, a batch closes as soon as every HELM
+   thread waits.
+4. **Prefix sharing.** The prompts of a batch are packed as prefix trees and prefixes computed in
+   earlier batches are reused (:mod:`syntaxgym_helm.clients.local.logprob_engine`), so cost follows distinct
+   prefixes, not tokens. The results equal one-prompt-at-a-time scoring up to float rounding
+   (checked on every model load; a model that ignores custom masks, position ids or past keys and
+   values, or post-processes its logits, falls back to plain padded batches).
+
+Identical prompts are scored once: HELM's request cache serves repeats across runs
+(:mod:`syntaxgym_helm.clients.local.request_cache`), and a prompt already queued or recently scored is not
+scored again. Requests it cannot serve (generation, several completions, chat messages, an empty
+or over-long prompt) fail with a clear error that HELM records as a non-fatal, non-retried
+failure, so the run goes on and the metric reports it. Models are loaded by
+:mod:`syntaxgym_helm.clients.local.model_loading` (GGUF files are dequantised once and cached).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Mapping, Sequence
+
+from helm.clients.client import CachingClient
+from helm.common.cache import CacheConfig
+from helm.common.hierarchical_logger import hexception, hlog
+from helm.common.request import (
+    GeneratedOutput,
+    Request,
+    RequestResult,
+    Token,
+    wrap_request_time,
+)
+
+from syntaxgym_helm.clients.failed_request import failed_request
+from syntaxgym_helm.clients.local.model_loading import (
+    load_model_and_tokenizer,
+    resolve_device,
+    resolve_dtype,
+)
+from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine, PromptError, PromptLogprobs
+from syntaxgym_helm.clients.local.request_cache import RequestCache
+from syntaxgym_helm.clients.local.server import ModelServer, server_for
+
+__all__ = [
+    "PromptError",
+    "LogprobEngine",
+    "PromptLogprobs",
+    "ModelServer",
+    "SyntaxGymClient",
+    "load_model_and_tokenizer",
+]
+
+CACHE_FORMAT = "syntaxgym-echo-logprobs-v1"
+"""Part of every cache key: bump when the scoring or the stored response changes."""
+
+
+class SyntaxGymClient(CachingClient):
+    """HELM client scoring echo requests (``echo_prompt=True, max_tokens=0``) locally.
+
+    Args (the ``args`` of a model deployment's ``client_spec``):
+
+    - ``pretrained_model_name_or_path``: hub name or local folder;
+    - ``gguf_file``: a GGUF file in that folder or repository (dequantised to ``dtype``);
+    - ``device``: ``auto`` (default: CUDA when available, else CPU), ``cpu``, ``cuda:0``...;
+    - ``dtype``: ``float32`` (default), ``bfloat16`` or ``float16``;
+    - ``batch_size``: most prompts in one forward pass (default 128: with prefix sharing a
+      prompt adds only a few positions to a pass; plain batches are bounded by
+      ``max_batch_positions`` first);
+    - ``bos_text``: the beginning-of-text token put before each prompt (default: the
+      tokenizer's bos token, else its eos token);
+    - ``prefix_sharing``: pack prompts as prefix trees (default True);
+    - ``prefix_cache_mb``: memory for keeping computed prefixes (keys/values) for later batches
+      (default 256; 0: none);
+    - ``max_batch_positions``: most distinct positions in one forward pass (default 384);
+    - ``max_row_nodes``: about how many positions one row of a pass holds (default 128);
+    - ``max_wait_ms``: how long a batch waits for more requests (default 20);
+    - ``onednn``: on CPU in float32, multiply with oneDNN-packed weights (default True; faster,
+      equal to the default kernels up to float rounding: :mod:`syntaxgym_helm.clients.local.cpu_kernels`);
+    - ``prefetch``: take all of a run's requests before HELM sends them (default True);
+    - ``progress``: a tqdm progress bar on a terminal (default True);
+    - ``weights_cache_dir``: where dequantised GGUF weights are kept (``none``: nowhere);
+    - ``max_sequence_length``: the context length (default: from the model config);
+    - ``revision``, ``trust_remote_code``, ``model_kwargs``: passed to ``from_pretrained``.
+
+    HELM passes ``cache_config`` (its request cache) and ``model_name`` itself.
+    """
+
+    def __init__(
+        self,
+        cache_config: CacheConfig,
+        pretrained_model_name_or_path: str,
+        gguf_file: str | None = None,
+        device: str = "auto",
+        dtype: str = "float32",
+        batch_size: int = 128,
+        bos_text: str | None = None,
+        prefix_sharing: bool = True,
+        prefix_cache_mb: float = 256,
+        max_batch_positions: int = 384,
+        max_row_nodes: int = 128,
+        max_wait_ms: float = 20.0,
+        onednn: bool = True,
+        prefetch: bool = True,
+        progress: bool = True,
+        weights_cache_dir: str | None = None,
+        max_sequence_length: int | None = None,
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+        model_kwargs: Mapping[str, Any] | None = None,
+        model_name: str | None = None,
+    ) -> None:
+        super().__init__(cache_config=cache_config)
+        resolve_dtype(dtype)  # fail early on a bad name
+        self.pretrained_model_name_or_path = pretrained_model_name_or_path
+        self.gguf_file = gguf_file
+        self.device = resolve_device(device)
+        self.dtype = str(dtype).replace("torch.", "")
+        self.bos_text = bos_text
+        self.prefetch_enabled = prefetch
+        self.model_name = model_name
+        self._model_key = (pretrained_model_name_or_path, gguf_file, revision, self.device,
+                           self.dtype, trust_remote_code)
+        self._load_args = dict(gguf_file=gguf_file, dtype=self.dtype, device=self.device,
+                               revision=revision, trust_remote_code=trust_remote_code,
+                               weights_cache_dir=weights_cache_dir, model_kwargs=model_kwargs)
+        self._scorer_args = dict(bos_text=bos_text, batch_size=int(batch_size),
+                                 prefix_sharing=bool(prefix_sharing),
+                                 prefix_cache_mb=float(prefix_cache_mb),
+                                 max_row_nodes=int(max_row_nodes),
+                                 max_batch_positions=int(max_batch_positions),
+                                 max_sequence_length=max_sequence_length, onednn=bool(onednn))
+        self._service_args = dict(max_wait_s=float(max_wait_ms) / 1000.0, progress=bool(progress))
+        self._service: ModelServer | None = None
+        self.request_cache = RequestCache(self.cache)
+
+    @property
+    def service(self) -> ModelServer:
+        """The scoring service (the model is loaded on first use)."""
+        if self._service is None:
+            self._service = server_for(
+                self._model_key,
+                lambda: load_model_and_tokenizer(self.pretrained_model_name_or_path,
+                                                 **self._load_args),
+                self._scorer_args, self._service_args)
+        return self._service
+
+    # -- requests -------------------------------------------------------------------------------
+
+    @staticmethod
+    def unsupported(request: Request) -> str | None:
+        """Why this client cannot serve ``request``; None when it can."""
+        if request.embedding:
+            return "embeddings are not supported"
+        if request.messages or request.multimodal_prompt:
+            return "only plain-text prompts are supported (no chat messages or media)"
+        if not request.echo_prompt or request.max_tokens != 0:
+            return (f"generation is not supported (echo_prompt={request.echo_prompt}, "
+                    f"max_tokens={request.max_tokens}): this client only scores prompts, "
+                    "which needs echo_prompt=True and max_tokens=0")
+        if request.num_completions != 1:
+            return f"num_completions={request.num_completions}: only 1 is supported"
+        if not request.prompt:
+            return "the prompt is empty: there is nothing to score"
+        return None
+
+    def _cache_key(self, request: Request) -> Mapping:
+        raw = {"format": CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
+               "echo_prompt": True, "max_tokens": 0, "bos_text": self.bos_text,
+               "dtype": self.dtype}
+        return CachingClient.make_cache_key(raw, request)
+
+    def make_request(self, request: Request) -> RequestResult:
+        problem = self.unsupported(request)
+        if problem:
+            return failed_request(f"SyntaxGymClient: {problem}")
+
+        def compute() -> dict[str, Any]:
+            scored = self.service.result(request.prompt)
+            return {"tokens": list(scored.texts), "logprobs": list(scored.logprobs)}
+
+        try:
+            response, cached = self.request_cache.get(self._cache_key(request),
+                                                      wrap_request_time(compute))
+        except PromptError as exc:
+            return failed_request(f"SyntaxGymClient: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a broken model should stop the run, clearly
+            hexception(exc)
+            return failed_request(f"SyntaxGymClient error: {type(exc).__name__}: {exc}", fatal=True)
+        tokens = [Token(text=text, logprob=logprob)
+                  for text, logprob in zip(response["tokens"], response["logprobs"])]
+        completion = GeneratedOutput(text="".join(response["tokens"]),
+                                     logprob=sum(response["logprobs"]), tokens=tokens)
+        return RequestResult(success=True, cached=cached, request_time=response["request_time"],
+                             request_datetime=response.get("request_datetime"),
+                             completions=[completion], embedding=[])
+
+    def flush(self) -> None:
+        """Commit the request cache's pending writes (done after each HELM run and at exit)."""
+        self.request_cache.commit()
+
+    def scoring_counts(self) -> Counter[str]:
+        """What this client's model computed so far (see :attr:`LogprobEngine.counts`); empty
+        before the model is loaded."""
+        scorer = self._service.scorer if self._service is not None else None
+        return Counter(scorer.counts) if scorer is not None else Counter()
+
+    def prefetch(self, requests: Sequence[Request]) -> int:
+        """Queue the prompts of ``requests`` that the cache lacks, before HELM asks for them, so
+        that they are scored in full batches; returns how many distinct prompts were queued."""
+        wanted = [r for r in requests if self.unsupported(r) is None]
+        if wanted:
+            cached = self.request_cache.contains([self._cache_key(r) for r in wanted])
+            wanted = [r for r, hit in zip(wanted, cached) if not hit]
+        if not wanted:
+            return 0
+        queued = self.service.reserve(r.prompt for r in wanted)
+        # The model loads in the scoring thread; wait here, so that a run's execution starts
+        # with the model ready (and HELM's timing of it leaves the loading out, as it does for
+        # its own clients). A failed load raises, and each request reports it.
+        self.service.wait_ready()
+        hlog(f"SyntaxGymClient: scoring {queued} distinct prompts of {len(wanted)} requests "
+             "in batches")
+        return queued

@@ -1,0 +1,139 @@
+"""Loading a Hugging Face causal LM (hub name, folder or GGUF file) for local scoring.
+
+GGUF checkpoints are dequantised once and kept as safetensors in a cache folder (see
+:func:`default_weights_cache_dir`), which makes later loads take a second instead of many.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+
+from helm.common.hierarchical_logger import hlog, hwarn
+
+from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
+
+DTYPES = {"float32": torch.float32, "float": torch.float32, "bfloat16": torch.bfloat16,
+          "float16": torch.float16, "half": torch.float16}
+
+
+def resolve_device(device: str | None) -> str:
+    """``auto`` (or None): ``cuda`` when available, else ``cpu``; anything else as given."""
+    if device in (None, "", "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    name = dtype[len("torch."):] if dtype.startswith("torch.") else dtype
+    if name not in DTYPES:
+        raise ValueError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    return DTYPES[name]
+
+
+def _gguf_cache_folder(root: Path, pretrained: str, gguf_file: str, revision: str | None,
+                       dtype: torch.dtype) -> Path:
+    import transformers
+
+    source = Path(pretrained) / gguf_file
+    identity = [str(pretrained), gguf_file, str(revision), str(dtype), transformers.__version__]
+    if source.is_file():
+        stat = source.stat()
+        identity += [str(source.resolve()), str(stat.st_size), str(stat.st_mtime_ns)]
+    digest = hashlib.sha256("\0".join(identity).encode()).hexdigest()[:16]
+    return root / f"{Path(gguf_file).stem}-{str(dtype).replace('torch.', '')}-{digest}"
+
+
+_COMPLETE = "syntaxgym-complete"
+
+
+def load_model_and_tokenizer(
+    pretrained_model_name_or_path: str,
+    *,
+    gguf_file: str | None = None,
+    dtype: str | torch.dtype = "float32",
+    device: str | None = "auto",
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+    weights_cache_dir: str | None = None,
+    model_kwargs: Mapping[str, Any] | None = None,
+):
+    """Load a causal LM and its tokenizer (hub name, folder, or GGUF file in a folder).
+
+    A GGUF checkpoint is dequantised to ``dtype`` once and saved as safetensors (with its
+    tokenizer) under ``weights_cache_dir`` (default :func:`default_weights_cache_dir`; ``none``
+    turns this off); later loads read that copy.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch_dtype = resolve_dtype(dtype)
+    device = resolve_device(device)
+    common: dict[str, Any] = {"trust_remote_code": trust_remote_code}
+    if revision:
+        common["revision"] = revision
+    extra = dict(model_kwargs or {})
+    source: str = pretrained_model_name_or_path
+    source_kwargs: dict[str, Any] = dict(common)
+    cache_folder: Path | None = None
+    if gguf_file:
+        source_kwargs["gguf_file"] = gguf_file
+        if weights_cache_dir is None or weights_cache_dir.strip().lower() not in ("none", "off"):
+            root = Path(weights_cache_dir) if weights_cache_dir else default_weights_cache_dir()
+            cache_folder = _gguf_cache_folder(root, pretrained_model_name_or_path, gguf_file,
+                                              revision, torch_dtype)
+            if (cache_folder / _COMPLETE).is_file():
+                source, source_kwargs = str(cache_folder), {"trust_remote_code": trust_remote_code}
+                cache_folder = None  # nothing to write
+    started = time.time()
+    tokenizer = AutoTokenizer.from_pretrained(source, **source_kwargs)
+    model = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype, **source_kwargs,
+                                                 **extra)
+    hlog(f"SyntaxGymClient: loaded {pretrained_model_name_or_path}"
+         f"{' / ' + gguf_file if gguf_file else ''} from {source} in {time.time() - started:.1f}s")
+    if cache_folder is not None:
+        _save_dequantised(model, tokenizer, cache_folder)
+    model.to(device)
+    model.eval()
+    return model, tokenizer
+
+
+def _save_dequantised(model, tokenizer, folder: Path) -> None:
+    """Save a dequantised GGUF model as safetensors; a failure only costs the next load time."""
+    temporary: Path | None = None
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        temporary = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
+        temporary.chmod(0o755)
+        # The weights are plain tensors now, but transformers still marks the model as GGUF-
+        # quantised and refuses to save it: save with the marks taken off, then put them back.
+        quantizer = getattr(model, "hf_quantizer", None)
+        config_quantization = model.config.__dict__.pop("quantization_config", None)
+        model.hf_quantizer = None
+        try:
+            model.save_pretrained(temporary)
+        finally:
+            model.hf_quantizer = quantizer
+            if config_quantization is not None:
+                model.config.quantization_config = config_quantization
+        tokenizer.save_pretrained(temporary)
+        (temporary / _COMPLETE).write_text("ok\n")
+        try:
+            os.replace(temporary, folder)
+            temporary = None
+            hlog(f"SyntaxGymClient: saved the dequantised weights to {folder}")
+        except OSError:
+            pass  # another process saved them first
+    except Exception as exc:  # noqa: BLE001 - caching is an optimisation
+        hwarn(f"SyntaxGymClient: could not save the dequantised weights to {folder}: {exc}")
+    finally:
+        if temporary is not None:
+            shutil.rmtree(temporary, ignore_errors=True)

@@ -1,0 +1,271 @@
+"""Served models: prompt logprobs from any OpenAI-compatible ``/v1/completions`` endpoint.
+
+SyntaxGym needs, for every sentence, the logprob of each of its tokens: an *echo* request
+(``echo=true, logprobs=1, max_tokens=0``). vLLM, Together, OpenAI's legacy completions and
+llama-cpp-python's server all answer such requests, and HELM's own
+``OpenAILegacyCompletionsClient`` sends them (its ``VLLMClient`` would too, but cannot be built in
+crfm-helm 0.5.16: it passes ``tokenizer`` on to ``openai.OpenAI()``); the scenario and the metric
+work with it as it is, whatever the token texts look like (``Ġ``, ``▁``, ``bytes:\\xNN``, ``�``).
+Where the server behaves exactly like vLLM (honours ``max_tokens=0`` with echo, returns the prompt's
+logprobs in ``choices[0].logprobs``) and never fails, that is enough.
+
+:class:`EchoCompletionsClient` is for everything else. It is HELM's ``OpenAILegacyCompletionsClient``
+(same constructor arguments, same request, same cache) with four differences:
+
+1. **Every failure is one request's failure.** HELM 0.5.16's executor discards a whole run when one
+   request fails (unless the failure is flagged non-fatal), after retrying it 5 times with 10 to 80 s
+   waits. This client returns a non-fatal, non-retriable error instead (the OpenAI library has
+   already retried ``max_retries`` times), so the run goes on and the metric reports the item as
+   ``syntaxgym_unscorable`` with the reason: server down, timeout, HTTP error, a response without
+   logprobs or without the echoed prompt, a malformed response.
+2. **No silent zeros.** HELM's clients turn every ``null`` logprob into ``0.0`` (a certainty).
+   Here only the first token's ``null`` becomes ``0.0`` (every server sends it: that token has no
+   context, and the metric's first-token policy never reads it as a value); a ``null`` anywhere
+   else fails the request with the token named, instead of scoring 0 bits for it.
+3. **Only the prompt's tokens.** Servers that read ``max_tokens=0`` as "no limit"
+   (llama-cpp-python) or refuse it need ``max_tokens_for_echo: 1``. When the echoed text then
+   goes on after the prompt, only the prompt's tokens are kept: the first ``usage.prompt_tokens``
+   of them, or one fewer when the server counted a beginning-of-text token of its own that it does
+   not echo (llama-cpp-python with ``add_bos_token``), whichever spells exactly the prompt (checked
+   with :func:`syntaxgym_helm.core.alignment.align`). The generated tokens' own count is no guide
+   (``usage.completion_tokens`` counts them, but llama-cpp-python returns the last one only when it
+   added a beginning-of-text token; vLLM and OpenAI always do). Without ``usage``, or when neither
+   count spells the prompt, the request fails: tokens are never guessed.
+4. **Together's echo format.** Together returns the prompt's tokens in ``prompt[0].logprobs``, not in
+   ``choices[0].logprobs`` (which HELM's ``TogetherCompletionClient`` reads, so it only ever sees
+   the generated token). This client reads whichever the response has.
+
+Deployment YAML examples: ``configs/model_deployments/``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Optional
+
+from helm.clients.openai_client import OpenAILegacyCompletionsClient
+from helm.common.cache import CacheConfig
+from helm.common.request import (
+    GeneratedOutput,
+    Request,
+    RequestResult,
+    Token,
+    wrap_request_time,
+)
+
+from syntaxgym_helm.core.alignment import align
+from syntaxgym_helm.core.errors import AlignmentError
+from syntaxgym_helm.clients.failed_request import failed_request
+
+try:
+    import openai
+except ModuleNotFoundError:  # pragma: no cover - HELM's openai_client import fails first
+    openai = None  # type: ignore[assignment]
+
+
+class EchoResponseError(ValueError):
+    """A completions response that does not hold the echoed prompt's tokens and logprobs."""
+
+
+class EchoCompletionsClient(OpenAILegacyCompletionsClient):
+    """Echo requests to an OpenAI-compatible ``/v1/completions`` endpoint; see the module doc.
+
+    Arguments (``client_spec.args`` of a model deployment): ``base_url`` (e.g.
+    ``http://127.0.0.1:8000/v1``), ``openai_model_name`` (the model name the server knows; default:
+    the deployment's engine), ``api_key`` (normally from ``prod_env/credentials.conf``, see the
+    README), ``timeout`` (seconds per request, default 60), ``max_retries`` (the OpenAI library's
+    retries of connection errors, 429 and 5xx answers, default 2), ``max_tokens_for_echo`` (what to
+    send instead of ``max_tokens=0``; ``1`` for llama-cpp-python and Together).
+    """
+
+    def __init__(
+        self,
+        cache_config: CacheConfig,
+        api_key: Optional[str] = None,
+        org_id: Optional[str] = None,
+        base_url: Optional[str] = None,
+        openai_model_name: Optional[str] = None,
+        max_tokens_for_echo: Optional[int] = None,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        **kwargs: Any,
+    ) -> None:
+        if max_tokens_for_echo is not None and max_tokens_for_echo < 0:
+            raise ValueError("max_tokens_for_echo must be 0 or more")
+        super().__init__(
+            cache_config=cache_config,
+            # Local servers (vLLM without --api-key, llama-cpp-python) need no key, but the OpenAI
+            # library refuses to start without one.
+            api_key=api_key or "EMPTY",
+            org_id=org_id,
+            base_url=base_url,
+            openai_model_name=openai_model_name,
+            timeout=timeout,
+            max_retries=max_retries,
+            **kwargs,
+        )
+        self.base_url = base_url or "https://api.openai.com/v1"
+        self.timeout = timeout
+        self.max_tokens_for_echo = max_tokens_for_echo
+
+    def make_request(self, request: Request) -> RequestResult:
+        try:
+            return self._make_echo_request(request)
+        except Exception as exc:  # noqa: BLE001 - whatever happens, it is this request's failure
+            return failed_request(f"{type(exc).__name__}: {exc}")
+
+    def _make_echo_request(self, request: Request) -> RequestResult:
+        if not request.echo_prompt:
+            # Not an echo request (some other benchmark): HELM's behaviour, unchanged.
+            return super().make_request(request)
+        raw_request = self._to_raw_completion_request(request)
+        if request.max_tokens == 0 and self.max_tokens_for_echo is not None:
+            raw_request["max_tokens"] = self.max_tokens_for_echo
+
+        def do_it() -> dict[str, Any]:
+            response = self.client.completions.create(**raw_request).model_dump(mode="json")
+            # Checked before HELM caches it: a defective answer is asked again on the next run.
+            echoed_prompt_tokens(response, request.prompt)
+            return response
+
+        try:
+            response, cached = self.cache.get(self._get_cache_key(raw_request, request),
+                                              wrap_request_time(do_it))
+        except EchoResponseError as exc:
+            return failed_request(f"unusable response from {self.base_url}: {exc}")
+        except Exception as exc:  # noqa: BLE001
+            return failed_request(self._describe(exc))
+        tokens = echoed_prompt_tokens(response, request.prompt)
+        return RequestResult(
+            success=True,
+            cached=cached,
+            request_time=response["request_time"],
+            request_datetime=response.get("request_datetime"),
+            completions=[GeneratedOutput(
+                text=request.prompt,
+                logprob=sum(t.logprob for t in tokens),
+                tokens=tokens,
+                finish_reason={"reason": "echo"},
+            )],
+            embedding=[],
+        )
+
+    def _describe(self, exc: Exception) -> str:
+        if openai is not None:
+            if isinstance(exc, openai.APITimeoutError):
+                return (f"no answer from {self.base_url} within {self.timeout:g} s (timeout; "
+                        "raise `timeout` in the deployment's client_spec args if the server is "
+                        "just slow)")
+            if isinstance(exc, openai.APIConnectionError):
+                cause = exc.__cause__ or exc
+                return (f"cannot reach the server at {self.base_url} ({type(cause).__name__}: "
+                        f"{cause}); is it running?")
+            if isinstance(exc, openai.APIStatusError):
+                body = exc.body
+                detail = body.get("message") if isinstance(body, dict) else None
+                return (f"the server at {self.base_url} answered HTTP {exc.status_code}: "
+                        f"{detail or exc.message}")
+        return f"{type(exc).__name__}: {exc}"
+
+
+def echoed_prompt_tokens(response: Mapping[str, Any], prompt: str) -> list[Token]:
+    """The echoed prompt's tokens and logprobs in a ``/v1/completions`` response (first choice).
+
+    Reads OpenAI's format (``choices[0].logprobs``: prompt tokens, then generated ones) and
+    Together's (``prompt[0].logprobs``: the prompt's tokens alone). The first token's ``null``
+    logprob becomes ``0.0`` (as in HELM's clients; see the module doc); any other ``null`` is an
+    error. Raises :class:`EchoResponseError` saying what is missing.
+    """
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise EchoResponseError("it has no choices")
+    choice = choices[0]
+    parts = response.get("prompt")
+    if (isinstance(parts, list) and parts and isinstance(parts[0], Mapping)
+            and parts[0].get("logprobs")):
+        # Together: the echoed prompt has its own entry; choices[0] holds only generated tokens.
+        texts, logprobs = _token_lists(parts[0]["logprobs"], "prompt[0].logprobs")
+        _check_echo(parts[0].get("text"), prompt, "prompt[0].text")
+        return _tokens(texts, logprobs)
+    raw = choice.get("logprobs")
+    if not raw:
+        raise EchoResponseError(
+            "it has no logprobs (choices[0].logprobs is null): the server ignored logprobs=1; "
+            "llama-cpp-python's server needs --logits_all true, other servers an equivalent")
+    texts, logprobs = _token_lists(raw, "choices[0].logprobs")
+    text = choice.get("text")
+    _check_echo(text, prompt, "choices[0].text")
+    if isinstance(text, str) and len(text) > len(prompt):
+        # The server generated text after the prompt: keep the prompt's tokens (module doc, 3).
+        usage = response.get("usage")
+        count = usage.get("prompt_tokens") if isinstance(usage, Mapping) else None
+        if not isinstance(count, int) or count <= 0:
+            raise EchoResponseError(
+                f"it has generated text after the echoed prompt ({text[len(prompt):][:40]!r}) "
+                "but no usage.prompt_tokens, so the prompt's tokens cannot be told from the "
+                "generated ones")
+        texts, logprobs = _prompt_part(texts, logprobs, count, prompt)
+    return _tokens(texts, logprobs)
+
+
+def _prompt_part(texts: list[Any], logprobs: list[Any], count: int,
+                 prompt: str) -> tuple[list[Any], list[Any]]:
+    """The first ``count`` tokens, or ``count - 1``, whichever spell exactly ``prompt``."""
+    problems: list[str] = []
+    for keep in (count, count - 1):
+        if not 0 < keep <= len(texts):
+            continue
+        try:
+            align([], texts[:keep], prefix=prompt)
+        except AlignmentError as exc:
+            problems.append(f"the first {keep}: {exc}")
+            continue
+        return texts[:keep], logprobs[:keep]
+    if not problems:
+        raise EchoResponseError(f"only {len(texts)} tokens came back for usage.prompt_tokens="
+                                f"{count}: the echoed prompt's tokens are missing")
+    raise EchoResponseError(f"neither the first usage.prompt_tokens={count} tokens nor one fewer "
+                            f"spell the prompt ({'; '.join(problems)})")
+
+
+def _token_lists(raw: Any, where: str) -> tuple[list[Any], list[Any]]:
+    if not isinstance(raw, Mapping):
+        raise EchoResponseError(f"{where} is {type(raw).__name__}, not an object")
+    texts, logprobs = raw.get("tokens"), raw.get("token_logprobs")
+    if not isinstance(texts, list) or not isinstance(logprobs, list):
+        raise EchoResponseError(f"{where} lacks its tokens or token_logprobs list")
+    if len(texts) != len(logprobs):
+        raise EchoResponseError(
+            f"{where} has {len(texts)} tokens but {len(logprobs)} token_logprobs")
+    if not texts:
+        raise EchoResponseError(f"{where} has no tokens")
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise EchoResponseError(f"{where}: token {index} has no text ({text!r})")
+    if all(logprob is None for logprob in logprobs):
+        raise EchoResponseError(f"{where}.token_logprobs are all null: the server returned no "
+                                "logprobs")
+    return texts, logprobs
+
+
+def _check_echo(text: Any, prompt: str, where: str) -> None:
+    if text is None:
+        return  # nothing to check against; the alignment will check the tokens themselves
+    if not isinstance(text, str) or not text.startswith(prompt):
+        shown = text[:60] if isinstance(text, str) else text
+        raise EchoResponseError(
+            f"it does not echo the prompt ({where} begins {shown!r}, the prompt is "
+            f"{prompt[:60]!r}): the server ignored echo=true")
+
+
+def _tokens(texts: list[Any], logprobs: list[Any]) -> list[Token]:
+    tokens: list[Token] = []
+    for index, (text, logprob) in enumerate(zip(texts, logprobs)):
+        if logprob is None and index == 0:
+            logprob = 0.0  # no context: never a value (the metric's first-token policy)
+        if logprob is None:
+            raise EchoResponseError(f"token {index} {text!r} has no logprob (null)")
+        if not (isinstance(logprob, (int, float)) and math.isfinite(logprob)):
+            raise EchoResponseError(f"token {index} {text!r} has logprob {logprob!r}")
+        tokens.append(Token(text=text, logprob=float(logprob)))
+    return tokens

@@ -1,0 +1,11 @@
+"""The SyntaxGym domain, with neither HELM nor torch: what a suite is and how an item is judged.
+
+- :mod:`.suite`: the data model (suite, item, condition, region, prediction);
+- :mod:`.validation`: reading suite JSON into that model, every error located;
+- :mod:`.registry`: suites by name (Hu et al. 2020, the built-in ones), downloads and the cache;
+- :mod:`.formula`: the prediction language (a parser; nothing is ``eval``-ed);
+- :mod:`.alignment`: token texts to regions;
+- :mod:`.region_stats`: a region's value from its tokens' surprisals;
+- :mod:`.item_evaluation`: one item from its conditions' tokens and logprobs to prediction outcomes;
+- :mod:`.errors`: the errors all of these raise.
+"""

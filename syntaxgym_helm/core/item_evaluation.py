@@ -1,0 +1,188 @@
+"""Scoring one item: each condition's tokens and logprobs to region values and prediction outcomes.
+
+This is the model-agnostic heart of the metric, free of HELM so it can be tested and reused by the
+reports. Token logprobs (natural log) become surprisals in bits; tokens are mapped to regions by
+:mod:`syntaxgym_helm.core.alignment`; a region's value is :func:`region_statistic` of its tokens'
+surprisals; predictions are evaluated with the suite's main metric (the first it lists).
+
+The first-token policy. A model scores a token given the tokens before it, so the first token a
+request returns has no context: HELM's HuggingFace client reports 0.0 for it and OpenAI-compatible
+servers report null. That number is not a certainty. When the first returned token belongs to the
+sentence (no prefix such as the model's beginning-of-text token was scored before it), the policy
+decides: ``error`` (default) reports the item as unscorable, saying how to fix the run; ``exclude``
+drops that token from its region, as syntaxgym-core's models effectively did.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from syntaxgym_helm.core.alignment import align_tokens
+from syntaxgym_helm.core.errors import AlignmentError, EvaluationError
+from syntaxgym_helm.core.formula import RegionRef
+from syntaxgym_helm.core.region_stats import METRICS, nats_to_bits, region_statistic
+from syntaxgym_helm.core.suite import Condition, Item, Prediction, Suite
+
+FIRST_TOKEN_POLICIES = ("error", "exclude")
+
+
+def check_first_token_policy(policy: str) -> str:
+    """``policy`` if it is one of :data:`FIRST_TOKEN_POLICIES`, else a ``ValueError`` naming them."""
+    if policy not in FIRST_TOKEN_POLICIES:
+        raise ValueError(f"first_token={policy!r} is not one of "
+                         f"{', '.join(FIRST_TOKEN_POLICIES)}")
+    return policy
+
+
+@dataclass(frozen=True)
+class TokenScore:
+    """One returned token: its text as the client gave it and its logprob (None when missing)."""
+
+    text: str
+    logprob: float | None
+
+
+@dataclass(frozen=True)
+class RequestFailure:
+    """A condition whose request failed; ``message`` says why."""
+
+    message: str
+
+
+ConditionResult = Sequence[TokenScore] | RequestFailure
+
+
+@dataclass(frozen=True)
+class ConditionValues:
+    """One condition's tokens, the region each counts for, and their surprisals in bits."""
+
+    condition_name: str
+    tokens: tuple[str, ...]
+    regions: tuple[int | None, ...]
+    surprisals: tuple[float, ...]
+
+    def region_surprisals(self, region: int | None) -> list[float]:
+        """Surprisals of a region's tokens; ``None`` means every token of the sentence."""
+        return [
+            surprisal
+            for token_region, surprisal in zip(self.regions, self.surprisals)
+            if token_region is not None and (region is None or token_region == region)
+        ]
+
+    def value(self, metric: str, region: int | None) -> float:
+        return region_statistic(metric, self.region_surprisals(region))
+
+
+@dataclass(frozen=True)
+class PredictionOutcome:
+    """Whether one prediction held for an item; ``holds`` is None when it could not be evaluated."""
+
+    index: int
+    formula: str
+    holds: bool | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ItemEvaluation:
+    """Everything scoring found for one item. ``problems`` non-empty means unscorable."""
+
+    item_number: int
+    metric: str
+    conditions: tuple[ConditionValues, ...]
+    predictions: tuple[PredictionOutcome, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def scorable(self) -> bool:
+        return not self.problems
+
+    @property
+    def passed(self) -> bool | None:
+        """All predictions hold (the item accuracy); None when the item is unscorable."""
+        return all(p.holds for p in self.predictions) if self.scorable else None
+
+    def region_values(self) -> dict[str, dict[int, dict[str, float]]]:
+        """condition -> region -> metric -> value, for every metric (what reports print)."""
+        return {
+            values.condition_name: {
+                region: {metric: values.value(metric, region) for metric in METRICS}
+                for region in sorted({r for r in values.regions if r is not None})
+            }
+            for values in self.conditions
+        }
+
+
+def evaluate_item(
+    suite: Suite,
+    item: Item,
+    results: Mapping[str, ConditionResult],
+    *,
+    prefix: str = "",
+    first_token: str = "error",
+) -> ItemEvaluation:
+    """Score ``item`` of ``suite`` from each condition's returned tokens (keyed by condition name)."""
+    check_first_token_policy(first_token)
+    problems: list[str] = []
+    conditions: list[ConditionValues] = []
+    for condition in item.conditions:
+        result = results.get(condition.condition_name)
+        try:
+            conditions.append(_condition_values(condition, result, prefix, first_token))
+        except (AlignmentError, EvaluationError) as exc:
+            problems.append(f"condition {condition.condition_name!r}: {exc}")
+    metric = suite.meta.main_metric
+    if problems:
+        return ItemEvaluation(item.item_number, metric, tuple(conditions), (), tuple(problems))
+    outcomes = tuple(_evaluate(prediction, conditions, metric) for prediction in suite.predictions)
+    problems.extend(f"prediction {o.index} ({o.formula}): {o.error}" for o in outcomes if o.error)
+    return ItemEvaluation(item.item_number, metric, tuple(conditions), outcomes, tuple(problems))
+
+
+def _condition_values(condition: Condition, result: ConditionResult | None, prefix: str,
+                      first_token: str) -> ConditionValues:
+    if result is None:
+        raise EvaluationError("no request result")
+    if isinstance(result, RequestFailure):
+        raise EvaluationError(f"the request failed: {result.message}")
+    texts = [token.text for token in result]
+    regions = align_tokens(
+        [(region.region_number, region.content) for region in condition.regions], texts,
+        prefix=prefix,
+    )
+    if regions and regions[0] is not None:
+        if first_token == "error":
+            raise EvaluationError(
+                f"its first token {texts[0]!r} was scored without any context (the client "
+                f"reports {result[0].logprob!r}, which is not a real logprob); run with a prefix "
+                f"(the model's beginning-of-text token, e.g. prefix=<|endoftext|>), use the "
+                f"syntaxgym client, or set first_token=exclude to leave that token out"
+            )
+        regions[0] = None
+    surprisals: list[float] = []
+    for index, (token, region) in enumerate(zip(result, regions)):
+        if region is None:
+            surprisals.append(math.nan)
+        elif token.logprob is None or not math.isfinite(token.logprob):
+            raise EvaluationError(f"token {index} {token.text!r} has no usable logprob "
+                                  f"({token.logprob!r})")
+        else:
+            surprisals.append(nats_to_bits(token.logprob))
+    return ConditionValues(condition.condition_name, tuple(texts), tuple(regions),
+                           tuple(surprisals))
+
+
+def _evaluate(prediction: Prediction, conditions: Sequence[ConditionValues],
+              metric: str) -> PredictionOutcome:
+    by_name = {values.condition_name: values for values in conditions}
+
+    def value(ref: RegionRef) -> float:
+        return by_name[ref.condition].value(metric, ref.region)
+
+    try:
+        return PredictionOutcome(prediction.index, prediction.source,
+                                 prediction.formula.evaluate(value))
+    except EvaluationError as exc:
+        return PredictionOutcome(prediction.index, prediction.source, None, str(exc))

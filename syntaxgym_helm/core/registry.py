@@ -1,0 +1,201 @@
+"""The suite registry: the 34 SyntaxGym suites of Hu et al. (2020) by name, fetched reproducibly.
+
+Each registered suite is downloaded from its canonical address pinned to one commit of
+github.com/cpllab/syntactic-generalization, checked against a SHA-256 recorded here, and cached
+under HELM's output path. A machine without internet can point ``suites_dir`` (a run-entry argument)
+or the ``SYNTAXGYM_SUITES_DIR`` environment variable at a folder holding ``<name>.json`` files.
+
+A suite argument may also be a path to a suite JSON file, or an http(s) URL (cached, unchecked).
+
+Built-in suites (generated from ``configs/suites/*.jsonnet`` and shipped in the package as
+``syntaxgym_helm/suites/<name>.json``) are addressed by name too; their names start with ``sgh_``,
+so they never collide with the Hu et al. names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from syntaxgym_helm.core.errors import SyntaxGymError
+
+HU2020_COMMIT = "2f42038477a9f03ab66f308a963ed49864cd8111"
+HU2020_URL = (
+    "https://raw.githubusercontent.com/cpllab/syntactic-generalization/"
+    f"{HU2020_COMMIT}/test_suites/json/{{name}}.json"
+)
+SUITES_DIR_ENV = "SYNTAXGYM_SUITES_DIR"
+#: Every built-in suite's name starts with this (no Hu et al. name does).
+BUILTIN_PREFIX = "sgh_"
+DOWNLOAD_TIMEOUT_S = 60
+
+#: The six circuits of Hu et al. (2020), Table 1.
+CIRCUITS = (
+    "Agreement",
+    "Licensing",
+    "Garden-Path Effects",
+    "Gross Syntactic State",
+    "Center Embedding",
+    "Long-Distance Dependencies",
+)
+
+
+class RegistryError(SyntaxGymError):
+    """A suite name is unknown, or a suite could not be fetched or failed its checksum."""
+
+
+@dataclass(frozen=True)
+class _Hu2020Suite:
+    name: str
+    circuit: str | None  # None: left out of the paper's SG score
+    sha256: str
+
+
+_HU2020 = (
+    _Hu2020Suite("center_embed", "Center Embedding", "ca6a4d995c5ae1ecb3292d5223768131756347930fef2a169bb72e00f40ae99e"),
+    _Hu2020Suite("center_embed_mod", "Center Embedding", "43b0fe0a53187dc26e3286212de0fba43ed6fe569a9925fba1dd41da037dc0b0"),
+    _Hu2020Suite("cleft", "Long-Distance Dependencies", "03e937690d16ba6bde38fea52c87d1e98f8a18d7a964e85a5e524c77118da354"),
+    _Hu2020Suite("cleft_modifier", "Long-Distance Dependencies", "b57cc1453e1cb2ab1fc5c82c58c7df3277540d6ff008ebdbabca17ca09c3147a"),
+    _Hu2020Suite("fgd-embed3", None, "1f696306be38bf8307aedee40f00b1c3dc54314594c01c610d528d156a10e4e0"),
+    _Hu2020Suite("fgd-embed4", None, "2ada2070a4341d6fb1d3e936383f2912c7ba9af74b89c0e8bc26a2080a2d7b04"),
+    _Hu2020Suite("fgd_hierarchy", "Long-Distance Dependencies", "564623ca70fbfa1b4c982514d00ec1bf6a7e147bd9b958764c7d28dee888baef"),
+    _Hu2020Suite("fgd_object", "Long-Distance Dependencies", "27f0be66bf05be967215235bfcbff6b1f63a2c8ac4de92890d5cc06d4eb0a004"),
+    _Hu2020Suite("fgd_pp", "Long-Distance Dependencies", "02f1cf5cc2f66c8e137e45b8b95339088be612d0a8e64f593f731addfcf8e80a"),
+    _Hu2020Suite("fgd_subject", "Long-Distance Dependencies", "f539a32e085b35c0887a662fadc1a2d4bae7962b556a172371b71b96dca2d005"),
+    _Hu2020Suite("mvrr", "Garden-Path Effects", "cc524182cced457f3acb546b321479046cb249209eda634c4729fca059ce03d5"),
+    _Hu2020Suite("mvrr_mod", "Garden-Path Effects", "f8d570a8066fd3b20d3b14718a856b1dbb452a776727e2bd371ac2544d2271b6"),
+    _Hu2020Suite("nn-nv-rpl", None, "7b06181fe8aa7cc6d3c3a224485b3023be2be638ca2ae16ef2dc1ee2c74d4dec"),
+    _Hu2020Suite("npi_orc_any", "Licensing", "20f8b9f325db3b73475da846e5638008320a0cd54b3208f201888d6fff8ef013"),
+    _Hu2020Suite("npi_orc_ever", "Licensing", "5de2e6c0cd8ade080a0371e2f4a0fe47c3969593e166de0214633758de1ade58"),
+    _Hu2020Suite("npi_src_any", "Licensing", "23386ddfa6b3028a4822a8e7271ad6f3da5d859990a5985c999bf10d8821a210"),
+    _Hu2020Suite("npi_src_ever", "Licensing", "ef8d105e18104a959f87275515a291d66ddd0a408227a07215d2526fee91219f"),
+    _Hu2020Suite("npz_ambig", "Garden-Path Effects", "3ee88ad4d8b5bb6f1c1ff8fbec1abff48c4c08770e0e2198bf2dbe030cff9097"),
+    _Hu2020Suite("npz_ambig_mod", "Garden-Path Effects", "8635ee5c6140e2d758036501a83d078e32c942f55b9d620615512a7a7d03f1d1"),
+    _Hu2020Suite("npz_obj", "Garden-Path Effects", "2ed685e7c4f1751bf1e2010c44ad95a258cd4a56c775783a053e4755727396eb"),
+    _Hu2020Suite("npz_obj_mod", "Garden-Path Effects", "b9f7d95f4f492ce0d669f77c8213fddbef1ed2436591f00f39599ae40bb112cb"),
+    _Hu2020Suite("number_orc", "Agreement", "00181083637beef504a14f63b61da81b73d162d559ffbff245f3a6ee094d2dac"),
+    _Hu2020Suite("number_prep", "Agreement", "4af16c9eb6730a987871411e0c068396774922451eccef52c85be03da64aa927"),
+    _Hu2020Suite("number_src", "Agreement", "477ae9f18447ee80017170ccdacca92c871abc2804734728359671ae408ae395"),
+    _Hu2020Suite("reflexive_orc_fem", "Licensing", "ee9c4231eb6c70fc15eb44af086d12066d4a594df9939f818c59b393666fb10b"),
+    _Hu2020Suite("reflexive_orc_masc", "Licensing", "47f2ac0a44840c5bdd66a012eba73ea7d0888a64625bad5089cb604b7d3475a5"),
+    _Hu2020Suite("reflexive_prep_fem", "Licensing", "8cf12dc4299e359a7cd22ea4ad6fdd6fbaac803b91da7d731f53d0d256472f9c"),
+    _Hu2020Suite("reflexive_prep_masc", "Licensing", "4b5cfd53523130d38712a2d69ac17b0707002a537ec9cad2faf85e23a57b21ad"),
+    _Hu2020Suite("reflexive_src_fem", "Licensing", "8190bee48a37fd9424869d67ae64c2483fd48b6ba9e00ad255c677b9c3a0bf15"),
+    _Hu2020Suite("reflexive_src_masc", "Licensing", "c55e934ed168d7cc73929cedd285d590c6082e8a1df924a6192c8d3067874447"),
+    _Hu2020Suite("subordination", "Gross Syntactic State", "255fba70b50ad752529bea5ad9c9412686b255b1edce4e201ac3eac27345bc19"),
+    _Hu2020Suite("subordination_orc-orc", "Gross Syntactic State", "8d991184b6b7a2a35add7f958e512064617a1d51c8d3826970bfe9711b5fd80d"),
+    _Hu2020Suite("subordination_pp-pp", "Gross Syntactic State", "55ddea651892519030f917f6ece222fc237345fb256219dbf152948a646f24c8"),
+    _Hu2020Suite("subordination_src-src", "Gross Syntactic State", "d97a38a7a2e7e1f870fc8c78cf648c4570090d5efdccec99cb953baafe34080b"),
+)
+
+HU2020_SUITES: dict[str, _Hu2020Suite] = {suite.name: suite for suite in _HU2020}
+
+
+def circuit_of(name: str) -> str | None:
+    """The Hu et al. circuit of a registered suite; None for the three the paper leaves out."""
+    suite = HU2020_SUITES.get(name)
+    return suite.circuit if suite else None
+
+
+def sg_score_suites() -> list[str]:
+    """The 31 suites whose mean accuracy is the paper's SG score."""
+    return [suite.name for suite in _HU2020 if suite.circuit is not None]
+
+
+def builtin_suites() -> list[str]:
+    """The names of the built-in suites shipped in the package (``syntaxgym_helm/suites/``)."""
+    folder = resources.files("syntaxgym_helm") / "suites"
+    if not folder.is_dir():
+        return []
+    return sorted(entry.name[: -len(".json")] for entry in folder.iterdir()
+                  if entry.name.startswith(BUILTIN_PREFIX) and entry.name.endswith(".json"))
+
+
+def _builtin(name: str, cache_dir: Path) -> Path:
+    source = resources.files("syntaxgym_helm") / "suites" / f"{name}.json"
+    if isinstance(source, Path):  # an ordinary install: the file itself
+        return source
+    target = cache_dir / f"{name}.json"  # e.g. a zipped install: copy it out
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(source.read_bytes())
+    return target
+
+
+def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | None = None) -> Path:
+    """The local path of the suite that ``spec`` (a name, a path or a URL) stands for.
+
+    Registered names are looked up first in ``suites_dir`` (or ``$SYNTAXGYM_SUITES_DIR``), then in
+    ``cache_dir``, and downloaded into ``cache_dir`` when neither has them.
+    """
+    if spec.startswith(("http://", "https://")):
+        digest = hashlib.sha256(spec.encode()).hexdigest()[:16]
+        target = Path(cache_dir) / f"url-{digest}.json"
+        if not target.exists():
+            _download(spec, target, expected_sha256=None)
+        return target
+    if spec in HU2020_SUITES:
+        return _registered(HU2020_SUITES[spec], Path(cache_dir), suites_dir)
+    builtin = builtin_suites()
+    if spec in builtin:
+        return _builtin(spec, Path(cache_dir))
+    path = Path(spec).expanduser()
+    if path.is_file():
+        return path
+    known = ", ".join(sorted(HU2020_SUITES))
+    raise RegistryError(
+        f"unknown suite {spec!r}: it is not a registered name, an existing file or an http(s) URL. "
+        f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}"
+    )
+
+
+def _registered(suite: _Hu2020Suite, cache_dir: Path, suites_dir: str | Path | None) -> Path:
+    local_dir = suites_dir or os.environ.get(SUITES_DIR_ENV)
+    if local_dir:
+        local = Path(local_dir).expanduser() / f"{suite.name}.json"
+        if local.is_file():
+            _check_sha256(local, suite.sha256)
+            return local
+    cached = cache_dir / f"{suite.name}.json"
+    if cached.is_file() and _sha256(cached) == suite.sha256:
+        return cached
+    url = HU2020_URL.format(name=suite.name)
+    try:
+        _download(url, cached, expected_sha256=suite.sha256)
+    except RegistryError as exc:
+        where = f" and {local_dir} has no {suite.name}.json" if local_dir else ""
+        raise RegistryError(
+            f"{exc}{where}. Offline, set {SUITES_DIR_ENV} (or the suites_dir argument) to a folder "
+            f"holding the Hu et al. (2020) suite files"
+        ) from exc
+    return cached
+
+
+def _download(url: str, target: Path, expected_sha256: str | None) -> None:
+    try:
+        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+            data = response.read()
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise RegistryError(f"could not download {url}: {exc}") from exc
+    if expected_sha256 and hashlib.sha256(data).hexdigest() != expected_sha256:
+        raise RegistryError(f"{url} does not match its recorded SHA-256 {expected_sha256}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".part")
+    partial.write_bytes(data)
+    partial.replace(target)  # atomic: a killed run never leaves half a suite behind
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _check_sha256(path: Path, expected: str) -> None:
+    if _sha256(path) != expected:
+        raise RegistryError(
+            f"{path} is not the registered version of this suite (SHA-256 differs from "
+            f"{expected}); pass its path as suite=... to run a modified copy"
+        )

@@ -1,0 +1,149 @@
+"""The ``syntaxgym`` run spec: ``helm-run --run-entries syntaxgym:suite=NAME,model=MODEL``.
+
+Arguments (all optional but ``suite``):
+
+- ``suite``: a registered suite name (the 34 of Hu et al. 2020), a path to a suite JSON file, or an
+  http(s) URL;
+- ``prefix``: text put before every sentence and excluded from scoring, so the sentence's first
+  token is scored in context. ``auto`` (default) resolves it per model when the ``model=`` run
+  expander picks the model: nothing for the plugin's own clients (they score the first token after
+  the model's beginning-of-text token themselves), otherwise the ``prefix_token`` of the model's
+  HELM tokenizer config (what HELM's own language-modelling adapter prepends), else nothing. The
+  resolved text is recorded in ``run_spec.json`` (``adapter_spec.global_prefix``). ``none`` adds
+  nothing; any other text is used as given, e.g. ``prefix=<|endoftext|>``;
+- ``first_token``: ``error`` (default) or ``exclude``: what to do when the sentence's first token
+  comes back without context anyway (see :mod:`syntaxgym_helm.core.item_evaluation`);
+- ``suites_dir``: a local folder with ``<name>.json`` suite files that stands in for the download.
+"""
+
+from __future__ import annotations
+
+from helm.benchmark.adaptation.adapter_spec import (
+    ADAPT_MULTIPLE_CHOICE_SEPARATE_ORIGINAL,
+    AdapterSpec,
+)
+from dataclasses import replace
+
+from helm.benchmark.metrics.metric import MetricSpec
+from helm.benchmark.model_deployment_registry import (
+    get_default_model_deployment_for_model,
+    get_model_deployment,
+)
+from helm.benchmark.run_expander import ModelRunExpander
+from helm.benchmark.run_spec import RunSpec, run_spec_function
+from helm.benchmark.scenarios.scenario import ScenarioSpec
+from helm.benchmark.tokenizer_config_registry import get_tokenizer_config
+
+from syntaxgym_helm.clients.class_paths import LOCAL_CLIENTS
+from syntaxgym_helm.core.item_evaluation import check_first_token_policy
+
+NO_PREFIX = "none"
+AUTO_PREFIX = "auto"
+SCENARIO_CLASS = "syntaxgym_helm.harness.scenario.SyntaxGymScenario"
+METRIC_CLASS = "syntaxgym_helm.harness.metric.SyntaxGymMetric"
+
+
+class RunSpecError(ValueError):
+    """A run-entry argument of ``syntaxgym`` is invalid."""
+
+
+def syntaxgym_adapter_spec(prefix: str) -> AdapterSpec:
+    """One echo request per condition whose prompt is exactly ``prefix + sentence``."""
+    return AdapterSpec(
+        method=ADAPT_MULTIPLE_CHOICE_SEPARATE_ORIGINAL,
+        global_prefix=prefix,
+        global_suffix="",
+        instructions="",
+        input_prefix="",
+        input_suffix="",
+        output_prefix="",
+        output_suffix="",
+        instance_prefix="",
+        max_train_instances=0,
+        num_outputs=1,
+        max_tokens=0,
+        temperature=0.0,
+        stop_sequences=[],
+    )
+
+
+@run_spec_function("syntaxgym")
+def get_syntaxgym_spec(
+    suite: str = "",
+    prefix: str = AUTO_PREFIX,
+    first_token: str = "error",
+    suites_dir: str | None = None,
+) -> RunSpec:
+    if not suite.strip():
+        raise RunSpecError("syntaxgym needs a suite: syntaxgym:suite=NAME_OR_PATH_OR_URL,model=...")
+    try:
+        check_first_token_policy(first_token)
+    except ValueError as error:
+        raise RunSpecError(f"syntaxgym: {error}") from None
+    prefix_text = "" if prefix in (NO_PREFIX, AUTO_PREFIX) else prefix
+    if prefix_text.strip() != prefix_text:
+        raise RunSpecError(f"syntaxgym: prefix={prefix!r} must not begin or end with spaces")
+    scenario_args: dict[str, str] = {"suite": suite}
+    if suites_dir:
+        scenario_args["suites_dir"] = suites_dir
+    suite_label = suite_group_name(suite)
+    return RunSpec(
+        name=_run_name(suite, prefix, first_token),
+        scenario_spec=ScenarioSpec(class_name=SCENARIO_CLASS, args=scenario_args),
+        adapter_spec=syntaxgym_adapter_spec(prefix_text),
+        metric_specs=[MetricSpec(class_name=METRIC_CLASS,
+                                 args={"first_token": first_token, "prefix": prefix})],
+        groups=["syntaxgym", suite_label],
+    )
+
+
+def suite_group_name(suite: str) -> str:
+    """The leaderboard run group of a suite: ``syntaxgym_<name>`` (file stem for paths and URLs)."""
+    stem = suite.rstrip("/").rsplit("/", 1)[-1]
+    stem = stem[: -len(".json")] if stem.endswith(".json") else stem
+    return f"syntaxgym_{stem}"
+
+
+def _run_name(suite: str, prefix: str, first_token: str) -> str:
+    parts = [f"suite={suite}"]
+    if prefix != AUTO_PREFIX:
+        parts.append(f"prefix={prefix}")
+    if first_token != "error":
+        parts.append(f"first_token={first_token}")
+    return "syntaxgym:" + ",".join(parts)
+
+
+def model_prefix(model: str, model_deployment: str = "") -> str:
+    """The text a model's sentences are scored after, for ``prefix=auto`` (see the module doc)."""
+    try:
+        name = model_deployment or get_default_model_deployment_for_model(model) or ""
+        deployment = get_model_deployment(name)
+    except Exception:  # an unknown model fails later, in HELM, with HELM's own message
+        return ""
+    if deployment.client_spec.class_name in LOCAL_CLIENTS:
+        return ""  # it puts the beginning-of-text token before the sentence itself
+    config = get_tokenizer_config(deployment.tokenizer_name or "")
+    return (config.prefix_token or "") if config else ""
+
+
+def resolve_auto_prefix(run_spec: RunSpec) -> RunSpec:
+    """A ``syntaxgym`` run spec with ``prefix=auto`` resolved for its model; others unchanged."""
+    if run_spec.scenario_spec.class_name != SCENARIO_CLASS:
+        return run_spec
+    metric = run_spec.metric_specs[0]
+    if metric.args.get("prefix") != AUTO_PREFIX or not run_spec.adapter_spec.model:
+        return run_spec
+    adapter = run_spec.adapter_spec
+    prefix = model_prefix(adapter.model, adapter.model_deployment)
+    return replace(run_spec, adapter_spec=replace(adapter, global_prefix=prefix))
+
+
+class SyntaxGymModelRunExpander(ModelRunExpander):
+    """HELM's ``model=`` expander, which also resolves ``prefix=auto`` once the model is known.
+
+    The plugin installs it under the name ``model`` in HELM's run-expander registry; for every run
+    spec that is not a ``syntaxgym`` one it behaves exactly as HELM's.
+    """
+
+    def expand(self, run_spec: RunSpec) -> list[RunSpec]:
+        return [resolve_auto_prefix(child) for child in super().expand(run_spec)]

@@ -1,0 +1,84 @@
+"""The SyntaxGym scenario: one HELM ``Instance`` per suite item, its conditions as ``Reference``s.
+
+Each reference's output text is one condition's sentence (non-empty regions joined by single
+spaces), in suite order, so ``MultipleChoiceSeparateAdapter`` sends exactly that sentence (after the
+run's prefix) as one echo request per condition. Everything the metric needs to score the item
+(its regions, the suite's predictions and metrics) travels in ``Instance.extra_data`` as a one-item
+suite, so scoring never re-reads the suite from disk.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
+from helm.benchmark.scenarios.scenario import (
+    TEST_SPLIT,
+    Input,
+    Instance,
+    Output,
+    Reference,
+    Scenario,
+    ScenarioMetadata,
+)
+
+from syntaxgym_helm.core.registry import resolve_suite
+from syntaxgym_helm.core.suite import Item, Suite, load_suite
+
+#: Key of ``Instance.extra_data`` that holds the item as a one-item suite in syntaxgym-core JSON.
+ITEM_KEY = "syntaxgym_item"
+MAIN_METRIC = "syntaxgym_accuracy"
+
+
+class SyntaxGymScenario(Scenario):
+    """Targeted syntactic evaluation on one SyntaxGym test suite (Gauthier et al. 2020)."""
+
+    name = "syntaxgym"
+    description = (
+        "SyntaxGym targeted syntactic evaluation: minimal-pair sentences whose region surprisals "
+        "must satisfy the suite's predictions (Hu et al. 2020)."
+    )
+    tags = ["syntax", "language_modeling", "minimal_pairs"]
+
+    def __init__(self, suite: str, suites_dir: str | None = None) -> None:
+        super().__init__()
+        self.suite_spec = suite
+        self.suites_dir = suites_dir
+
+    def load(self, cache_path: str) -> Suite:
+        return load_suite(resolve_suite(self.suite_spec, cache_path, self.suites_dir))
+
+    def get_instances(self, output_path: str) -> List[Instance]:
+        suite = self.load(output_path)
+        data = suite.to_json_dict()
+        items_json = data.pop("items")
+        return [
+            self._instance(item, {**data, "items": [item_json]})
+            for item, item_json in zip(suite.items, items_json)
+        ]
+
+    @staticmethod
+    def _instance(item: Item, one_item_suite: dict[str, Any]) -> Instance:
+        references = [
+            Reference(Output(text=condition.sentence), tags=[]) for condition in item.conditions
+        ]
+        return Instance(
+            input=Input(text=""),
+            references=references,
+            split=TEST_SPLIT,
+            id=f"item{item.item_number}",
+            extra_data={ITEM_KEY: one_item_suite},
+        )
+
+    def get_metadata(self) -> ScenarioMetadata:
+        return ScenarioMetadata(
+            name="syntaxgym",
+            display_name="SyntaxGym",
+            description=self.description,
+            main_metric=MAIN_METRIC,
+            main_split=TEST_SPLIT,
+            taxonomy=TaxonomyInfo(task="targeted syntactic evaluation", what="constructed English "
+                                  "minimal pairs", when="2020", who="linguists",
+                                  language="English"),
+        )
+

