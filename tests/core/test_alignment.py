@@ -347,6 +347,13 @@ def test_consecutive_unknown_tokens_in_one_word_stay_in_its_region() -> None:
     assert align_tokens(regions, ["ab", "<unk>", "<unk>", "w"]) == [1, 2, 2, 2]
 
 
+def test_unknown_words_on_both_sides_of_a_boundary_count_for_their_own_regions() -> None:
+    """syntaxgym-core gives a run of OOV tokens to the leftmost region it touches; one <unk> here
+    stands for one word at most, so each counts for the region its word is in."""
+    regions = [(1, "a foo"), (2, "bar c")]
+    assert align_tokens(regions, ["a", "<unk>", "<unk>", "c"]) == [1, 1, 2, 2]
+
+
 def test_token_straddling_a_region_boundary_counts_for_the_first() -> None:
     regions = [(1, "in front"), (2, "of the guests")]
     tokens = ["▁in", "▁front▁of", "▁the", "▁guests"]
@@ -493,6 +500,19 @@ def test_fails_on_a_wordpiece_continuation_after_a_space() -> None:
 def test_fails_on_a_partial_character_followed_by_ascii() -> None:
     message = failure([(1, "日本")], byte_level([b"\xe6\x97", b"x"]))
     assert "token 1 'x'" in message
+
+
+def test_fails_when_a_model_drops_punctuation() -> None:
+    """syntaxgym-core drops text matching a model's drop_token_pattern; we cover every character."""
+    tokens = ["I", "know", "that", "our", "aunt", "grabbed", "at", "the", "holiday", "party", "<eos>"]
+    message = failure(REGIONS, tokens)
+    assert "do not cover the whole text" in message and "\u2038." in message
+
+
+def test_fails_on_moses_split_punctuation_sentinels() -> None:
+    """syntaxgym-core reads Moses' ``@-@`` as ``-``; no tokenizer HELM serves writes it."""
+    message = failure([(1, "a well-known"), (2, "fact")], ["a", "well", "@-@", "known", "fact"])
+    assert "token 2 '@-@'" in message and "does not occur" in message
 
 
 def test_fails_in_prefix_with_prefix_offset() -> None:
