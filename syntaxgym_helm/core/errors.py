@@ -54,3 +54,7 @@ class EvaluationError(SyntaxGymError):
 
 class AlignmentError(SyntaxGymError):
     """A model's tokens could not be mapped to a sentence's regions without guessing."""
+
+
+class SuiteFileError(SuiteError):
+    """A suite or config file cannot be read: missing, not a regular file, or too large."""
