@@ -31,7 +31,7 @@ __all__ = ["Condition", "Item", "Prediction", "Region", "Suite", "SuiteMeta", "d
 
 
 def parse_suite(data: Any, source: str = "<suite>") -> Suite:
-    """Build a :class:`Suite` from decoded JSON, raising :class:`SuiteError` on the first problem."""
+    """Build a :class:`Suite` from decoded JSON; raise :class:`SuiteError` at the first problem."""
     return _suite_of(check_suite(data, source))
 
 
