@@ -41,8 +41,7 @@ def check_regular_file(path: str | Path, label: str | None = None) -> None:
     try:
         info = os.stat(path)
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        raise SuiteFileError(f"cannot read the file: {_os_reason(exc)}", where,
-                             hint="check the path") from None
+        raise SuiteFileError.because(_os_reason(exc), where, "check the path") from None
     _check_stat(info, where)
 
 
@@ -58,8 +57,7 @@ def read_regular_file(path: str | Path, label: str | None = None) -> bytes:
     try:
         descriptor = os.open(path, flags)
     except (OSError, ValueError) as exc:
-        raise SuiteFileError(f"cannot read the file: {_os_reason(exc)}", where,
-                             hint="check the path") from None
+        raise SuiteFileError.because(_os_reason(exc), where, "check the path") from None
     with os.fdopen(descriptor, "rb") as file:
         _check_stat(os.fstat(file.fileno()), where)
         data = file.read(MAX_FILE_BYTES + 1)  # bounded even if the file grew since
@@ -70,19 +68,18 @@ def read_regular_file(path: str | Path, label: str | None = None) -> bytes:
 
 def _check_stat(info: os.stat_result, where: str) -> None:
     if not stat.S_ISREG(info.st_mode):
-        raise SuiteFileError(
-            f"cannot read the file: it is {file_kind(info.st_mode)}, not a regular file", where,
-            hint="give the path of a suite or config file (a pipe or a device is never read: "
-            "reading one could wait forever)")
+        raise SuiteFileError.because(
+            f"it is {file_kind(info.st_mode)}, not a regular file", where,
+            "give the path of a suite or config file (a pipe or a device is never read: reading "
+            "one could wait forever)")
     if info.st_size > MAX_FILE_BYTES:
         raise _too_large(info.st_size, where)
 
 
 def _too_large(size: int, where: str) -> SuiteFileError:
-    return SuiteFileError(
-        f"cannot read the file: it is {size / 1e6:.1f} MB, over the "
-        f"{MAX_FILE_BYTES // 1_000_000} MB limit for suite and config files", where,
-        hint="split it into smaller suites")
+    return SuiteFileError.because(
+        f"it is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // 1_000_000} MB limit for suite "
+        "and config files", where, "split it into smaller suites")
 
 
 def _os_reason(exc: BaseException) -> str:

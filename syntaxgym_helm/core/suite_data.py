@@ -105,8 +105,8 @@ class SuiteMeta:
 
 @dataclass(frozen=True)
 class Suite:
-    """A validated SyntaxGym test suite. Build one with :func:`~syntaxgym_helm.core.suite.load_suite`
-    or :func:`~syntaxgym_helm.core.suite.parse_suite`, or, from JSON this package wrote, with
+    """A validated SyntaxGym test suite. Build one with :mod:`syntaxgym_helm.core.suite`'s
+    ``load_suite`` or ``parse_suite``, or from JSON this package wrote by
     :meth:`from_trusted_json`."""
 
     meta: SuiteMeta
