@@ -170,7 +170,6 @@ class Suite:
             ],
         }
 
-
     @classmethod
     def from_trusted_json(cls, data: Mapping[str, Any], source: str = "<suite>") -> Suite:
         """The suite that :meth:`to_json_dict` wrote as ``data``, built without any check.
