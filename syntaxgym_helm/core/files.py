@@ -78,8 +78,9 @@ def _check_stat(info: os.stat_result, where: str) -> None:
 
 def _too_large(size: int, where: str) -> SuiteFileError:
     return SuiteFileError.because(
-        f"it is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // 1_000_000} MB limit for suite "
-        "and config files", where, "split it into smaller suites")
+        f"it has {size:,} bytes, over the limit of {MAX_FILE_BYTES // 1_000_000} MB "
+        f"({MAX_FILE_BYTES:,} bytes) for suite and config files", where,
+        "split it into smaller suites")
 
 
 def _os_reason(exc: BaseException) -> str:

@@ -233,8 +233,8 @@ def _fetch(url: str) -> tuple[bytes, str]:
                 chunks.append(chunk)
                 size += len(chunk)
                 if size > MAX_FILE_BYTES:
-                    raise RegistryError(f"{url} sends more than the {MAX_FILE_BYTES // 1_000_000}"
-                                        " MB a suite file may have")
+                    raise RegistryError(f"{url} sends more than {MAX_FILE_BYTES:,} bytes, the "
+                                        "limit for a suite file")
                 if time.monotonic() > deadline:
                     raise RegistryError(f"could not download {url}: it took more than "
                                         f"{DOWNLOAD_TIMEOUT_S} s")

@@ -109,9 +109,10 @@ def test_a_file_over_the_size_cap_is_refused_unread(tmp_path: Path) -> None:
         file.truncate(MAX_FILE_BYTES + 1)  # sparse: no disk used, nothing worth reading
     with pytest.raises(SuiteFileError) as caught:
         check_regular_file(big)
-    assert caught.value.reason == "it is 100.0 MB, over the 100 MB limit for suite and config files"
+    assert caught.value.reason == ("it has 100,000,001 bytes, over the limit of 100 MB "
+                                   "(100,000,000 bytes) for suite and config files")
     (error,) = check_suite_file(big).errors
-    assert "over the 100 MB limit" in error.message and error.file == str(big)
+    assert "over the limit of 100 MB" in error.message and error.file == str(big)
 
 
 def test_a_label_names_the_file_in_errors(tmp_path: Path) -> None:

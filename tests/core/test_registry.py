@@ -230,6 +230,16 @@ def test_a_download_has_a_deadline_in_all(tmp_path: Path, monkeypatch: pytest.Mo
         server.server_close()
 
 
+def test_a_download_over_the_size_cap_is_refused(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("syntaxgym_helm.core.registry.MAX_FILE_BYTES", 1000)
+    write_www(tmp_path, "big.json", json.dumps({"meta": {"comment": "x" * 5000}}))
+    with serve(tmp_path / "www") as base, time_limit(30):
+        with pytest.raises(RegistryError, match="big.json sends more than 1,000 bytes"):
+            resolve_suite(f"{base}/big.json", tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
+
+
 @contextlib.contextmanager
 def serve(root: Path) -> Iterator[str]:
     """A real HTTP server on loopback serving ``root``; its base URL."""
