@@ -54,3 +54,18 @@ class EvaluationError(SyntaxGymError):
 
 class AlignmentError(SyntaxGymError):
     """A model's tokens could not be mapped to a sentence's regions without guessing."""
+
+
+class SuiteFileError(SuiteError):
+    """A suite or config file cannot be read: missing, not a regular file, or too large."""
+
+    PREFIX = "cannot read the file: "
+
+    @classmethod
+    def because(cls, reason: str, file: str, hint: str) -> "SuiteFileError":
+        return cls(cls.PREFIX + reason, file, hint=hint)
+
+    @property
+    def reason(self) -> str:
+        """Why, without the file: e.g. ``it is a named pipe (FIFO), not a regular file``."""
+        return self.message.removeprefix(self.PREFIX)

@@ -5,7 +5,9 @@ github.com/cpllab/syntactic-generalization, checked against a SHA-256 recorded h
 under HELM's output path. A machine without internet can point ``suites_dir`` (a run-entry argument)
 or the ``SYNTAXGYM_SUITES_DIR`` environment variable at a folder holding ``<name>.json`` files.
 
-A suite argument may also be a path to a suite JSON file, or an http(s) URL (cached, unchecked).
+A suite argument may also be a path to a suite JSON file, or an http(s) URL (cached once it is
+known to be JSON). :func:`load_named_suite` reads whichever it is; its errors name the suite as
+the user gave it (name, path or URL), then the file read.
 
 Built-in suites (generated from ``configs/suites/*.jsonnet`` and shipped in the package as
 ``syntaxgym_helm/suites/<name>.json``) are addressed by name too; their names start with ``sgh_``,
@@ -15,14 +17,20 @@ so they never collide with the Hu et al. names.
 from __future__ import annotations
 
 import hashlib
+import http.client
+import json
 import os
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from syntaxgym_helm.core.errors import SyntaxGymError
+from syntaxgym_helm.core.files import MAX_FILE_BYTES, check_regular_file, read_regular_file
+from syntaxgym_helm.core.suite import Suite, load_suite
 
 HU2020_COMMIT = "2f42038477a9f03ab66f308a963ed49864cd8111"
 HU2020_URL = (
@@ -32,6 +40,7 @@ HU2020_URL = (
 SUITES_DIR_ENV = "SYNTAXGYM_SUITES_DIR"
 #: Every built-in suite's name starts with this (no Hu et al. name does).
 BUILTIN_PREFIX = "sgh_"
+#: Longest a download may take, in seconds, in all (and longest any one read may wait).
 DOWNLOAD_TIMEOUT_S = 60
 
 #: The six circuits of Hu et al. (2020), Table 1.
@@ -126,6 +135,21 @@ def _builtin(name: str, cache_dir: Path) -> Path:
     return target
 
 
+def load_named_suite(spec: str, cache_dir: str | Path,
+                     suites_dir: str | Path | None = None) -> Suite:
+    """The suite ``spec`` (a name, a path or a URL) stands for, read safely and validated.
+
+    Its errors name the suite as given, then the file read when that is another (a cached
+    download, a file in ``suites_dir``), e.g. ``number_prep (/cache/number_prep.json): ...``."""
+    path = resolve_suite(spec, cache_dir, suites_dir)
+    label = spec if Path(spec).expanduser() == path else f"{spec} ({path})"
+    if spec.startswith(("http://", "https://")):
+        default_name = PurePosixPath(urllib.parse.urlsplit(spec).path).stem
+    else:
+        default_name = Path(spec).stem
+    return load_suite(path, source=label, default_name=default_name or None)
+
+
 def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | None = None) -> Path:
     """The local path of the suite that ``spec`` (a name, a path or a URL) stands for.
 
@@ -144,7 +168,8 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
     if spec in builtin:
         return _builtin(spec, Path(cache_dir))
     path = Path(spec).expanduser()
-    if path.is_file():
+    if path.exists():  # a pipe or a device too: refused at once, saying what it is
+        check_regular_file(path, spec)
         return path
     known = ", ".join(sorted(HU2020_SUITES))
     raise RegistryError(
@@ -158,7 +183,7 @@ def _registered(suite: _Hu2020Suite, cache_dir: Path, suites_dir: str | Path | N
     if local_dir:
         local = Path(local_dir).expanduser() / f"{suite.name}.json"
         if local.is_file():
-            _check_sha256(local, suite.sha256)
+            _check_sha256(suite.name, local, suite.sha256)
             return local
     cached = cache_dir / f"{suite.name}.json"
     if cached.is_file() and _sha256(cached) == suite.sha256:
@@ -169,33 +194,72 @@ def _registered(suite: _Hu2020Suite, cache_dir: Path, suites_dir: str | Path | N
     except RegistryError as exc:
         where = f" and {local_dir} has no {suite.name}.json" if local_dir else ""
         raise RegistryError(
-            f"{exc}{where}. Offline, set {SUITES_DIR_ENV} (or the suites_dir argument) to a folder "
-            f"holding the Hu et al. (2020) suite files"
+            f"suite {suite.name!r}: {exc}{where}. Offline, set {SUITES_DIR_ENV} (or the "
+            "suites_dir argument) to a folder holding the Hu et al. (2020) suite files"
         ) from exc
     return cached
 
 
 def _download(url: str, target: Path, expected_sha256: str | None) -> None:
-    try:
-        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
-            data = response.read()
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise RegistryError(f"could not download {url}: {exc}") from exc
+    """Fetch ``url`` into ``target``: checked against ``expected_sha256`` when there is one,
+    else at least known to be JSON, so that a web page never sits in the cache as a suite."""
+    data, content_type = _fetch(url)
     if expected_sha256 and hashlib.sha256(data).hexdigest() != expected_sha256:
         raise RegistryError(f"{url} does not match its recorded SHA-256 {expected_sha256}")
+    if not expected_sha256 and not _is_json(data):
+        start = data[:60].decode("utf-8", "replace").strip()
+        raise RegistryError(
+            f"{url} did not send JSON: it sent {content_type} beginning {start!r}. A suite URL "
+            "must give the suite's JSON file itself (for GitHub, its raw.githubusercontent.com "
+            "address, not the github.com page)")
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".part")
     partial.write_bytes(data)
     partial.replace(target)  # atomic: a killed run never leaves half a suite behind
 
 
+def _fetch(url: str) -> tuple[bytes, str]:
+    """The body ``url`` sends and its content type, within ``DOWNLOAD_TIMEOUT_S`` in all (a
+    server sending a byte a minute would pass every single read's timeout) and at most
+    ``MAX_FILE_BYTES``."""
+    deadline = time.monotonic() + DOWNLOAD_TIMEOUT_S
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+            content_type = response.headers.get_content_type()
+            # read1: what has come, at once; read(n) would wait for all n bytes.
+            while chunk := response.read1(1 << 16):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_FILE_BYTES:
+                    raise RegistryError(f"{url} sends more than {MAX_FILE_BYTES:,} bytes, the "
+                                        "limit for a suite file")
+                if time.monotonic() > deadline:
+                    raise RegistryError(f"could not download {url}: it took more than "
+                                        f"{DOWNLOAD_TIMEOUT_S} s")
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        raise RegistryError(f"could not download {url}: {exc}") from exc
+    return b"".join(chunks), content_type
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data.decode("utf-8-sig"), parse_int=str)  # str: any number of digits
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    except RecursionError:
+        return True  # JSON, nested too deeply: validation says so, naming the URL
+    return True
+
+
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(read_regular_file(path)).hexdigest()
 
 
-def _check_sha256(path: Path, expected: str) -> None:
+def _check_sha256(name: str, path: Path, expected: str) -> None:
     if _sha256(path) != expected:
         raise RegistryError(
-            f"{path} is not the registered version of this suite (SHA-256 differs from "
-            f"{expected}); pass its path as suite=... to run a modified copy"
+            f"suite {name!r}: {path} is not the registered version of this suite (SHA-256 "
+            f"differs from {expected}); pass its path as suite=... to run a modified copy"
         )

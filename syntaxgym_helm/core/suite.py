@@ -1,196 +1,50 @@
-"""The SyntaxGym suite model: what a test suite is, read from any of the JSON formats in use.
+"""A SyntaxGym suite and the ways to get one: the data model, read and checked, or written.
 
-A suite has ``meta`` (name, metrics, provenance), ``region_meta`` (the region names, numbered
-1..N), ``predictions`` (formulas over region values) and ``items``; every item has the same set of
-conditions, and each condition is one sentence split into numbered regions.
+The data classes live in :mod:`.suite_data` and the checks in :mod:`.validation`; this module
+puts them together, so that callers import everything about suites from one place:
 
-Formats read and normalised to this one model:
-
-1. predictions as ``{"type": "formula", "formula": "..."}`` objects (syntaxgym-core);
-2. predictions as plain formula strings (the SyntaxGym documentation);
-3. legacy predictions ``{"region_number", "l_operand", "relation", "r_operand"}``;
-4. formulas with ``[ ]`` brackets (the original Hu et al. 2020 suites; the parser reads both).
-
-``meta.metric`` may be one metric name, a list of them, ``"all"`` or absent (which means sum).
-Structure checks live in :mod:`syntaxgym_helm.core.validation`; this module holds the data.
+- :func:`load_suite`: a suite file, read safely and validated;
+- :func:`parse_suite`: decoded JSON, validated;
+- :meth:`Suite.from_trusted_json`: JSON this package wrote, read back without checks;
+- :func:`dumps_suite`: the suite as JSON text.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
-from syntaxgym_helm.core.formula import Formula
-from syntaxgym_helm.core.region_stats import METRICS
+from syntaxgym_helm.core.suite_data import (
+    Condition,
+    Item,
+    Prediction,
+    Region,
+    Suite,
+    SuiteMeta,
+    join_regions,
+)
+from syntaxgym_helm.core.validation import SuiteReport, check_suite, check_suite_file
 
-
-
-def join_regions(contents: Iterable[str]) -> str:
-    """A sentence from its regions' contents: the non-empty ones joined by single spaces (how
-    syntaxgym-core builds sentences, and what every client is sent)."""
-    return " ".join(content for content in contents if content)
-
-@dataclass(frozen=True)
-class Region:
-    """One numbered stretch of a sentence; ``content`` may be empty (the region is absent)."""
-
-    region_number: int
-    content: str
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One sentence of an item: the item's text under one manipulation."""
-
-    condition_name: str
-    regions: tuple[Region, ...]
-
-    @property
-    def sentence(self) -> str:
-        """The text a model reads: non-empty regions joined by single spaces."""
-        return join_regions(region.content for region in self.regions)
-
-    def region(self, number: int) -> Region | None:
-        return next((region for region in self.regions if region.region_number == number), None)
-
-
-@dataclass(frozen=True)
-class Item:
-    """One minimal-pair set: the same sentence frame under every condition of the suite."""
-
-    item_number: int
-    conditions: tuple[Condition, ...]
-
-    def condition(self, name: str) -> Condition:
-        for condition in self.conditions:
-            if condition.condition_name == name:
-                return condition
-        raise KeyError(f"item {self.item_number} has no condition {name!r}")
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """One prediction of a suite: a formula that must hold for an item to pass."""
-
-    index: int
-    formula: Formula
-
-    @property
-    def source(self) -> str:
-        return self.formula.source
-
-
-@dataclass(frozen=True)
-class SuiteMeta:
-    """Descriptive fields of a suite; fields we do not know are kept in ``extra``."""
-
-    name: str
-    metrics: tuple[str, ...] = ("sum",)
-    author: str = ""
-    reference: str = ""
-    description: str = ""
-    comment: str = ""
-    tags: tuple[str, ...] = ()
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def main_metric(self) -> str:
-        """The metric predictions are scored with when one must be chosen: the first listed."""
-        return self.metrics[0]
-
-
-@dataclass(frozen=True)
-class Suite:
-    """A validated SyntaxGym test suite. Build one with :func:`load_suite` or :func:`parse_suite`."""
-
-    meta: SuiteMeta
-    region_meta: Mapping[int, str]
-    predictions: tuple[Prediction, ...]
-    items: tuple[Item, ...]
-    #: Where the suite was read from, for messages; not part of its identity (equality).
-    source: str = field(default="<suite>", compare=False)
-
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @cached_property
-    def condition_names(self) -> tuple[str, ...]:
-        """Condition names in the order the first item lists them (all items have the same set)."""
-        return tuple(condition.condition_name for condition in self.items[0].conditions)
-
-    def __iter__(self) -> Iterator[Item]:
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def summary(self) -> str:
-        """One line for people: name, sizes and metrics."""
-        return (
-            f"{self.name}: {len(self.items)} items, {len(self.condition_names)} conditions, "
-            f"{len(self.region_meta)} regions, {len(self.predictions)} predictions, "
-            f"metrics {', '.join(self.meta.metrics)}"
-        )
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """The suite in the syntaxgym-core format (formula objects, one metric or a list)."""
-        meta: dict[str, Any] = dict(self.meta.extra)
-        meta.update(name=self.meta.name, metric=_metric_field(self.meta.metrics))
-        for key in ("author", "reference", "description", "comment"):
-            if getattr(self.meta, key):
-                meta[key] = getattr(self.meta, key)
-        if self.meta.tags:
-            meta["tags"] = list(self.meta.tags)
-        return {
-            "meta": meta,
-            "region_meta": {str(number): name for number, name in self.region_meta.items()},
-            "predictions": [{"type": "formula", "formula": p.source} for p in self.predictions],
-            "items": [
-                {
-                    "item_number": item.item_number,
-                    "conditions": [
-                        {
-                            "condition_name": condition.condition_name,
-                            "regions": [
-                                {"region_number": r.region_number, "content": r.content}
-                                for r in condition.regions
-                            ],
-                        }
-                        for condition in item.conditions
-                    ],
-                }
-                for item in self.items
-            ],
-        }
-
-
-def _metric_field(metrics: tuple[str, ...]) -> str | list[str]:
-    if len(metrics) == 1:
-        return metrics[0]
-    return "all" if metrics == METRICS else list(metrics)
+__all__ = ["Condition", "Item", "Prediction", "Region", "Suite", "SuiteMeta", "dumps_suite",
+           "join_regions", "load_suite", "parse_suite"]
 
 
 def parse_suite(data: Any, source: str = "<suite>") -> Suite:
-    """Build a :class:`Suite` from decoded JSON, raising :class:`SuiteError` on the first problem."""
-    from syntaxgym_helm.core.validation import check_suite
+    """Build a :class:`Suite` from decoded JSON; raise :class:`SuiteError` at the first problem."""
+    return _suite_of(check_suite(data, source))
 
-    report = check_suite(data, source)
+
+def load_suite(path: str | Path, source: str | None = None,
+               default_name: str | None = None) -> Suite:
+    """Read and validate a suite file. ``source`` names it in errors (default: the path) and
+    ``default_name`` is its name when ``meta.name`` is missing (default: the file's stem)."""
+    return _suite_of(check_suite_file(path, source, default_name))
+
+
+def _suite_of(report: SuiteReport) -> Suite:
     report.raise_first()
-    assert report.suite is not None
-    return report.suite
-
-
-def load_suite(path: str | Path) -> Suite:
-    """Read and validate a suite JSON file."""
-    from syntaxgym_helm.core.validation import check_suite_file
-
-    report = check_suite_file(path)
-    report.raise_first()
-    assert report.suite is not None
+    assert report.suite is not None  # raise_first raises when there is none
     return report.suite
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syntaxgym_helm.core.errors import SuiteError
+from syntaxgym_helm.core.errors import SuiteError, SuiteFileError
+from syntaxgym_helm.core.files import read_regular_file
 
 #: Jsonnet's recursion limit (its default, stated so it cannot change under us).
 MAX_STACK = 500
@@ -58,12 +59,12 @@ class _ConfinedImporter:
                 "copy the file there")
             raise PermissionError(self.refused.message)
         try:
-            content = target.read_bytes()
-        except OSError as exc:
-            self.refused = SuiteError(f"cannot read import {relative!r}: {exc.strerror or exc}",
-                                      hint="check the file name (imports are relative to the "
-                                      "importing file)")
-            raise
+            content = read_regular_file(target)  # a pipe or a device is refused, not read
+        except SuiteFileError as exc:
+            name_hint = "check the file name (imports are relative to the importing file)"
+            self.refused = SuiteError(f"cannot read import {relative!r}: {exc.reason}",
+                                      hint=exc.hint if target.exists() else name_hint)
+            raise OSError(self.refused.message) from None
         name = target.relative_to(self.root).as_posix()
         if name not in self.imported:
             self.imported.append(name)
@@ -76,13 +77,17 @@ def load_config(path: str | Path) -> LoadedConfig:
 
     config = Path(path)
     source = str(config)
-    if not config.is_file():
-        raise SuiteError("no such config file", source, hint="give the path of a .jsonnet file")
+    # Read here, not by jsonnet, so that a pipe or a device is refused (SuiteFileError).
+    try:
+        config_text = read_regular_file(config).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"the config is not UTF-8 text (byte {exc.start})", source,
+                         hint="save it as UTF-8") from None
     root = config.resolve().parent
     importer = _ConfinedImporter(root)
     try:
-        text = _jsonnet.evaluate_file(str(config.resolve()), import_callback=importer,
-                                      max_stack=MAX_STACK)
+        text = _jsonnet.evaluate_snippet(str(config.resolve()), config_text,
+                                         import_callback=importer, max_stack=MAX_STACK)
     except RuntimeError as exc:
         if importer.refused is not None:
             raise importer.refused.located(file=source) from None

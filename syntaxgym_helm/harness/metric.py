@@ -35,7 +35,7 @@ from syntaxgym_helm.core.item_evaluation import (
     check_first_token_policy,
     evaluate_item,
 )
-from syntaxgym_helm.core.suite import Suite, parse_suite
+from syntaxgym_helm.core.suite import Suite
 
 ACCURACY = "syntaxgym_accuracy"
 FIRST_PREDICTION_ACCURACY = "syntaxgym_first_prediction_accuracy"
@@ -73,7 +73,8 @@ def item_suite(state: RequestState) -> Suite:
     instance = state.instance
     if not instance.extra_data or ITEM_KEY not in instance.extra_data:
         raise ValueError(f"instance {instance.id} was not made by SyntaxGymScenario")
-    return parse_suite(instance.extra_data[ITEM_KEY], source=f"instance {instance.id}")
+    # Written by the scenario from a validated suite: read back without validating it again.
+    return Suite.from_trusted_json(instance.extra_data[ITEM_KEY], f"instance {instance.id}")
 
 
 def evaluate_request_states(states: List[RequestState], first_token: str = "error") -> ItemEvaluation:

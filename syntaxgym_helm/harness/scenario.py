@@ -22,8 +22,8 @@ from helm.benchmark.scenarios.scenario import (
     ScenarioMetadata,
 )
 
-from syntaxgym_helm.core.registry import resolve_suite
-from syntaxgym_helm.core.suite import Item, Suite, load_suite
+from syntaxgym_helm.core.registry import load_named_suite
+from syntaxgym_helm.core.suite import Item, Suite
 
 #: Key of ``Instance.extra_data`` that holds the item as a one-item suite in syntaxgym-core JSON.
 ITEM_KEY = "syntaxgym_item"
@@ -46,7 +46,7 @@ class SyntaxGymScenario(Scenario):
         self.suites_dir = suites_dir
 
     def load(self, cache_path: str) -> Suite:
-        return load_suite(resolve_suite(self.suite_spec, cache_path, self.suites_dir))
+        return load_named_suite(self.suite_spec, cache_path, self.suites_dir)
 
     def get_instances(self, output_path: str) -> List[Instance]:
         suite = self.load(output_path)

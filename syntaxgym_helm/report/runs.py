@@ -23,7 +23,7 @@ from syntaxgym_helm.harness.metric import evaluate_request_states  # noqa: I001
 from syntaxgym_helm.harness.scenario import ITEM_KEY
 from syntaxgym_helm.harness.run_spec import suite_group_name
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
-from syntaxgym_helm.core.suite import Suite, parse_suite
+from syntaxgym_helm.core.suite import Suite
 
 SCENARIO_CLASS_SUFFIX = "SyntaxGymScenario"
 
@@ -148,7 +148,7 @@ def _merge_items(one_item_suites: Sequence[dict[str, Any]], source: str) -> Suit
     """The run's suite: the shared fields of the one-item suites and all of their items."""
     merged = {key: value for key, value in one_item_suites[0].items() if key != "items"}
     merged["items"] = [item for one in one_item_suites for item in one["items"]]
-    return parse_suite(merged, source=source)
+    return Suite.from_trusted_json(merged, source=source)  # the scenario wrote it, validated
 
 
 def load_runs(run_dirs: Iterable[Path], progress: bool = True) -> list[RunRecord]:

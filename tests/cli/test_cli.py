@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -137,3 +138,70 @@ def test_console_script(mixed_dir: Path) -> None:
     ok = subprocess.run([str(script), "validate", str(mixed_dir / "sample_suite.json")],
                         capture_output=True, text=True, timeout=120, check=False)
     assert ok.returncode == 0 and ok.stdout.endswith("1 valid, 0 invalid\n")
+
+
+# -- hostile files: each refused at once, with a clear line ---------------------------------------
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The command line in its own process, with a deadline: a regression that reads a pipe
+    fails the test instead of hanging it."""
+    return subprocess.run([sys.executable, "-m", "syntaxgym_helm.cli.main", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+
+
+@needs_fifo
+def test_validate_refuses_a_named_pipe_at_once(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "some.fifo")
+    os.mkfifo(tmp_path / "piped.json")  # found by the folder's *.json glob
+    done = run_cli("validate", "some.fifo", ".", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    reason = "cannot read the file: it is a named pipe (FIFO), not a regular file"
+    assert done.stdout.splitlines()[:4] == [
+        "error some.fifo: 1 problem(s)", f"  some.fifo: {reason}. give the path of a suite or "
+        "config file (a pipe or a device is never read: reading one could wait forever)",
+        "error piped.json: 1 problem(s)", f"  piped.json: {reason}. give the path of a suite or "
+        "config file (a pipe or a device is never read: reading one could wait forever)"]
+    assert done.stdout.endswith("0 valid, 2 invalid\n")
+
+
+@needs_fifo
+def test_generate_refuses_a_config_importing_a_named_pipe(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "lexicon.libsonnet")
+    (tmp_path / "mine.jsonnet").write_text("local lexicon = import 'lexicon.libsonnet';\n"
+                                           "{ version: 1, lexicon: lexicon }\n", encoding="utf-8")
+    done = run_cli("generate", "mine.jsonnet", "-o", "mine.json", cwd=tmp_path)
+    assert done.returncode != 0
+    assert ("mine.jsonnet: cannot read import 'lexicon.libsonnet': it is a named pipe (FIFO), "
+            "not a regular file") in done.stderr + done.stdout
+    os.mkfifo(tmp_path / "config.jsonnet")  # the config itself
+    done = run_cli("generate", "config.jsonnet", "-o", "mine.json", cwd=tmp_path)
+    assert done.returncode != 0 and "config.jsonnet: cannot read the file: it is a named pipe" \
+        in done.stderr + done.stdout
+    assert not (tmp_path / "mine.json").exists()
+
+
+def test_validate_names_a_repeated_key_and_reads_the_older_format(
+        tmp_path: Path, shared_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample = (shared_dir / "suites" / "syntaxgym-core" / "sample_suite.json").read_text(
+        encoding="utf-8")
+    data = json.loads(sample)
+    twice = tmp_path / "twice.json"
+    twice.write_text(sample.replace('"meta": {', '"meta": {\n"metric": "mean",', 1),
+                     encoding="utf-8")
+    formulas = [prediction["formula"] for prediction in data["predictions"]]
+    data["meta"]["string_predictions"], data["predictions"] = formulas, []
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(data), encoding="utf-8")
+    assert cli.main(["validate", str(twice), str(older)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"error {twice}: 1 problem(s)"
+    assert lines[1].startswith(f'  {twice}:meta: the key "metric" appears twice in one object, '
+                               "at line 3, column 1 and line ")
+    assert lines[2:] == [
+        f"ok    {older}: {SAMPLE_LINE}",
+        f"  warning: {older}:meta.string_predictions: predictions read from "
+        "meta.string_predictions (an older suite format, with an empty \"predictions\" list)",
+        "1 valid, 1 invalid"]

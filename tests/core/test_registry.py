@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
+import json
+import os
 import shutil
+import signal
 import threading
+import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
+from syntaxgym_helm.core.errors import SuiteError, SuiteFileError
 from syntaxgym_helm.core.registry import (
     HU2020_SUITES,
     SUITES_DIR_ENV,
     RegistryError,
     circuit_of,
+    load_named_suite,
     resolve_suite,
     sg_score_suites,
 )
@@ -24,6 +31,21 @@ from syntaxgym_helm.core.suite import load_suite
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 HU2020 = SHARED / "suites" / "hu2020"
 needs_shared = pytest.mark.skipif(not HU2020.is_dir(), reason="../shared/suites/hu2020 is absent")
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """Fail the test, instead of hanging it, if the block takes longer than ``seconds``."""
+    def expire(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_registry_lists_the_34_suites_and_31_for_the_sg_score() -> None:
@@ -58,7 +80,7 @@ def test_a_modified_local_copy_is_refused(tmp_path: Path) -> None:
     (local / "mvrr.json").write_text(text)
     with pytest.raises(RegistryError, match="not the registered version.*suite=") as info:
         resolve_suite("mvrr", tmp_path / "cache", local)
-    assert "mvrr.json" in str(info.value)
+    assert str(info.value).startswith(f"suite 'mvrr': {local / 'mvrr.json'} is not")
 
 
 def test_unknown_name_lists_the_registered_ones(tmp_path: Path) -> None:
@@ -70,7 +92,8 @@ def test_a_failed_download_says_how_to_work_offline(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(SUITES_DIR_ENV, raising=False)
     monkeypatch.setattr("syntaxgym_helm.core.registry.HU2020_URL", "http://127.0.0.1:9/{name}.json")
-    with pytest.raises(RegistryError, match=f"could not download.*{SUITES_DIR_ENV}"):
+    expected = f"^suite 'cleft': could not download.*{SUITES_DIR_ENV}"
+    with pytest.raises(RegistryError, match=expected):
         resolve_suite("cleft", tmp_path)
     assert not (tmp_path / "cleft.json").exists()
 
@@ -104,3 +127,132 @@ def test_download_checks_and_caches(tmp_path: Path, served_suites: str,
     with pytest.raises(RegistryError, match="SHA-256"):
         resolve_suite("npz_obj", cache)
     assert not (cache / "npz_obj.json").exists()
+
+
+def write_www(tmp_path: Path, name: str, content: str) -> None:
+    www = tmp_path / "www"
+    www.mkdir(exist_ok=True)
+    (www / name).write_text(content, encoding="utf-8")
+
+
+HTML = "<!DOCTYPE html>\n<html><head><title>number_prep.json</title></head><body></body></html>"
+
+
+def test_a_url_serving_a_web_page_is_named_and_never_cached(tmp_path: Path) -> None:
+    write_www(tmp_path, "number_prep.html", HTML)  # e.g. a github.com page instead of the raw file
+    with serve(tmp_path / "www") as base, time_limit(30):
+        url = f"{base}/number_prep.html"
+        cache = tmp_path / "cache"
+        for _ in range(2):  # the second time too: nothing was cached
+            with pytest.raises(RegistryError) as caught:
+                load_named_suite(url, cache)
+            message = str(caught.value)
+            assert message.startswith(f"{url} did not send JSON: it sent text/html beginning "
+                                      "'<!DOCTYPE html>")
+            assert "raw.githubusercontent.com" in message and str(cache) not in message
+    assert not cache.exists() or not any(cache.iterdir())
+
+
+def test_errors_name_the_suite_as_given_before_the_file_read(tmp_path: Path) -> None:
+    write_www(tmp_path, "mine.json", '{"meta": {}, "region_meta": {}, "items": []}')
+    cache = tmp_path / "cache"
+    with serve(tmp_path / "www") as base, time_limit(30):
+        url = f"{base}/mine.json"
+        with pytest.raises(SuiteError) as caught:
+            load_named_suite(url, cache)
+    (cached,) = cache.iterdir()
+    assert caught.value.file == f"{url} ({cached})"
+    assert str(caught.value).startswith(f"{url} ({cached}):")
+    local = tmp_path / "www" / "mine.json"
+    with pytest.raises(SuiteError) as caught:
+        load_named_suite(str(local), cache)
+    assert caught.value.file == str(local)  # a path is the file itself: named once
+
+
+def test_a_suite_without_a_name_is_named_after_its_url_or_path(tmp_path: Path) -> None:
+    data = json.loads((Path(__file__).resolve().parents[2] / "syntaxgym_helm" / "suites"
+                       / "sgh_agreement_pp.json").read_text(encoding="utf-8"))
+    del data["meta"]["name"]
+    write_www(tmp_path, "my_agreement.json", json.dumps(data))
+    with serve(tmp_path / "www") as base, time_limit(30):
+        assert load_named_suite(f"{base}/my_agreement.json", tmp_path / "c").name == "my_agreement"
+    assert load_named_suite(str(tmp_path / "www" / "my_agreement.json"), tmp_path / "c").name \
+        == "my_agreement"
+
+
+def test_a_built_in_name_is_read_and_named(tmp_path: Path) -> None:
+    suite = load_named_suite("sgh_agreement_pp", tmp_path)
+    assert suite.name == "sgh_agreement_pp" and suite.source.startswith("sgh_agreement_pp (")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_given_as_a_suite_is_refused_at_once(tmp_path: Path) -> None:
+    pipe = tmp_path / "suite.json"
+    os.mkfifo(pipe)
+    with time_limit(10), pytest.raises(SuiteFileError) as caught:
+        load_named_suite(str(pipe), tmp_path / "cache")
+    assert caught.value.file == str(pipe)
+    assert caught.value.reason == "it is a named pipe (FIFO), not a regular file"
+
+
+class _Drip(http.server.BaseHTTPRequestHandler):
+    """Sends a 100-byte body one byte every 0.2 s: each read is quick, the whole is not."""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "100")
+        self.end_headers()
+        try:
+            for _ in range(100):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass  # the client gave up, as it should
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_download_has_a_deadline_in_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("syntaxgym_helm.core.registry.DOWNLOAD_TIMEOUT_S", 1)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Drip)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/slow.json"
+        start = time.monotonic()
+        with time_limit(15), pytest.raises(RegistryError, match="took more than 1 s"):
+            resolve_suite(url, tmp_path)
+        assert time.monotonic() - start < 5
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_download_over_the_size_cap_is_refused(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("syntaxgym_helm.core.registry.MAX_FILE_BYTES", 1000)
+    write_www(tmp_path, "big.json", json.dumps({"meta": {"comment": "x" * 5000}}))
+    with serve(tmp_path / "www") as base, time_limit(30):
+        with pytest.raises(RegistryError, match="big.json sends more than 1,000 bytes"):
+            resolve_suite(f"{base}/big.json", tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
+
+
+@contextlib.contextmanager
+def serve(root: Path) -> Iterator[str]:
+    """A real HTTP server on loopback serving ``root``; its base URL."""
+    handler = functools.partial(_QuietFiles, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass

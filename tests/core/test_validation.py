@@ -327,6 +327,74 @@ def test_a_missing_name_is_a_warning() -> None:
                                "'agree'"]
 
 
+# -- the older format: formulas in meta.string_predictions ---------------------------------------
+
+#: number_prep's formula as the first JSON release of the Hu et al. suites wrote it
+#: (github.com/cpllab/syntactic-generalization, commit 069e007, test_suites/json/number_prep.json).
+OLD_NUMBER_PREP = ("[(6;%match_sing%) < (6;%mismatch_sing%)] & "
+                   "[(6;%match_plural%) < (6;%mismatch_plural%)]")
+OLD_FORMAT_NOTE = ("meta.string_predictions: predictions read from meta.string_predictions (an "
+                   "older suite format, with an empty \"predictions\" list)")
+
+
+def old_format(data: dict[str, Any], formulas: Any) -> dict[str, Any]:
+    """``data`` in the shape of that release: formulas in ``meta.string_predictions``, an empty
+    ``predictions`` list, and a ``metric_value`` (a past model's surprisal) in every region."""
+    data["meta"]["string_predictions"] = formulas
+    data["predictions"] = []
+    for item in data["items"]:
+        for condition in item["conditions"]:
+            for number, region_data in enumerate(condition["regions"]):
+                region_data["metric_value"] = {"sum": 1.5 * number}
+    return data
+
+
+def test_an_older_hu2020_suite_reads_its_string_predictions(shared_dir: Path,
+                                                           tmp_path: Path) -> None:
+    current = shared_dir / "suites" / "hu2020" / "number_prep.json"
+    path = tmp_path / "number_prep.json"
+    path.write_text(json.dumps(old_format(json.loads(current.read_text()), [OLD_NUMBER_PREP]),
+                               indent=4))
+    report = check_suite_file(path)
+    assert report.ok and report.suite is not None, report.errors
+    assert report.warnings == [f"{path}:{OLD_FORMAT_NOTE}"]
+    assert report.suite == check_suite_file(current).suite  # same items, same prediction
+    assert [p.source for p in report.suite.predictions] == [OLD_NUMBER_PREP]
+    assert "string_predictions" not in report.suite.meta.extra  # now they are the predictions
+    assert json.loads(dumps_suite(report.suite))["predictions"] == [
+        {"type": "formula", "formula": OLD_NUMBER_PREP}]
+
+
+def test_string_predictions_without_a_predictions_key_are_read_too() -> None:
+    data = old_format(small_suite(), ["(2;%mismatch%) > (2;%match%)"])
+    del data["predictions"]
+    report = check_suite(data, SOURCE)
+    assert report.ok and report.warnings == [f"{SOURCE}:{OLD_FORMAT_NOTE}"]
+
+
+def test_errors_in_string_predictions_are_located_there() -> None:
+    data = old_format(small_suite(), ["(2;%mismatch%) > (2;%match%)", "(2;%mismatch%) >"])
+    (error,) = check_suite(data, SOURCE).errors
+    assert error.path == "meta.string_predictions[1]"
+    bad = old_format(small_suite(), "(2;%mismatch%) > (2;%match%)")
+    (error,) = check_suite(bad, SOURCE).errors
+    assert error.path == "meta.string_predictions"
+    assert error.message == ("expected a JSON list of formulas, got a string "
+                             "\"(2;%mismatch%) > (2;%match%)\"")
+    empty = old_format(small_suite(), [])
+    assert [(e.path, e.message) for e in check_suite(empty, SOURCE).errors] == [
+        ("meta.string_predictions", "the suite has no predictions")]
+
+
+def test_filled_predictions_win_over_string_predictions() -> None:
+    data = small_suite()
+    data["meta"]["string_predictions"] = ["(2;%match%) > (2;%mismatch%)"]
+    report = check_suite(data, SOURCE)
+    assert report.ok and report.suite is not None and not report.warnings
+    assert [p.source for p in report.suite.predictions] == ["(2;%mismatch%) > (2;%match%)"]
+    assert report.suite.meta.extra == {"string_predictions": ["(2;%match%) > (2;%mismatch%)"]}
+
+
 # -- files ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("content, fragment", [
@@ -334,7 +402,7 @@ def test_a_missing_name_is_a_warning() -> None:
     (b"{\"meta\": ", "not valid JSON: Expecting value at line 1, column 10"),
     (b"\xff\xfe{}", "cannot read the file"),
     (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-    (b"1" * 5000, "not valid JSON"),
+    (b"1" * 5000, "the number at line 1, column 1 is too large: it has 5000 digits"),
     (b"[1, 2]", "the suite must be a JSON object, got a JSON list"),
 ], ids=["empty", "truncated", "not-utf8", "deep", "huge-int", "list"])
 def test_bad_files(tmp_path: Path, content: bytes, fragment: str) -> None:

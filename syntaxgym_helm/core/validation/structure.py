@@ -1,0 +1,243 @@
+"""Checking a suite's structure: ``meta``, ``region_meta`` and the items, down to each region.
+
+Each element is built with dacite (:meth:`Checker.build`) and then checked against what came
+before it: region numbers against ``region_meta``, each item's conditions against the first
+item's. An element with an error is left out (None), so what depends on it is not checked again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+from syntaxgym_helm.core.region_stats import METRICS
+from syntaxgym_helm.core.suite_data import Condition, Item, Region, SuiteMeta
+from syntaxgym_helm.core.validation.checker import Checker, describe
+from syntaxgym_helm.core.validation.raw import (
+    NAME_RE,
+    RawCondition,
+    RawItem,
+    RawMeta,
+    RawRegion,
+)
+
+
+def check_meta(checker: Checker, data: dict) -> SuiteMeta | None:
+    raw = checker.build(RawMeta, data, "meta", "meta")
+    if raw is None:
+        return None
+    metrics = _check_metrics(checker, raw.metric)
+    tags = tuple(raw.tags or ())
+    for index, tag in enumerate(tags):
+        if not isinstance(tag, str):
+            checker.error(f"meta.tags[{index}]", f"a tag must be a string, got {describe(tag)}")
+    known = {f.name for f in dataclasses.fields(RawMeta)}
+    extra = {key: value for key, value in data.items() if key not in known}
+    name = raw.name
+    if not name:
+        name = checker.default_name or Path(checker.report.source).stem
+        checker.warn("meta.name", f"no suite name; using the file name {name!r}")
+    if metrics is None:
+        return None
+    return SuiteMeta(name=name, metrics=metrics, author=raw.author or "",
+                     reference=raw.reference or "", description=raw.description or "",
+                     comment=raw.comment or "", tags=tags, extra=extra)
+
+
+def _check_metrics(checker: Checker, metric: str | list | None) -> tuple[str, ...] | None:
+    if metric is None:
+        return ("sum",)
+    if metric == "all":
+        return METRICS
+    names = [metric] if isinstance(metric, str) else metric
+    if not names:
+        checker.error("meta.metric", "the metric list is empty", hint=_metric_hint())
+        return None
+    good = True
+    for index, name in enumerate(names):
+        path = "meta.metric" if isinstance(metric, str) else f"meta.metric[{index}]"
+        if not isinstance(name, str) or name not in METRICS:
+            shown = repr(name) if isinstance(name, str) else describe(name)
+            checker.error(path, f"unknown metric {shown}", hint=_metric_hint())
+            good = False
+    if good and len(set(names)) != len(names):
+        checker.error("meta.metric", "a metric is listed twice", hint="list each metric once")
+        good = False
+    return tuple(names) if good else None
+
+
+def _metric_hint() -> str:
+    return f"use one of {', '.join(METRICS)}, a list of them, or \"all\""
+
+
+def check_region_meta(checker: Checker, data: dict) -> dict[int, str] | None:
+    if not data:
+        checker.error("region_meta", "no regions are declared",
+                      hint="declare region names as {\"1\": \"subject\", \"2\": \"verb\", ...}")
+        return None
+    numbers: dict[int, str] = {}
+    for key, name in data.items():
+        path = f"region_meta.{key}"
+        if not isinstance(key, str) or not re.fullmatch(r"[1-9][0-9]{0,8}", key):
+            checker.error(path, f"region key {key!r} is not a region number",
+                          hint="number regions \"1\", \"2\", ... in order")
+        elif int(key) in numbers:
+            checker.error(path, f"region {key} is declared twice")
+        elif not isinstance(name, str):
+            checker.error(path, f"a region name must be a string, got {describe(name)}")
+        else:
+            numbers[int(key)] = name
+    if len(numbers) != len(data):
+        return None  # each bad key was reported above
+    if sorted(numbers) != list(range(1, len(numbers) + 1)):
+        checker.error("region_meta", f"regions must be numbered 1..{len(numbers)} without gaps, "
+                      f"got {', '.join(str(n) for n in sorted(numbers))}",
+                      hint="renumber the regions (and the items' region_number) from 1")
+        return None
+    return dict(sorted(numbers.items()))
+
+
+def check_items(checker: Checker, data: list,
+                 region_meta: dict[int, str] | None) -> list[tuple[int, Item]]:
+    """The valid items with their indices in ``data``."""
+    if not data:
+        checker.error("items", "the suite has no items", hint="add at least one item")
+        return []
+    items: list[tuple[int, Item]] = []
+    seen_numbers: dict[int, int] = {}
+    for index, raw_item in enumerate(data):
+        path = f"items[{index}]"
+        raw = checker.build(RawItem, raw_item, path, "an item")
+        if raw is None:
+            continue
+        number = raw.item_number
+        # A bad number is reported, and the item is still checked: its regions are fine.
+        if checker.small_number(number, f"{path}.item_number", "item number"):
+            if number in seen_numbers:
+                checker.error(f"{path}.item_number", f"item number {number} is used twice "
+                              f"(also items[{seen_numbers[number]}])",
+                              hint="give every item its own number")
+            else:
+                seen_numbers[number] = index
+        item = _check_item(checker, raw, path, region_meta)
+        if item is None:
+            continue
+        if items:
+            _check_same_conditions(checker, items[0][1], item, path)
+        items.append((index, item))
+    return items
+
+
+def _check_item(checker: Checker, raw: RawItem, path: str,
+                region_meta: dict[int, str] | None) -> Item | None:
+    """The item, or None when any of its conditions is invalid (the errors are reported)."""
+    if not raw.conditions:
+        checker.error(f"{path}.conditions", "the item has no conditions",
+                      hint="list one sentence per condition")
+        return None
+    conditions: list[Condition] = []
+    names: dict[str, int] = {}
+    complete = True
+    for index, raw_condition in enumerate(raw.conditions):
+        condition_path = f"{path}.conditions[{index}]"
+        condition = _check_condition(checker, raw_condition, condition_path, region_meta)
+        if condition is None:
+            complete = False
+        elif condition.condition_name in names:
+            checker.error(f"{condition_path}.condition_name",
+                          f"condition {condition.condition_name!r} appears twice in this item "
+                          f"(also conditions[{names[condition.condition_name]}])",
+                          hint="give every condition of an item its own name")
+            complete = False
+        else:
+            names[condition.condition_name] = index
+            conditions.append(condition)
+    return Item(raw.item_number, tuple(conditions)) if complete else None
+
+
+def _check_condition(checker: Checker, data: Any, path: str,
+                     region_meta: dict[int, str] | None) -> Condition | None:
+    """The condition, or None when it or any of its regions is invalid."""
+    raw = checker.build(RawCondition, data, path, "a condition")
+    if raw is None:
+        return None
+    complete = True
+    if not NAME_RE.fullmatch(raw.condition_name):
+        checker.error(f"{path}.condition_name",
+                      f"condition name {raw.condition_name!r} cannot be used in formulas",
+                      hint="use letters, digits, '_' and '-' only")
+        complete = False
+    regions: list[Region] = []
+    for index, raw_region in enumerate(raw.regions):
+        region_path = f"{path}.regions[{index}]"
+        region = _check_region(checker, raw_region, region_path, region_meta)
+        if region is None:
+            complete = False
+            continue
+        if regions and region.region_number <= regions[-1].region_number:
+            previous = regions[-1].region_number
+            problem = ("is listed twice" if region.region_number == previous
+                       else f"comes after region {previous}")
+            checker.error(f"{region_path}.region_number",
+                          f"region {region.region_number} {problem}",
+                          hint="list each region once, in increasing order")
+            complete = False
+            continue
+        regions.append(region)
+    if complete and not any(region.content for region in regions):
+        checker.error(f"{path}.regions", "the sentence is empty: no region has content",
+                      hint="give at least one region some text")
+        complete = False
+    return Condition(raw.condition_name, tuple(regions)) if complete else None
+
+
+def _check_region(checker: Checker, data: Any, path: str,
+                  region_meta: dict[int, str] | None) -> Region | None:
+    raw = checker.build(RawRegion, data, path, "a region")
+    if raw is None:
+        return None
+    if not checker.small_number(raw.region_number, f"{path}.region_number", "region number"):
+        return None
+    if region_meta is not None and raw.region_number not in region_meta:
+        checker.error(f"{path}.region_number",
+                      f"region {raw.region_number} is not declared in region_meta",
+                      hint=f"declared regions are 1..{len(region_meta)}")
+        return None
+    if not _is_unicode(raw.content):
+        checker.error(f"{path}.content", f"{raw.content!r} is not valid Unicode text: it has "
+                      "a lone surrogate (e.g. from a \\ud800 escape)",
+                      hint="fix the text's escapes")
+        return None
+    content = " ".join(raw.content.split())
+    if content != raw.content:
+        checker.warn(f"{path}.content", f"extra whitespace in {raw.content!r} normalised to "
+                     f"{content!r}")
+    return Region(raw.region_number, content)
+
+
+def _check_same_conditions(checker: Checker, first: Item, item: Item, path: str) -> None:
+    expected = [c.condition_name for c in first.conditions]
+    actual = [c.condition_name for c in item.conditions]
+    missing = [name for name in expected if name not in actual]
+    extra = [name for name in actual if name not in expected]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"lacks {', '.join(map(repr, missing))}")
+        if extra:
+            parts.append(f"has unexpected {', '.join(map(repr, extra))}")
+        checker.error(f"{path}.conditions",
+                      f"item {item.item_number} {' and '.join(parts)} (the first item has "
+                      f"{', '.join(map(repr, expected))})",
+                      hint="every item must have the same conditions")
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` can be encoded (to UTF-8), i.e. has no lone surrogate code points."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
