@@ -1,8 +1,9 @@
 """BLiMP as SyntaxGym suites: regions from each pair, every pair converted or reported, suites that
-pass the project's validation, and checked sources."""
+pass the project's validation, checked sources, the paper's figures and the leaderboard groups."""
 
 from __future__ import annotations
 
+import csv
 import functools
 import hashlib
 import http.server
@@ -26,6 +27,12 @@ from syntaxgym_helm.core.blimp.convert import (
     convert_lines,
 )
 from syntaxgym_helm.core.blimp.fetch import BLIMP_DIR_ENV, resolve_blimp_suite
+from syntaxgym_helm.core.blimp.paper import (
+    PAPER_COLUMNS,
+    blimp_groups,
+    paper_means,
+    paper_paradigms,
+)
 from syntaxgym_helm.core.blimp.regions import REGION_NAMES, split_pair
 from syntaxgym_helm.core.blimp.sources import (
     BLIMP_COMMIT,
@@ -363,3 +370,43 @@ def test_download_is_checked_and_cached(tmp_path: Path, served_blimp: str,
     assert not (cache / "blimp" / "wh_island.jsonl").exists()
     with pytest.raises(BlimpError, match=f"could not download.*404.*{BLIMP_DIR_ENV}"):
         resolve_blimp_suite("blimp_transitive", cache, url=served_blimp)
+
+
+# --- the paper's figures and the leaderboard groups ---------------------------------------------
+
+def test_leaderboard_groups_cover_every_paradigm_once_per_grouping() -> None:
+    groups = blimp_groups()
+    assert len(groups.overall) == 67
+    assert sorted(groups.by_field) == ["morphology", "semantics", "syntax", "syntax_semantics"]
+    assert len(groups.by_phenomenon) == 12
+    for grouping in (groups.by_field, groups.by_phenomenon):
+        assert sorted(n for names in grouping.values() for n in names) == sorted(groups.overall)
+    assert "blimp_animate_subject_trans" in groups.by_phenomenon["argument_structure"]
+
+
+def test_the_shipped_figures_cover_67_paradigms_and_give_the_papers_means() -> None:
+    rows = paper_paradigms()
+    assert sorted(rows) == sorted(PARADIGMS)
+    assert rows["adjunct_island"].accuracy == {"gpt2": 0.894, "txl": 0.645, "lstm": 0.674,
+                                               "ngram": 0.479, "human": 0.94}
+    assert paper_means()["overall"]["gpt2"] == pytest.approx(0.830238806)
+    assert set(PAPER_COLUMNS) == {"gpt2", "txl", "lstm", "ngram", "human"}
+
+
+@needs_blimp
+def test_the_shipped_figures_are_the_papers_files() -> None:
+    published = [json.loads(line) for line in (BLIMP / "models_summary.jsonl").open()]
+    with (BLIMP / "human_validation_summary.csv").open() as handle:
+        human = {row["Condition"]: float(row["total_mean"]) for row in csv.DictReader(handle)}
+    rows = paper_paradigms()
+    means = paper_means()
+    for entry in published:
+        models = {key: entry[key] for key in ("gpt2", "txl", "lstm", "ngram")}
+        if entry["UID"] == "overall":  # the paper's unweighted means
+            for key, value in models.items():
+                assert means[entry["linguistics_term"]][key] == pytest.approx(value, abs=1e-9)
+        else:
+            row = rows[entry["UID"]]
+            assert row.phenomenon == entry["linguistics_term"]
+            assert {k: row.accuracy[k] for k in models} == models
+            assert row.accuracy["human"] == human[entry["UID"]]

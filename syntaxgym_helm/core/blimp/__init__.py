@@ -7,4 +7,5 @@ sentences differ. docs/blimp.md describes the rules and what is compared.
 - :mod:`.sources`: the pinned commit, the download address, each paradigm's field, phenomenon and
   file SHA-256;
 - :mod:`.fetch`: a suite name to a converted suite file (offline folder, cache, checked download);
+- :mod:`.paper`: the paper's per-paradigm accuracies and human agreement, and leaderboard groups.
 """
