@@ -410,3 +410,50 @@ def test_the_shipped_figures_are_the_papers_files() -> None:
             assert row.phenomenon == entry["linguistics_term"]
             assert {k: row.accuracy[k] for k in models} == models
             assert row.accuracy["human"] == human[entry["UID"]]
+
+
+# --- a real model -------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@needs_blimp
+def test_a_real_model_scores_every_kind_of_item_and_the_regions_cover_the_sentence() -> None:
+    """SmolLM2-135M (the embedded default model) scores pairs of every split and shape, empty
+    regions included: every item is scorable, every token after the beginning-of-text token
+    counts for a region, and the four region sums add up to the whole-sentence sum."""
+    from syntaxgym_helm.clients.embedded.catalogue import embedded_model
+    from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
+    from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
+    from syntaxgym_helm.core.item_evaluation import TokenScore, evaluate_item
+
+    model_info = embedded_model("smollm2-135m-instruct-q4_1")
+    if not model_info.installed():
+        pytest.skip(f"SmolLM2 is not installed ({model_info.pip_install})")
+    gguf = model_info.gguf_path()
+    model, tokenizer = load_model_and_tokenizer(str(gguf.parent), gguf_file=gguf.name,
+                                                device="cpu")
+    engine = LogprobEngine(model, tokenizer)
+    # pairIDs: each split and shape; 156, 509, 403 and 868 have an empty critical region.
+    chosen = {"anaphor_gender_agreement": {0, 1, 2},
+              "determiner_noun_agreement_with_adj_2": {0, 1},
+              "matrix_question_npi_licensor_present": {0, 1}, "adjunct_island": {0, 1},
+              "wh_questions_object_gap": {0, 1}, "transitive": {156, 509}, "passive_1": {403},
+              "passive_2": {868}}
+    for uid, numbers in chosen.items():
+        suite = parse_suite(convert_file(BLIMP / "data" / f"{uid}.jsonl").suite)
+        items = [item for item in suite.items if item.item_number in numbers]
+        assert len(items) == len(numbers)
+        sentences = [c.sentence for item in items for c in item.conditions]
+        scored = {s.prompt: s for s in engine.score(sentences)}
+        for item in items:
+            results = {c.condition_name: [TokenScore(text, logprob) for text, logprob in
+                                          zip(scored[c.sentence].texts, scored[c.sentence].logprobs)]
+                       for c in item.conditions}
+            evaluation = evaluate_item(suite, item, results, prefix=engine.bos_text)
+            assert evaluation.scorable, (uid, item.item_number, evaluation.problems)
+            assert all(outcome.holds is not None for outcome in evaluation.predictions)
+            for values in evaluation.conditions:
+                assert values.regions[0] is None and None not in values.regions[1:]
+                whole = values.value("sum", None)
+                assert whole > 0
+                parts = sum(values.value("sum", region) for region in (1, 2, 3, 4))
+                assert parts == pytest.approx(whole, abs=1e-9)
