@@ -17,10 +17,8 @@ so they never collide with the Hu et al. names.
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -28,8 +26,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
+from syntaxgym_helm.core.download import DownloadError, fetch, write_atomically
 from syntaxgym_helm.core.errors import SyntaxGymError
-from syntaxgym_helm.core.files import MAX_FILE_BYTES, check_regular_file, read_regular_file
+from syntaxgym_helm.core.files import check_regular_file, read_regular_file
 from syntaxgym_helm.core.suite import Suite, load_suite
 
 HU2020_COMMIT = "2f42038477a9f03ab66f308a963ed49864cd8111"
@@ -41,7 +40,6 @@ SUITES_DIR_ENV = "SYNTAXGYM_SUITES_DIR"
 #: Every built-in suite's name starts with this (no Hu et al. name does).
 BUILTIN_PREFIX = "sgh_"
 #: Longest a download may take, in seconds, in all (and longest any one read may wait).
-DOWNLOAD_TIMEOUT_S = 60
 
 #: The six circuits of Hu et al. (2020), Table 1.
 CIRCUITS = (
@@ -203,7 +201,10 @@ def _registered(suite: _Hu2020Suite, cache_dir: Path, suites_dir: str | Path | N
 def _download(url: str, target: Path, expected_sha256: str | None) -> None:
     """Fetch ``url`` into ``target``: checked against ``expected_sha256`` when there is one,
     else at least known to be JSON, so that a web page never sits in the cache as a suite."""
-    data, content_type = _fetch(url)
+    try:
+        data, content_type = fetch(url)
+    except DownloadError as exc:
+        raise RegistryError(str(exc)) from exc
     if expected_sha256 and hashlib.sha256(data).hexdigest() != expected_sha256:
         raise RegistryError(f"{url} does not match its recorded SHA-256 {expected_sha256}")
     if not expected_sha256 and not _is_json(data):
@@ -212,35 +213,7 @@ def _download(url: str, target: Path, expected_sha256: str | None) -> None:
             f"{url} did not send JSON: it sent {content_type} beginning {start!r}. A suite URL "
             "must give the suite's JSON file itself (for GitHub, its raw.githubusercontent.com "
             "address, not the github.com page)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".part")
-    partial.write_bytes(data)
-    partial.replace(target)  # atomic: a killed run never leaves half a suite behind
-
-
-def _fetch(url: str) -> tuple[bytes, str]:
-    """The body ``url`` sends and its content type, within ``DOWNLOAD_TIMEOUT_S`` in all (a
-    server sending a byte a minute would pass every single read's timeout) and at most
-    ``MAX_FILE_BYTES``."""
-    deadline = time.monotonic() + DOWNLOAD_TIMEOUT_S
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
-            content_type = response.headers.get_content_type()
-            # read1: what has come, at once; read(n) would wait for all n bytes.
-            while chunk := response.read1(1 << 16):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > MAX_FILE_BYTES:
-                    raise RegistryError(f"{url} sends more than {MAX_FILE_BYTES:,} bytes, the "
-                                        "limit for a suite file")
-                if time.monotonic() > deadline:
-                    raise RegistryError(f"could not download {url}: it took more than "
-                                        f"{DOWNLOAD_TIMEOUT_S} s")
-    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
-        raise RegistryError(f"could not download {url}: {exc}") from exc
-    return b"".join(chunks), content_type
+    write_atomically(target, data)
 
 
 def _is_json(data: bytes) -> bool:

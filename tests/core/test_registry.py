@@ -216,7 +216,7 @@ class _Drip(http.server.BaseHTTPRequestHandler):
 
 
 def test_a_download_has_a_deadline_in_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("syntaxgym_helm.core.registry.DOWNLOAD_TIMEOUT_S", 1)
+    monkeypatch.setattr("syntaxgym_helm.core.download.DOWNLOAD_TIMEOUT_S", 1)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Drip)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -232,7 +232,7 @@ def test_a_download_has_a_deadline_in_all(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_a_download_over_the_size_cap_is_refused(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("syntaxgym_helm.core.registry.MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr("syntaxgym_helm.core.files.MAX_FILE_BYTES", 1000)
     write_www(tmp_path, "big.json", json.dumps({"meta": {"comment": "x" * 5000}}))
     with serve(tmp_path / "www") as base, time_limit(30):
         with pytest.raises(RegistryError, match="big.json sends more than 1,000 bytes"):

@@ -15,15 +15,13 @@ import difflib
 import hashlib
 import json
 import os
-import urllib.error
-import urllib.request
 from pathlib import Path
 
+from syntaxgym_helm.core.download import DownloadError, fetch, write_atomically
 from syntaxgym_helm.core.blimp.convert import BlimpError, convert_bytes
 from syntaxgym_helm.core.blimp.sources import BLIMP_URL, PARADIGMS, SUITE_PREFIX, Paradigm
 
 BLIMP_DIR_ENV = "SYNTAXGYM_BLIMP_DIR"
-DOWNLOAD_TIMEOUT_S = 60
 
 
 def resolve_blimp_suite(name: str, cache_dir: str | Path, data_dir: str | Path | None = None,
@@ -36,7 +34,7 @@ def resolve_blimp_suite(name: str, cache_dir: str | Path, data_dir: str | Path |
     data = _source_bytes(paradigm, Path(cache_dir), data_dir, url)
     conversion = convert_bytes(data, paradigm.uid, source=f"{paradigm.uid}.jsonl")
     target = Path(cache_dir) / f"{paradigm.suite_name}.json"
-    _write_atomically(target, (json.dumps(conversion.suite, indent=1, ensure_ascii=False)
+    write_atomically(target, (json.dumps(conversion.suite, indent=1, ensure_ascii=False)
                                + "\n").encode("utf-8"))
     return target
 
@@ -73,30 +71,15 @@ def _source_bytes(paradigm: Paradigm, cache_dir: Path, data_dir: str | Path | No
             return data
     address = url.format(uid=paradigm.uid)
     try:
-        data = _download(address)
-    except BlimpError as exc:
+        data, _ = fetch(address)
+    except DownloadError as exc:
         where = "".join(f" and {folder} has no {paradigm.uid}.jsonl" for folder in folders)
         raise BlimpError(f"{exc}{where}. Offline, set {BLIMP_DIR_ENV} (or the data_dir argument) "
                          "to a folder holding BLiMP's <UID>.jsonl files") from exc
     if _sha256(data) != paradigm.sha256:
         raise BlimpError(f"{address} does not match its recorded SHA-256 {paradigm.sha256}")
-    _write_atomically(cached, data)
+    write_atomically(cached, data)
     return data
-
-
-def _download(address: str) -> bytes:
-    try:
-        with urllib.request.urlopen(address, timeout=DOWNLOAD_TIMEOUT_S) as response:
-            return bytes(response.read())
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise BlimpError(f"could not download {address}: {exc}") from exc
-
-
-def _write_atomically(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".part")
-    partial.write_bytes(data)
-    partial.replace(target)  # a killed run never leaves half a file behind
 
 
 def _sha256(data: bytes) -> str:
