@@ -181,7 +181,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
         tries = len(call.attempts)
         if call.expired and (openai is None or isinstance(exc, openai.APIConnectionError)):
             return (f"no complete answer from {self.base_url} within {self.timeout:g} s "
-                    f"(timeout: the whole request, {call.expired} of {tries} tries cut off, "
+                    f"(timeout: the whole request, {call.expired} of {_tries(tries)} cut off, "
                     f"{call.elapsed():.1f} s in all; raise `timeout` in the deployment's "
                     "client_spec args if the server is just slow)")
         if openai is not None:
@@ -195,7 +195,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
                     return (f"cannot reach the server at {self.base_url} "
                             f"({type(cause).__name__}: {cause}); is it running?")
                 return (f"the connection to the server at {self.base_url} broke before a "
-                        f"complete answer ({type(cause).__name__}: {cause}; {tries} tries); "
+                        f"complete answer ({type(cause).__name__}: {cause}; {_tries(tries)}); "
                         "is it running, and is anything between (a proxy) cutting answers?")
             if isinstance(exc, openai.APIStatusError):
                 return self._describe_status(exc)
@@ -365,3 +365,7 @@ def _checked_logprob(index: int, text: str, logprob: Any) -> float:
 def _json_kind(value: Any) -> str:
     kinds = {bool: "boolean", str: "string", list: "array", dict: "object"}
     return kinds.get(type(value), type(value).__name__)
+
+
+def _tries(count: int) -> str:
+    return "1 try" if count == 1 else f"{count} tries"

