@@ -10,7 +10,7 @@ Where the server behaves exactly like vLLM (honours ``max_tokens=0`` with echo, 
 logprobs in ``choices[0].logprobs``) and never fails, that is enough.
 
 :class:`EchoCompletionsClient` is for everything else. It is HELM's ``OpenAILegacyCompletionsClient``
-(same constructor arguments, same request, same cache) with four differences:
+(same constructor arguments, same request) with these differences:
 
 1. **Every failure is one request's failure.** HELM 0.5.16's executor discards a whole run when one
    request fails (unless the failure is flagged non-fatal), after retrying it 5 times with 10 to 80 s
@@ -34,6 +34,17 @@ logprobs in ``choices[0].logprobs``) and never fails, that is enough.
 4. **Together's echo format.** Together returns the prompt's tokens in ``prompt[0].logprobs``, not in
    ``choices[0].logprobs`` (which HELM's ``TogetherCompletionClient`` reads, so it only ever sees
    the generated token). This client reads whichever the response has.
+5. **Only possible values.** A logprob above 0 (a probability above 1; up to
+   :data:`LOGPROB_ROUNDING` is rounding and reads as 0.0), a JSON boolean or string fails the
+   request, naming the token and the value. An answer that is not JSON (an HTML page: ``base_url``
+   points at a web UI) or whose JSON is cut off says what came back.
+6. **A deadline on the whole request.** ``timeout`` bounds each try in all, connect to last byte
+   (:mod:`syntaxgym_helm.clients.served_deadline`), not each read: a server that trickles its
+   answer is cut off.
+7. **The cache tells servers apart.** HELM's cache key is the raw request, which names the model
+   but not the server; here it also holds ``base_url``.
+
+A defective answer is never cached: it is checked inside the cached computation, which raises.
 
 Deployment YAML examples: ``configs/model_deployments/``.
 """
