@@ -96,8 +96,10 @@ class RequestDeadline:
     """
 
     def __init__(self, seconds: float) -> None:
-        if not seconds > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, not {seconds!r}")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not (
+                0 < seconds < float("inf")):
+            raise ValueError(f"`timeout` in the deployment's client_spec args must be a positive "
+                             f"number of seconds, not {seconds!r}")
         self.seconds = float(seconds)
         self._local = threading.local()
 

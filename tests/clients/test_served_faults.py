@@ -308,3 +308,9 @@ def test_helm_run_through_the_fault_server_scores_no_broken_answer(server: Fault
     print(f"helm-run: {took:.1f} s; unscorable by item: {unscorable}; modes: "
           f"{ {i: modes[i] for i in unscorable} }")
     print("\n".join(line for line in log.splitlines() if "is unscorable" in line))
+
+
+@pytest.mark.parametrize("timeout", [0, -1, "60", None, float("inf")])
+def test_a_timeout_that_is_no_positive_number_is_refused_where_it_is_set(timeout: Any) -> None:
+    with pytest.raises(ValueError, match="`timeout` in the deployment's client_spec args"):
+        client("http://127.0.0.1:9/v1", timeout=timeout)
