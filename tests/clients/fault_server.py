@@ -74,8 +74,12 @@ def _with_logprob(prompt: str, value: Any) -> dict[str, Any]:
 class FaultServer:
     """The server; ``url(mode)`` is a deployment's ``base_url``; ``requests`` counts per mode."""
 
-    def __init__(self, trickle_interval: float = 0.2, trickle_limit: float = 60.0) -> None:
+    def __init__(self, trickle_interval: float = 0.2, trickle_limit: float = 60.0,
+                 keep_alive: bool = False) -> None:
         self.trickle_interval = trickle_interval
+        # keep_alive: answer HTTP/1.1 keep-alive (up to 100 requests a connection), not "close".
+        self.keep_alive = keep_alive
+        self.connections = 0
         self.trickle_limit = trickle_limit  # no trickle outlives this, even if nobody reads it
         self.by_prompt: dict[str, str] = {}
         self.requests: dict[str, int] = {}
@@ -87,8 +91,12 @@ class FaultServer:
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
                 self.request.settimeout(10)
+                with server._lock:
+                    server.connections += 1
                 try:
-                    server._handle(self.request)
+                    for _ in range(100 if server.keep_alive else 1):
+                        if not server._handle(self.request):
+                            break
                 except OSError:
                     pass  # the client went away (cut off by its deadline): expected
 
@@ -109,12 +117,13 @@ class FaultServer:
 
     # -- one connection ---------------------------------------------------------------------------
 
-    def _handle(self, sock: socket.socket) -> None:
+    def _handle(self, sock: socket.socket) -> bool:
+        """Answers one request; False when the client closed the connection first."""
         head = b""
         while b"\r\n\r\n" not in head and len(head) < 65536:
-            chunk = sock.recv(4096)
+            chunk = sock.recv(1)  # byte by byte: never read into the next request
             if not chunk:
-                return
+                return False
             head += chunk
         header_bytes, _, body = head.partition(b"\r\n\r\n")
         lines = header_bytes.decode("latin-1").split("\r\n")
@@ -122,9 +131,9 @@ class FaultServer:
         headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}
         length = int(headers.get("content-length", "0"))
         while len(body) < length:
-            chunk = sock.recv(65536)
+            chunk = sock.recv(length - len(body))
             if not chunk:
-                return
+                return False
             body += chunk
         prompt = str(json.loads(body or b"{}").get("prompt", ""))
         mode = self.by_prompt.get(prompt) or path.strip("/").split("/")[0]
@@ -133,6 +142,7 @@ class FaultServer:
             first = (mode, prompt) not in self._seen
             self._seen.add((mode, prompt))
         self._answer(sock, mode, prompt, first)
+        return True
 
     def _answer(self, sock: socket.socket, mode: str, prompt: str, first: bool) -> None:
         if mode == "healthy" or (mode == "status500_once" and not first):
@@ -183,10 +193,10 @@ class FaultServer:
             sock.sendall(bytes([byte]))
             time.sleep(self.trickle_interval)
 
-    @staticmethod
-    def _head(status: int, length: int, content_type: str) -> bytes:
+    def _head(self, status: int, length: int, content_type: str) -> bytes:
+        close = "" if self.keep_alive else "Connection: close\r\n"
         return (f"HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\n"
-                f"Content-Length: {length}\r\nConnection: close\r\n\r\n").encode()
+                f"Content-Length: {length}\r\n{close}\r\n").encode()
 
     def _raw(self, sock: socket.socket, status: int, data: bytes, content_type: str) -> None:
         sock.sendall(self._head(status, len(data), content_type) + data)

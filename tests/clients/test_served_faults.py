@@ -193,6 +193,18 @@ def test_sixteen_requests_to_a_trickling_server_end_in_time(server: FaultServer)
     assert time.monotonic() - started < 4 * 3 + 4
 
 
+def test_no_connection_is_reused_so_each_request_has_its_own_deadline(wall_clock: None) -> None:
+    """A reused keep-alive connection would never be "connected" again: its socket would not
+    reach the deadline. The server offers keep-alive; the client must not take it."""
+    server = FaultServer(keep_alive=True)
+    try:
+        served = client(server.url())
+        assert all(served.make_request(request(f"Item {i}.")).success for i in range(3))
+        assert server.requests == {"healthy": 3} and server.connections == 3
+    finally:
+        server.close()
+
+
 def test_a_server_that_is_down_fails_at_once() -> None:
     import socket
 
