@@ -29,6 +29,7 @@ FAULTS: dict[str, Optional[str]] = {
     "boolean": "has logprob true (a JSON boolean, not a number)",
     "string": 'has logprob "-1.5" (a JSON string, not a number)',
     "html": "came back with text/html; charset=utf-8, ",
+    "html404": "answered HTTP 404: not JSON: text/html; charset=utf-8, 117 bytes, beginning",
     "truncated": "its JSON is malformed or cut off",
     "reset": "broke before a complete answer",
     "status429": "answered HTTP 429",
@@ -156,6 +157,8 @@ class FaultServer:
             self._send(sock, 200, _with_logprob(prompt, value))
         elif mode == "html":
             self._raw(sock, 200, HTML, "text/html; charset=utf-8")
+        elif mode == "html404":  # a base_url without /v1 on a web UI's host
+            self._raw(sock, 404, HTML, "text/html; charset=utf-8")
         elif mode == "truncated":
             data = json.dumps(echo(prompt)).encode()
             self._raw(sock, 200, data[: len(data) // 2], "application/json")
