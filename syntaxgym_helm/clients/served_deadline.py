@@ -129,6 +129,9 @@ class RequestDeadline:
 
 
 class _CallScope:
+    """The ``with`` block of one call: the thread's current :class:`Call` while it runs; at its
+    end every timer of the call is stopped (a finished call leaves no timer behind)."""
+
     def __init__(self, deadline: RequestDeadline) -> None:
         self._deadline = deadline
         self._call = Call()
