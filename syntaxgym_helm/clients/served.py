@@ -10,7 +10,7 @@ Where the server behaves exactly like vLLM (honours ``max_tokens=0`` with echo, 
 logprobs in ``choices[0].logprobs``) and never fails, that is enough.
 
 :class:`EchoCompletionsClient` is for everything else. It is HELM's ``OpenAILegacyCompletionsClient``
-(same constructor arguments, same request, same cache) with four differences:
+(same constructor arguments, same request) with these differences:
 
 1. **Every failure is one request's failure.** HELM 0.5.16's executor discards a whole run when one
    request fails (unless the failure is flagged non-fatal), after retrying it 5 times with 10 to 80 s
@@ -34,15 +34,28 @@ logprobs in ``choices[0].logprobs``) and never fails, that is enough.
 4. **Together's echo format.** Together returns the prompt's tokens in ``prompt[0].logprobs``, not in
    ``choices[0].logprobs`` (which HELM's ``TogetherCompletionClient`` reads, so it only ever sees
    the generated token). This client reads whichever the response has.
+5. **Only possible values.** A logprob above 0 (a probability above 1; up to
+   :data:`LOGPROB_ROUNDING` is rounding and reads as 0.0), a JSON boolean or string fails the
+   request, naming the token and the value. An answer that is not JSON (an HTML page: ``base_url``
+   points at a web UI) or whose JSON is cut off says what came back.
+6. **A deadline on the whole request.** ``timeout`` bounds each try in all, connect to last byte
+   (:mod:`syntaxgym_helm.clients.served_deadline`), not each read: a server that trickles its
+   answer is cut off.
+7. **The cache tells servers apart.** HELM's cache key is the raw request, which names the model
+   but not the server; here it also holds ``base_url``.
+
+A defective answer is never cached: it is checked inside the cached computation, which raises.
 
 Deployment YAML examples: ``configs/model_deployments/``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Mapping, Optional
 
+import httpx
 from helm.clients.openai_client import OpenAILegacyCompletionsClient
 from helm.common.cache import CacheConfig
 from helm.common.request import (
@@ -56,11 +69,17 @@ from helm.common.request import (
 from syntaxgym_helm.core.alignment import align
 from syntaxgym_helm.core.errors import AlignmentError
 from syntaxgym_helm.clients.failed_request import failed_request
+from syntaxgym_helm.clients.served_deadline import Call, RequestDeadline
 
 try:
     import openai
 except ModuleNotFoundError:  # pragma: no cover - HELM's openai_client import fails first
     openai = None  # type: ignore[assignment]
+
+
+# A logprob above 0 is a probability above 1. Up to this much (nats) is rounding (a float32 or
+# float16 log-softmax of a near-certain token) and is read as 0.0; more is a defective answer.
+LOGPROB_ROUNDING = 1e-3
 
 
 class EchoResponseError(ValueError):
@@ -73,9 +92,11 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
     Arguments (``client_spec.args`` of a model deployment): ``base_url`` (e.g.
     ``http://127.0.0.1:8000/v1``), ``openai_model_name`` (the model name the server knows; default:
     the deployment's engine), ``api_key`` (normally from ``prod_env/credentials.conf``, see the
-    README), ``timeout`` (seconds per request, default 60), ``max_retries`` (the OpenAI library's
-    retries of connection errors, 429 and 5xx answers, default 2), ``max_tokens_for_echo`` (what to
-    send instead of ``max_tokens=0``; ``1`` for llama-cpp-python and Together).
+    README), ``timeout`` (seconds each try of a request may take in all, connect to last byte,
+    default 60; see :mod:`syntaxgym_helm.clients.served_deadline`), ``max_retries`` (the OpenAI
+    library's retries of connection errors, timeouts, 408/409/429 and 5xx answers, default 2),
+    ``max_tokens_for_echo`` (what to send instead of ``max_tokens=0``; ``1`` for llama-cpp-python
+    and Together).
     """
 
     def __init__(
@@ -92,6 +113,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
     ) -> None:
         if max_tokens_for_echo is not None and max_tokens_for_echo < 0:
             raise ValueError("max_tokens_for_echo must be 0 or more")
+        self.deadline = RequestDeadline(timeout)
         super().__init__(
             cache_config=cache_config,
             # Local servers (vLLM without --api-key, llama-cpp-python) need no key, but the OpenAI
@@ -102,19 +124,32 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
             openai_model_name=openai_model_name,
             timeout=timeout,
             max_retries=max_retries,
+            # httpx's timeout bounds each read, not the request: this bounds each try in all.
+            http_client=self.deadline.http_client(),
             **kwargs,
         )
         self.base_url = base_url or "https://api.openai.com/v1"
         self.timeout = timeout
+        self.max_retries = max_retries
         self.max_tokens_for_echo = max_tokens_for_echo
 
     def make_request(self, request: Request) -> RequestResult:
-        try:
-            return self._make_echo_request(request)
-        except Exception as exc:  # noqa: BLE001 - whatever happens, it is this request's failure
-            return failed_request(f"{type(exc).__name__}: {exc}")
+        with self.deadline.call() as call:
+            try:
+                return self._make_echo_request(request, call)
+            except Exception as exc:  # noqa: BLE001 - whatever happens, it is this request's failure
+                return failed_request(f"{type(exc).__name__}: {exc}")
 
-    def _make_echo_request(self, request: Request) -> RequestResult:
+    def _get_cache_key(self, raw_request: dict[str, Any], request: Request) -> Mapping[str, Any]:
+        """HELM's key (the raw request) plus the server: two deployments that send the same
+        ``openai_model_name`` to two servers share HELM's cache file (one per organisation) and
+        would otherwise get each other's answers. Entries cached before this key was used are
+        recomputed once."""
+        key = dict(super()._get_cache_key(raw_request, request))
+        key["base_url"] = self.base_url.rstrip("/")
+        return key
+
+    def _make_echo_request(self, request: Request, call: Call) -> RequestResult:
         if not request.echo_prompt:
             # Not an echo request (some other benchmark): HELM's behaviour, unchanged.
             return super().make_request(request)
@@ -123,7 +158,10 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
             raw_request["max_tokens"] = self.max_tokens_for_echo
 
         def do_it() -> dict[str, Any]:
-            response = self.client.completions.create(**raw_request).model_dump(mode="json")
+            answer = self.client.completions.with_raw_response.create(**raw_request)
+            # Parsed here, not by the library: it returns an HTML page as a string, and coerces
+            # nothing we could check afterwards.
+            response = json_answer(answer.http_response)
             # Checked before HELM caches it: a defective answer is asked again on the next run.
             echoed_prompt_tokens(response, request.prompt)
             return response
@@ -134,7 +172,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
         except EchoResponseError as exc:
             return failed_request(f"unusable response from {self.base_url}: {exc}")
         except Exception as exc:  # noqa: BLE001
-            return failed_request(self._describe(exc))
+            return failed_request(self._describe(exc, call))
         tokens = echoed_prompt_tokens(response, request.prompt)
         return RequestResult(
             success=True,
@@ -150,7 +188,13 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
             embedding=[],
         )
 
-    def _describe(self, exc: Exception) -> str:
+    def _describe(self, exc: Exception, call: Call) -> str:
+        tries = len(call.attempts)
+        if call.expired and (openai is None or isinstance(exc, openai.APIConnectionError)):
+            return (f"no complete answer from {self.base_url} within {self.timeout:g} s "
+                    f"(timeout: the whole request, {call.expired} of {_tries(tries)} cut off, "
+                    f"{call.elapsed():.1f} s in all; raise `timeout` in the deployment's "
+                    "client_spec args if the server is just slow)")
         if openai is not None:
             if isinstance(exc, openai.APITimeoutError):
                 return (f"no answer from {self.base_url} within {self.timeout:g} s (timeout; "
@@ -158,14 +202,58 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
                         "just slow)")
             if isinstance(exc, openai.APIConnectionError):
                 cause = exc.__cause__ or exc
-                return (f"cannot reach the server at {self.base_url} ({type(cause).__name__}: "
-                        f"{cause}); is it running?")
+                if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout)):
+                    return (f"cannot reach the server at {self.base_url} "
+                            f"({type(cause).__name__}: {cause}); is it running?")
+                return (f"the connection to the server at {self.base_url} broke before a "
+                        f"complete answer ({type(cause).__name__}: {cause}; {_tries(tries)}); "
+                        "is it running, and is anything between (a proxy) cutting answers?")
             if isinstance(exc, openai.APIStatusError):
-                body = exc.body
-                detail = body.get("message") if isinstance(body, dict) else None
-                return (f"the server at {self.base_url} answered HTTP {exc.status_code}: "
-                        f"{detail or exc.message}")
+                return self._describe_status(exc)
         return f"{type(exc).__name__}: {exc}"
+
+    def _describe_status(self, exc: "openai.APIStatusError") -> str:
+        body = exc.body
+        detail = body.get("message") if isinstance(body, dict) else None
+        if detail is None and not _is_json(exc.response):
+            detail = f"not JSON: {_what_came_back(exc.response)}; {_CHECK_BASE_URL}"
+        hint = ""
+        if exc.status_code == 429:
+            hint = (f" (rate limited after {self.max_retries} retries: run with fewer "
+                    "`--num-threads`, or raise `max_retries` in the client_spec args)")
+        return (f"the server at {self.base_url} answered HTTP {exc.status_code}: "
+                f"{detail or exc.message}{hint}")
+
+
+_CHECK_BASE_URL = ("check the deployment's base_url: it should end in /v1 of an "
+                   "OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1)")
+
+
+def _is_json(response: httpx.Response) -> bool:
+    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return content_type == "application/json" or content_type.endswith("+json")
+
+
+def _what_came_back(response: httpx.Response) -> str:
+    content_type = response.headers.get("content-type") or "no content type"
+    return (f"{content_type}, {len(response.content)} bytes, beginning "
+            f"{response.content[:80].decode('utf-8', 'replace')!r}")
+
+
+def json_answer(response: httpx.Response) -> dict[str, Any]:
+    """The JSON object of a successful answer; :class:`EchoResponseError` saying what came back
+    instead (an HTML page, cut-off JSON, a JSON value that is not an object)."""
+    if not _is_json(response):
+        raise EchoResponseError(f"HTTP {response.status_code} came back with "
+                                f"{_what_came_back(response)}, not JSON; {_CHECK_BASE_URL}")
+    try:
+        answer = json.loads(response.content)
+    except ValueError as exc:
+        raise EchoResponseError(f"its JSON is malformed or cut off ({exc}; "
+                                f"{len(response.content)} bytes came back)") from exc
+    if not isinstance(answer, dict):
+        raise EchoResponseError(f"its JSON is a {type(answer).__name__}, not an object")
+    return answer
 
 
 def echoed_prompt_tokens(response: Mapping[str, Any], prompt: str) -> list[Token]:
@@ -263,9 +351,32 @@ def _tokens(texts: list[Any], logprobs: list[Any]) -> list[Token]:
     for index, (text, logprob) in enumerate(zip(texts, logprobs)):
         if logprob is None and index == 0:
             logprob = 0.0  # no context: never a value (the metric's first-token policy)
-        if logprob is None:
-            raise EchoResponseError(f"token {index} {text!r} has no logprob (null)")
-        if not (isinstance(logprob, (int, float)) and math.isfinite(logprob)):
-            raise EchoResponseError(f"token {index} {text!r} has logprob {logprob!r}")
-        tokens.append(Token(text=text, logprob=float(logprob)))
+        tokens.append(Token(text=text, logprob=_checked_logprob(index, text, logprob)))
     return tokens
+
+
+def _checked_logprob(index: int, text: str, logprob: Any) -> float:
+    """A token's logprob as a float, or :class:`EchoResponseError` naming the token and value."""
+    where = f"token {index} {text!r}"
+    if logprob is None:
+        raise EchoResponseError(f"{where} has no logprob (null)")
+    # JSON true/false arrive as bool, which Python counts as an int: never a logprob.
+    if isinstance(logprob, bool) or not isinstance(logprob, (int, float)):
+        raise EchoResponseError(f"{where} has logprob {json.dumps(logprob)} (a JSON "
+                                f"{_json_kind(logprob)}, not a number)")
+    if not math.isfinite(logprob):
+        raise EchoResponseError(f"{where} has logprob {logprob!r}")
+    if logprob > LOGPROB_ROUNDING:
+        raise EchoResponseError(
+            f"{where} has logprob {logprob!r}, above 0: a probability of {math.exp(logprob):.3g}, "
+            f"more than 1 (up to {LOGPROB_ROUNDING:g} is taken for rounding)")
+    return min(float(logprob), 0.0)
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {bool: "boolean", str: "string", list: "array", dict: "object"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def _tries(count: int) -> str:
+    return "1 try" if count == 1 else f"{count} tries"
