@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
+from syntaxgym_helm.core.blimp.convert import BlimpError
+from syntaxgym_helm.core.blimp.fetch import resolve_blimp_suite
+from syntaxgym_helm.core.blimp.sources import SUITE_PREFIX as BLIMP_PREFIX
 from syntaxgym_helm.core.download import DownloadError, fetch, write_atomically
 from syntaxgym_helm.core.errors import SyntaxGymError
 from syntaxgym_helm.core.files import check_regular_file, read_regular_file
@@ -162,6 +165,11 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
         return target
     if spec in HU2020_SUITES:
         return _registered(HU2020_SUITES[spec], Path(cache_dir), suites_dir)
+    if spec.startswith(BLIMP_PREFIX) and "/" not in spec and not spec.endswith(".json"):
+        try:
+            return resolve_blimp_suite(spec, cache_dir, suites_dir)
+        except BlimpError as exc:
+            raise RegistryError(str(exc)) from exc
     builtin = builtin_suites()
     if spec in builtin:
         return _builtin(spec, Path(cache_dir))
@@ -172,7 +180,8 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
     known = ", ".join(sorted(HU2020_SUITES))
     raise RegistryError(
         f"unknown suite {spec!r}: it is not a registered name, an existing file or an http(s) URL. "
-        f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}"
+        f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}; BLiMP: "
+        f"{BLIMP_PREFIX}<UID> (67 paradigms, e.g. {BLIMP_PREFIX}adjunct_island)"
     )
 
 
