@@ -8,14 +8,15 @@ HELM imports this module when it starts (``helm-run``, and anything else that lo
 - the embedded models (``syntaxgym/...`` and ``helmhf/...``) whose packages are installed;
 - the executor hook that hands the local engine each run's requests before HELM sends them
   (:mod:`.clients.local.prefetch`), so its batches are full.
+
+The last two also happen when the scenario module is imported
+(:mod:`.clients.registration`), for HELM's parallel runners, whose workers load no plugins.
 """
 
 from helm.benchmark.run_expander import RUN_EXPANDERS
 
-from syntaxgym_helm.clients.embedded.catalogue import register_embedded_models
-from syntaxgym_helm.clients.local.prefetch import install_executor_prefetch
+from syntaxgym_helm.clients.registration import register_with_helm
 from syntaxgym_helm.harness.run_spec import SyntaxGymModelRunExpander
 
 RUN_EXPANDERS[SyntaxGymModelRunExpander.name] = SyntaxGymModelRunExpander
-EMBEDDED_MODEL_NAMES = register_embedded_models()
-install_executor_prefetch()
+EMBEDDED_MODEL_NAMES = register_with_helm()

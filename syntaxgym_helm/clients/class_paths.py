@@ -20,8 +20,16 @@ EMBEDDED_HF_TOKENIZER = "syntaxgym_helm.clients.embedded.clients.EmbeddedHugging
 #: The client for OpenAI-compatible servers and APIs.
 SERVED_CLIENT = "syntaxgym_helm.clients.served.EchoCompletionsClient"
 
+#: HELM's window service that never tokenizes: every prompt fits, none is truncated. The local
+#: engine's deployments use it, since HELM would otherwise tokenize every prompt through its
+#: tokenizer service and sqlite cache only to learn that a sentence fits (the engine itself refuses
+#: a prompt longer than the model's context, with a clear error; truncating a SyntaxGym sentence
+#: would only make its item unscorable).
+NO_TOKENIZER_WINDOW_SERVICE = (
+    "helm.benchmark.window_services.no_tokenizer_window_service.NoTokenizerWindowService")
+
 #: Clients that score every prompt after the model's beginning-of-text token themselves.
 LOCAL_CLIENTS = frozenset({LOCAL_CLIENT, EMBEDDED_LOCAL_CLIENT})
 
 ALL = (LOCAL_CLIENT, EMBEDDED_LOCAL_CLIENT, HF_CLIENT, HF_TOKENIZER, EMBEDDED_HF_CLIENT,
-       EMBEDDED_HF_TOKENIZER, SERVED_CLIENT)
+       EMBEDDED_HF_TOKENIZER, SERVED_CLIENT, NO_TOKENIZER_WINDOW_SERVICE)

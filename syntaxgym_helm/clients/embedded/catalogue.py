@@ -40,6 +40,7 @@ from typing import Iterable
 from helm.benchmark.model_deployment_registry import (
     ClientSpec,
     ModelDeployment,
+    WindowServiceSpec,
     register_model_deployment,
 )
 from helm.benchmark.model_metadata_registry import (
@@ -60,6 +61,7 @@ from syntaxgym_helm.clients.class_paths import (
     HF_CLIENT,
     HF_TOKENIZER,
     LOCAL_CLIENT,
+    NO_TOKENIZER_WINDOW_SERVICE,
 )
 
 
@@ -305,8 +307,9 @@ def _register_syntaxgym(model: EmbeddedModel) -> None:
     register_model_deployment(ModelDeployment(
         name=model.syntaxgym_name,
         model_name=model.syntaxgym_name,
-        tokenizer_name=model.hf_name,  # the tokenizer HELM uses to fit prompts in the context
+        tokenizer_name=model.hf_name,  # its prefix token, for prefix=auto on other clients
         max_sequence_length=model.max_sequence_length,
+        window_service_spec=WindowServiceSpec(class_name=NO_TOKENIZER_WINDOW_SERVICE),
         client_spec=ClientSpec(
             class_name=EMBEDDED_LOCAL_CLIENT if model.assembled else LOCAL_CLIENT,
             args={**_weights_args(model), "bos_text": model.bos_text}),
