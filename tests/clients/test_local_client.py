@@ -1,4 +1,5 @@
-"""SyntaxGymClient: the batched, prefix-sharing local scorer (real model, no mocks).
+"""The local engine: SyntaxGymClient, its model server and the batched, prefix-sharing
+LogprobEngine (real model, no mocks).
 
 The pure parts (prefix packing, token texts from offsets, which requests are refused) run without
 a model. Everything else loads the embedded SmolLM2-135M and compares with plain transformers
@@ -22,8 +23,9 @@ from helm.common.request import Request
 
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
-from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine, PromptError, _texts_from_offsets
-from syntaxgym_helm.clients.local.server import ModelServer
+from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
+from syntaxgym_helm.clients.local.prompt_encoding import PromptError, texts_from_offsets
+from syntaxgym_helm.clients.local.server import ModelServerFactory
 from syntaxgym_helm.clients.local.prefix_trie import (
     ROOT,
     PrefixIndex,
@@ -76,7 +78,7 @@ def _subtree_sizes(row) -> int:
 
 
 def _store_pass(rows, index):
-    """Store a pass's new nodes in ``index`` as the client does after the forward pass."""
+    """Store a pass's new nodes in ``index`` as the engine does after the forward pass."""
     for row in rows:
         slot_of = [None] * len(row)
         for i in range(len(row)):
@@ -174,12 +176,12 @@ def test_attention_reaches_exactly_the_ancestors_stored_or_in_the_row():
 
 def test_texts_from_offsets_are_exact_slices():
     # GPT-2 style: spans include the leading space.
-    assert _texts_from_offsets("The cat  sat", [(0, 3), (3, 7), (7, 12)]) == ["The", " cat",
+    assert texts_from_offsets("The cat  sat", [(0, 3), (3, 7), (7, 12)]) == ["The", " cat",
                                                                              "  sat"]
     # SentencePiece style: spans leave the space out; it goes with the next token.
-    assert _texts_from_offsets("The cat", [(0, 3), (4, 7)]) == ["The", " cat"]
+    assert texts_from_offsets("The cat", [(0, 3), (4, 7)]) == ["The", " cat"]
     # Two byte tokens of one character share its span; trailing text goes with the last token.
-    assert _texts_from_offsets("né x ", [(0, 1), (1, 2), (1, 2), (2, 4)]) == ["n", "é", "",
+    assert texts_from_offsets("né x ", [(0, 1), (1, 2), (1, 2), (2, 4)]) == ["n", "é", "",
                                                                              " x "]
 
 
@@ -199,7 +201,7 @@ def test_requests_it_cannot_serve_fail_clearly_without_stopping_the_run(changes,
     # HELM's executor treats it as an empty completion (the metric reports the item unscorable)
     # instead of retrying it five times and then aborting the run.
     assert result.error_flags.is_retriable is False and result.error_flags.is_fatal is False
-    assert client._service is None  # refused before the model was needed
+    assert client._server is None  # refused before the model was needed
 
 
 # ------------------------------------------------------------------------------------------------
@@ -218,8 +220,8 @@ def loaded():
 
 
 @pytest.fixture()
-def scorer(loaded) -> LogprobEngine:
-    """A fresh scorer (an empty store of computed prefixes) with the default settings."""
+def engine(loaded) -> LogprobEngine:
+    """A fresh engine (an empty store of computed prefixes) with the default settings."""
     model, tokenizer = loaded
     return LogprobEngine(model, tokenizer, bos_text=BOS)
 
@@ -257,11 +259,11 @@ def max_difference(a, b) -> float:
 
 
 @pytest.mark.slow
-def test_token_texts_are_exact_substrings_after_the_bos_token(scorer, sentences):
+def test_token_texts_are_exact_substrings_after_the_bos_token(engine, sentences):
     tricky = ["The  cat sat.", "Naïve café-goers don't—ever—pay €5.",
               "<|endoftext|>The end",
               "A sentence with a trailing space ", " leading space", "日本語のテキスト"]
-    for scored in scorer.score(sentences + tricky):
+    for scored in engine.prompt_logprobs(sentences + tricky):
         assert scored.texts[0] == BOS and scored.logprobs[0] == 0.0
         assert "".join(scored.texts[1:]) == scored.prompt
         assert len(scored.texts) == len(scored.logprobs) >= 2
@@ -272,17 +274,17 @@ def test_token_texts_are_exact_substrings_after_the_bos_token(scorer, sentences)
 
 
 @pytest.mark.slow
-def test_logprobs_equal_plain_unbatched_forward_passes(loaded, scorer, sentences):
-    assert len(sentences) >= 50 and scorer.prefix_sharing
-    scored = scorer.score(sentences)
+def test_logprobs_equal_plain_unbatched_forward_passes(loaded, engine, sentences):
+    assert len(sentences) >= 50 and engine.prefix_sharing
+    scored = engine.prompt_logprobs(sentences)
     worst = max(max_difference(s.logprobs, plain_logprobs(loaded, s.prompt)) for s in scored)
     assert worst < TOLERANCE
     # Sharing really saves positions: conditions of an item share their beginnings.
-    assert scorer.counts["positions"] < 0.75 * scorer.counts["tokens"]
+    assert engine.counts["positions"] < 0.75 * engine.counts["tokens"]
     # Scored again, everything comes from the store of computed prefixes: no forward pass.
-    passes = scorer.counts["passes"]
-    again = scorer.score(sentences[::-1])
-    assert scorer.counts["passes"] == passes
+    passes = engine.counts["passes"]
+    again = engine.prompt_logprobs(sentences[::-1])
+    assert engine.counts["passes"] == passes
     for a, b in zip(scored, again[::-1]):
         assert a.texts == b.texts and max_difference(a.logprobs, b.logprobs) < TOLERANCE
 
@@ -296,17 +298,17 @@ def test_logprobs_equal_plain_unbatched_forward_passes(loaded, scorer, sentences
     dict(max_row_nodes=4096, max_batch_positions=4096, batch_size=1000),  # one big tree
     dict(onednn=False),  # the default kernels throughout
 ])
-def test_prefix_shared_batches_equal_unshared_scoring(loaded, scorer, sentences, settings):
+def test_prefix_shared_batches_equal_unshared_scoring(loaded, engine, sentences, settings):
     model, tokenizer = loaded
     other = LogprobEngine(model, tokenizer, bos_text=BOS, **settings)
     assert other.prefix_sharing == settings.get("prefix_sharing", True)
     if settings.get("onednn") is False:
         assert not other.onednn
-    shared = scorer.score(sentences)
-    for a, b in zip(shared, other.score(sentences)):
+    shared = engine.prompt_logprobs(sentences)
+    for a, b in zip(shared, other.prompt_logprobs(sentences)):
         assert a.texts == b.texts and max_difference(a.logprobs, b.logprobs) < TOLERANCE
     if settings.get("prefix_cache_mb") == 0.3:
-        assert 0 < len(other._store.index) <= other._store.index.capacity < 20
+        assert 0 < len(other.prefix_store.index) <= other.prefix_store.index.capacity < 20
         assert other.counts["reused"] > 0
 
 
@@ -317,18 +319,18 @@ def test_onednn_passes_all_but_the_one_computing_the_beginning_of_text(loaded, s
     from syntaxgym_helm.clients.local import cpu_kernels
 
     model, tokenizer = loaded
-    scorer = LogprobEngine(model, tokenizer, bos_text=BOS, max_batch_positions=64, batch_size=8)
-    assert scorer.onednn == cpu_kernels.available(torch.device("cpu"), torch.float32)
-    if not scorer.onednn:
+    engine = LogprobEngine(model, tokenizer, bos_text=BOS, max_batch_positions=64, batch_size=8)
+    assert engine.onednn == cpu_kernels.available(torch.device("cpu"), torch.float32)
+    if not engine.onednn:
         pytest.skip("no oneDNN packed kernels in this torch build")
-    scored = scorer.score(sentences)
+    scored = engine.prompt_logprobs(sentences)
     # The beginning-of-text position has huge activations (see cpu_kernels): its pass runs with
     # the default kernels; it is then stored, and every later pass runs with oneDNN.
-    assert scorer.counts["passes"] > 3
-    assert scorer.counts["packed_passes"] == scorer.counts["passes"] - 1
+    assert engine.counts["passes"] > 3
+    assert engine.counts["packed_passes"] == engine.counts["passes"] - 1
     worst = max(max_difference(s.logprobs, plain_logprobs(loaded, s.prompt)) for s in scored)
     assert worst < TOLERANCE
-    # The model itself still computes with the default kernels outside the scorer's passes.
+    # The model itself still computes with the default kernels outside the engine's passes.
     layer = model.model.layers[0]
     assert isinstance(layer.mlp.up_proj, cpu_kernels.PackedLinear)
     assert type(layer.mlp.down_proj) is torch.nn.Linear  # its huge inputs: default kernels
@@ -340,26 +342,26 @@ def test_over_long_prompts_are_refused(loaded):
     model, tokenizer = loaded
     short = LogprobEngine(model, tokenizer, bos_text=BOS, max_sequence_length=8)
     with pytest.raises(PromptError, match="exceeds the model's context of 8 tokens"):
-        short.score(["one two three four five six seven eight nine ten"])
-    assert short.score(["one two"])[0].texts[1:] == ("one", " two")
+        short.prompt_logprobs(["one two three four five six seven eight nine ten"])
+    assert short.prompt_logprobs(["one two"])[0].texts[1:] == ("one", " two")
 
 
 @pytest.fixture()
 def make_client(loaded, tmp_path, monkeypatch):
-    """A client on the already loaded model, with a sqlite cache in ``tmp_path``."""
-    from syntaxgym_helm.clients.local import server as scoring_service
+    """A client on the already loaded model, with a sqlite cache in ``tmp_path``; the servers
+    the test makes are dropped afterwards (the process's factory is left as it was)."""
+    monkeypatch.setattr(ModelServerFactory, "_servers", {})
+    monkeypatch.setattr(ModelServerFactory, "_models", {})
 
     def make(**args) -> SyntaxGymClient:
         client = SyntaxGymClient(
             cache_config=SqliteCacheConfig(str(tmp_path / "cache.sqlite")),
             pretrained_model_name_or_path="embedded-smollm2", bos_text=BOS, device="cpu",
             progress=False, **args)
-        monkeypatch.setitem(scoring_service._MODELS, client._model_key, loaded)
+        ModelServerFactory._models[client._model_key] = loaded
         return client
 
-    yield make
-    for key in [k for k in scoring_service._SERVICES if k[0][0] == "embedded-smollm2"]:
-        del scoring_service._SERVICES[key]
+    return make
 
 
 @pytest.mark.slow
@@ -374,10 +376,10 @@ def test_client_returns_bos_then_exact_tokens_and_caches(make_client, loaded, se
     assert completion.text == BOS + prompt
     assert max_difference([t.logprob for t in completion.tokens],
                           plain_logprobs(loaded, prompt)) < TOLERANCE
-    scored = client.service.prompts_scored
+    scored = client.server.prompts_computed
     again = client.make_request(echo_request(prompt))
     assert again.success and again.cached and again.completions == first.completions
-    assert client.service.prompts_scored == scored  # served by HELM's cache
+    assert client.server.prompts_computed == scored  # served by HELM's cache
 
 
 @pytest.mark.slow
@@ -392,8 +394,8 @@ def test_over_long_prompt_request_fails_without_stopping_the_run(make_client):
 @pytest.mark.slow
 def test_identical_prompts_are_scored_once(make_client, sentences):
     client = make_client(max_wait_ms=200)
-    service = client.service
-    before = service.prompts_scored
+    server = client.server
+    before = server.prompts_computed
     prompts = [sentences[1]] * 6 + [sentences[2]] * 2
     results = [None] * len(prompts)
 
@@ -406,19 +408,19 @@ def test_identical_prompts_are_scored_once(make_client, sentences):
     for thread in threads:
         thread.join()
     assert all(r.success for r in results)
-    assert service.prompts_scored - before == 2  # in-flight and cache deduplication
+    assert server.prompts_computed - before == 2  # in-flight and cache deduplication
     assert {r.completions[0].text for r in results} == {BOS + sentences[1], BOS + sentences[2]}
-    # Without HELM's cache, the service itself remembers what it scored lately.
-    again = ModelServer.score_many(service, [sentences[1], sentences[2]])
+    # Without HELM's cache, the server itself remembers what it computed lately.
+    again = [server.prompt_logprobs(p) for p in (sentences[1], sentences[2])]
     assert [a.prompt for a in again] == [sentences[1], sentences[2]]
-    assert service.prompts_scored - before == 2
+    assert server.prompts_computed - before == 2
 
 
 @pytest.mark.slow
 def test_requests_from_helm_threads_are_batched(make_client, loaded, sentences):
     client = make_client(batch_size=8)
-    service = client.service
-    passes, scored = service.forward_passes, service.prompts_scored
+    server = client.server
+    passes, scored = server.forward_passes, server.prompts_computed
     prompts = sentences[:24]
     results = {}
 
@@ -431,8 +433,8 @@ def test_requests_from_helm_threads_are_batched(make_client, loaded, sentences):
         thread.start()
     for thread in threads:
         thread.join()
-    assert service.prompts_scored - scored == len(prompts)
-    assert service.forward_passes - passes <= len(prompts) // 2  # several prompts per pass
+    assert server.prompts_computed - scored == len(prompts)
+    assert server.forward_passes - passes <= len(prompts) // 2  # several prompts per pass
     for prompt in prompts[:10]:
         tokens = results[prompt].completions[0].tokens
         assert max_difference([t.logprob for t in tokens],
@@ -442,13 +444,13 @@ def test_requests_from_helm_threads_are_batched(make_client, loaded, sentences):
 @pytest.mark.slow
 def test_prefetch_scores_a_whole_run_in_few_passes(make_client, sentences):
     client = make_client(batch_size=64)
-    service = client.service
-    passes = service.forward_passes
+    server = client.server
+    passes = server.forward_passes
     requests = [echo_request(p) for p in sentences]
     assert client.prefetch(requests) == len(set(sentences))
     results = [client.make_request(r) for r in requests]
     assert all(r.success for r in results)
-    assert service.forward_passes - passes <= 2
+    assert server.forward_passes - passes <= 2
     # Cached prompts are not prefetched again.
     assert client.prefetch(requests) == 0
 

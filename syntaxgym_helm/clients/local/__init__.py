@@ -1,13 +1,35 @@
-"""The plugin's own engine for local checkpoints: batched, prefix-sharing forward passes.
+"""The plugin's local inference engine: token logprobs of prompts from a local checkpoint, in
+batched, prefix-sharing forward passes.
 
-Shaped like HELM's HuggingFace client: a model server that loads and runs one model
-(:mod:`.server`, one per model per process, from :func:`.server.server_for`), and a thin HELM
-client (:mod:`.client`) that turns requests into prompts and results. Below them:
+Shaped like HELM's ``helm/clients/huggingface_client.py``:
 
-- :mod:`.logprob_engine`: token logprobs of many prompts, each distinct prefix computed once;
-- :mod:`.prefix_trie`: the prompts' shared prefixes as a trie, packed into rows;
+- :mod:`.server`: the model server (:class:`~.server.ModelServer`, one thread that owns the
+  loaded model and computes the prompts HELM's threads ask for in batches) and the process-wide
+  factory (:class:`~.server.ModelServerFactory`: one server per model and settings, each model
+  loaded once);
+- :mod:`.client`: the thin HELM client (``SyntaxGymClient``): requests in, prompts to its
+  server, token logprobs out as HELM results.
+
+Below them, the engine the server runs, one concern a module:
+
+- :mod:`.logprob_engine`: :class:`~.logprob_engine.LogprobEngine`, the token logprobs of many
+  prompts (each distinct prefix computed once), and its setup on a model (checking prefix
+  sharing against plain passes);
+- :mod:`.prompt_encoding`: prompts as token ids and exact token texts after the
+  beginning-of-text token;
+- :mod:`.forward_passes`: running plain and prefix-shared forward passes and gathering their
+  logprobs;
+- :mod:`.prefix_trie`: planning passes: the prompts' shared prefixes as trees cut into rows, and
+  the index of stored prefixes;
+- :mod:`.pass_packing`: one pass's rows as the model's input tensors, and where each output comes
+  from;
+- :mod:`.prefix_store`: the cross-pass store of computed prefixes (keys, values, hidden states,
+  normalisers);
+- :mod:`.output_layer`: the model's output layer, a block of the vocabulary at a time;
 - :mod:`.cpu_kernels`: oneDNN-packed linear layers on CPU;
 - :mod:`.model_loading`: checkpoints, GGUF files (dequantised once and cached), devices, dtypes;
 - :mod:`.request_cache`: HELM's request cache, held open;
 - :mod:`.prefetch`: the executor hook that hands the client a run's requests up front.
+
+Its log lines begin with ``syntaxgym local engine:``.
 """

@@ -1,4 +1,6 @@
-"""A fast local HELM client that scores prompts with a Hugging Face causal LM.
+"""The thin HELM client of the local engine: turns HELM requests into prompts for a model server
+and the server's token logprobs into HELM results (as HELM's ``HuggingFaceClient`` does for its
+``HuggingFaceServer``).
 
 ``SyntaxGymClient`` answers the requests SyntaxGym (and any perplexity-style run) sends: echo the
 prompt, generate nothing (``echo_prompt=True, max_tokens=0``), and report each prompt token's
@@ -10,23 +12,22 @@ logprob. It differs from HELM's ``HuggingFaceClient`` in four ways:
 2. **Token texts are exact.** Each token's text is the slice of the prompt its characters come
    from (the tokenizer's offsets; a leading space belongs to the token after it), so the texts
    after the first concatenate to exactly the prompt.
-3. **Batches.** Requests from HELM's worker threads are gathered by one scoring thread into
-   batches (:mod:`syntaxgym_helm.clients.local.server`). Before HELM executes a run, the plugin hands
-   the client all of the run's requests (:mod:`syntaxgym_helm.clients.local.prefetch`), so batches are as large
-   as configured whatever ``--num-threads`` is; without that, a batch closes as soon as every HELM
-   thread waits.
+3. **Batches.** Requests from HELM's worker threads are gathered by the model server's engine
+   thread into batches (:mod:`.server`). Before HELM executes a run, the plugin hands the client
+   all of the run's requests (:mod:`.prefetch`), so batches are as large as configured whatever
+   ``--num-threads`` is; without that, a batch closes as soon as every HELM thread waits.
 4. **Prefix sharing.** The prompts of a batch are packed as prefix trees and prefixes computed in
-   earlier batches are reused (:mod:`syntaxgym_helm.clients.local.logprob_engine`), so cost follows distinct
-   prefixes, not tokens. The results equal one-prompt-at-a-time scoring up to float rounding
+   earlier batches are reused (:mod:`.logprob_engine`), so cost follows distinct prefixes, not
+   tokens. The results equal one-prompt-at-a-time scoring up to float rounding
    (checked on every model load; a model that ignores custom masks, position ids or past keys and
    values, or post-processes its logits, falls back to plain padded batches).
 
-Identical prompts are scored once: HELM's request cache serves repeats across runs
-(:mod:`syntaxgym_helm.clients.local.request_cache`), and a prompt already queued or recently scored is not
-scored again. Requests it cannot serve (generation, several completions, chat messages, an empty
-or over-long prompt) fail with a clear error that HELM records as a non-fatal, non-retried
+Identical prompts are computed once: HELM's request cache serves repeats across runs
+(:mod:`.request_cache`), and the server does not compute again a prompt already queued or
+recently computed. Requests it cannot serve (generation, several completions, chat messages, an
+empty or over-long prompt) fail with a clear error that HELM records as a non-fatal, non-retried
 failure, so the run goes on and the metric reports it. Models are loaded by
-:mod:`syntaxgym_helm.clients.local.model_loading` (GGUF files are dequantised once and cached).
+:mod:`.model_loading` (GGUF files are dequantised once and cached).
 """
 
 from __future__ import annotations
@@ -51,21 +52,14 @@ from syntaxgym_helm.clients.local.model_loading import (
     resolve_device,
     resolve_dtype,
 )
-from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine, PromptError, PromptLogprobs
+from syntaxgym_helm.clients.local.prompt_encoding import PromptError
 from syntaxgym_helm.clients.local.request_cache import RequestCache
-from syntaxgym_helm.clients.local.server import ModelServer, server_for
+from syntaxgym_helm.clients.local.server import ModelServer, ModelServerFactory
 
-__all__ = [
-    "PromptError",
-    "LogprobEngine",
-    "PromptLogprobs",
-    "ModelServer",
-    "SyntaxGymClient",
-    "load_model_and_tokenizer",
-]
+__all__ = ["SyntaxGymClient"]
 
 CACHE_FORMAT = "syntaxgym-echo-logprobs-v1"
-"""Part of every cache key: bump when the scoring or the stored response changes."""
+"""Part of every cache key: bump when the logprobs or the stored response change."""
 
 
 class SyntaxGymClient(CachingClient):
@@ -89,7 +83,7 @@ class SyntaxGymClient(CachingClient):
     - ``max_row_nodes``: about how many positions one row of a pass holds (default 128);
     - ``max_wait_ms``: how long a batch waits for more requests (default 20);
     - ``onednn``: on CPU in float32, multiply with oneDNN-packed weights (default True; faster,
-      equal to the default kernels up to float rounding: :mod:`syntaxgym_helm.clients.local.cpu_kernels`);
+      equal to the default kernels up to float rounding: :mod:`.cpu_kernels`);
     - ``prefetch``: take all of a run's requests before HELM sends them (default True);
     - ``progress``: a tqdm progress bar on a terminal (default True);
     - ``weights_cache_dir``: where dequantised GGUF weights are kept (``none``: nowhere);
@@ -137,26 +131,26 @@ class SyntaxGymClient(CachingClient):
         self._load_args = dict(gguf_file=gguf_file, dtype=self.dtype, device=self.device,
                                revision=revision, trust_remote_code=trust_remote_code,
                                weights_cache_dir=weights_cache_dir, model_kwargs=model_kwargs)
-        self._scorer_args = dict(bos_text=bos_text, batch_size=int(batch_size),
+        self._engine_args = dict(bos_text=bos_text, batch_size=int(batch_size),
                                  prefix_sharing=bool(prefix_sharing),
                                  prefix_cache_mb=float(prefix_cache_mb),
                                  max_row_nodes=int(max_row_nodes),
                                  max_batch_positions=int(max_batch_positions),
                                  max_sequence_length=max_sequence_length, onednn=bool(onednn))
-        self._service_args = dict(max_wait_s=float(max_wait_ms) / 1000.0, progress=bool(progress))
-        self._service: ModelServer | None = None
+        self._server_args = dict(max_wait_s=float(max_wait_ms) / 1000.0, progress=bool(progress))
+        self._server: ModelServer | None = None
         self.request_cache = RequestCache(self.cache)
 
     @property
-    def service(self) -> ModelServer:
-        """The scoring service (the model is loaded on first use)."""
-        if self._service is None:
-            self._service = server_for(
+    def server(self) -> ModelServer:
+        """This client's model server (made on first use; it loads the model in its thread)."""
+        if self._server is None:
+            self._server = ModelServerFactory.get_server(
                 self._model_key,
                 lambda: load_model_and_tokenizer(self.pretrained_model_name_or_path,
                                                  **self._load_args),
-                self._scorer_args, self._service_args)
-        return self._service
+                self._engine_args, self._server_args)
+        return self._server
 
     # -- requests -------------------------------------------------------------------------------
 
@@ -189,8 +183,8 @@ class SyntaxGymClient(CachingClient):
             return failed_request(f"SyntaxGymClient: {problem}")
 
         def compute() -> dict[str, Any]:
-            scored = self.service.result(request.prompt)
-            return {"tokens": list(scored.texts), "logprobs": list(scored.logprobs)}
+            computed = self.server.prompt_logprobs(request.prompt)
+            return {"tokens": list(computed.texts), "logprobs": list(computed.logprobs)}
 
         try:
             response, cached = self.request_cache.get(self._cache_key(request),
@@ -212,26 +206,26 @@ class SyntaxGymClient(CachingClient):
         """Commit the request cache's pending writes (done after each HELM run and at exit)."""
         self.request_cache.commit()
 
-    def scoring_counts(self) -> Counter[str]:
-        """What this client's model computed so far (see :attr:`LogprobEngine.counts`); empty
-        before the model is loaded."""
-        scorer = self._service.scorer if self._service is not None else None
-        return Counter(scorer.counts) if scorer is not None else Counter()
+    def engine_counts(self) -> Counter[str]:
+        """What this client's engine computed so far (see
+        :attr:`~.logprob_engine.LogprobEngine.counts`); empty before the model is loaded."""
+        engine = self._server.engine if self._server is not None else None
+        return Counter(engine.counts) if engine is not None else Counter()
 
     def prefetch(self, requests: Sequence[Request]) -> int:
         """Queue the prompts of ``requests`` that the cache lacks, before HELM asks for them, so
-        that they are scored in full batches; returns how many distinct prompts were queued."""
+        that they are computed in full batches; returns how many distinct prompts were queued."""
         wanted = [r for r in requests if self.unsupported(r) is None]
         if wanted:
             cached = self.request_cache.contains([self._cache_key(r) for r in wanted])
             wanted = [r for r, hit in zip(wanted, cached) if not hit]
         if not wanted:
             return 0
-        queued = self.service.reserve(r.prompt for r in wanted)
-        # The model loads in the scoring thread; wait here, so that a run's execution starts
+        queued = self.server.reserve(r.prompt for r in wanted)
+        # The model loads in the engine thread; wait here, so that a run's execution starts
         # with the model ready (and HELM's timing of it leaves the loading out, as it does for
         # its own clients). A failed load raises, and each request reports it.
-        self.service.wait_ready()
-        hlog(f"SyntaxGymClient: scoring {queued} distinct prompts of {len(wanted)} requests "
+        self.server.wait_ready()
+        hlog(f"syntaxgym local engine: scoring {queued} distinct prompts of {len(wanted)} requests "
              "in batches")
         return queued

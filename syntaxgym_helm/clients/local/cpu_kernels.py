@@ -1,14 +1,14 @@
 """oneDNN matrix products with pre-packed weights for a model's linear layers (CPU, float32).
 
 On x86 CPUs PyTorch computes ``nn.Linear`` with MKL's sgemm. oneDNN, given weights reordered
-once into the layout of its kernels, is faster at the shapes the scorer uses (a few hundred
-positions by a few hundred features; about a fifth of the scoring time on the 2-core AMD EPYC
+once into the layout of its kernels, is faster at the shapes the engine uses (a few hundred
+positions by a few hundred features; about a fifth of the computing time on the 2-core AMD EPYC
 of BENCHMARKS.md), still in float32. Its summation order differs from MKL's, so results differ
 by float rounding, which is harmless except where a layer's inputs are huge ("massive
 activations"): the beginning-of-text position (the "attention sink", moved by about 1.5e-4
 nats) and the inputs of the MLP's output projection (up to 75 against at most 10 elsewhere in
 SmolLM2; with it on oneDNN one token of the 34 Hu et al. suites moved by 1.9e-4 nats). So the
-scorer computes passes that hold the beginning-of-text position with the default kernels (once:
+engine computes passes that hold the beginning-of-text position with the default kernels (once:
 it is then stored and reused), and leaves layers whose input is wider than the model's hidden
 size (the MLP's output projection: ``down_proj``, ``fc2``, ``dense_4h_to_h``) on the default
 kernels; everything else, about three quarters of the matrix products, runs on oneDNN.

@@ -1,4 +1,4 @@
-"""Loading a Hugging Face causal LM (hub name, folder or GGUF file) for local scoring.
+"""Loading a Hugging Face causal LM (hub name, folder or GGUF file) for the local engine.
 
 GGUF checkpoints are dequantised once and kept as safetensors in a cache folder (see
 :func:`default_weights_cache_dir`), which makes later loads take a second instead of many.
@@ -97,7 +97,7 @@ def load_model_and_tokenizer(
     tokenizer = AutoTokenizer.from_pretrained(source, **source_kwargs)
     model = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype, **source_kwargs,
                                                  **extra)
-    hlog(f"SyntaxGymClient: loaded {pretrained_model_name_or_path}"
+    hlog(f"syntaxgym local engine: loaded {pretrained_model_name_or_path}"
          f"{' / ' + gguf_file if gguf_file else ''} from {source} in {time.time() - started:.1f}s")
     if cache_folder is not None:
         _save_dequantised(model, tokenizer, cache_folder)
@@ -129,11 +129,11 @@ def _save_dequantised(model, tokenizer, folder: Path) -> None:
         try:
             os.replace(temporary, folder)
             temporary = None
-            hlog(f"SyntaxGymClient: saved the dequantised weights to {folder}")
+            hlog(f"syntaxgym local engine: saved the dequantised weights to {folder}")
         except OSError:
             pass  # another process saved them first
     except Exception as exc:  # noqa: BLE001 - caching is an optimisation
-        hwarn(f"SyntaxGymClient: could not save the dequantised weights to {folder}: {exc}")
+        hwarn(f"syntaxgym local engine: could not save the dequantised weights to {folder}: {exc}")
     finally:
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)

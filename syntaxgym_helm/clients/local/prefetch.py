@@ -1,18 +1,18 @@
-"""Give :class:`~syntaxgym_helm.clients.local.client.SyntaxGymClient` all of a run's requests up front.
+"""Give :class:`~.client.SyntaxGymClient` all of a run's requests up front.
 
 HELM's executor sends requests from ``--num-threads`` worker threads (default 4), each waiting
 for its answer before sending the next, so a client that batches what arrives sees at most that
 many requests at a time. This module wraps ``Executor.execute`` so that, before HELM starts
 sending, every request of the run whose model deployment is served by a ``SyntaxGymClient`` is
-handed to that client's :meth:`~syntaxgym_helm.clients.local.client.SyntaxGymClient.prefetch`: the client
-queues the uncached prompts and scores them in full, prefix-sharing batches while HELM's threads
+handed to that client's :meth:`~.client.SyntaxGymClient.prefetch`: the client queues the uncached
+prompts, and its model server computes them in full, prefix-sharing batches while HELM's threads
 collect the answers. Results, caching and HELM's own bookkeeping are unchanged: HELM still makes
 every request through the client; the answers are just ready sooner.
 
 Anything unexpected (another HELM version, a remote proxy context) skips the prefetch and leaves
 HELM's execution as it is. ``SYNTAXGYM_HELM_PREFETCH=0`` turns it off; so does the client
-argument ``prefetch: false``. After each run the wrapper logs what each SyntaxGymClient computed
-(prompts, tokens, positions, forward passes).
+argument ``prefetch: false``. After each run the wrapper logs what each SyntaxGymClient's engine
+computed (prompts, tokens, positions, forward passes).
 
 Importing this module is cheap (no torch): it is installed when the plugin loads.
 """
@@ -49,7 +49,7 @@ def install_executor_prefetch() -> bool:
         if getattr(self.execution_spec, "dry_run", False):
             return original(self, scenario_state)
         clients = syntaxgym_clients(self, scenario_state)
-        before = {name: client.scoring_counts() for name, (client, _) in clients.items()}
+        before = {name: client.engine_counts() for name, (client, _) in clients.items()}
         if prefetch_enabled():
             prefetch_requests(clients)
         try:
@@ -113,8 +113,8 @@ def syntaxgym_clients(executor: Any, scenario_state: Any) -> dict[str, tuple[Any
                 if hasattr(client, "prefetch"):
                     found[name] = (client, requests)
     except Exception as exc:  # noqa: BLE001
-        hwarn(f"SyntaxGym: could not find the run's SyntaxGymClients ({type(exc).__name__}: "
-              f"{exc}); their requests are scored as HELM sends them")
+        hwarn(f"syntaxgym prefetch: could not find the run's SyntaxGymClients "
+              f"({type(exc).__name__}: {exc}); their requests are computed as HELM sends them")
     return found
 
 
@@ -129,8 +129,8 @@ def prefetch_requests(clients: dict[str, tuple[Any, list]]) -> int:
         try:
             queued += client.prefetch(requests)
         except Exception as exc:  # noqa: BLE001
-            hwarn(f"SyntaxGym: could not prefetch the requests of {name} "
-                  f"({type(exc).__name__}: {exc}); they are scored as HELM sends them")
+            hwarn(f"syntaxgym prefetch: could not prefetch the requests of {name} "
+                  f"({type(exc).__name__}: {exc}); they are computed as HELM sends them")
     return queued
 
 
@@ -142,18 +142,18 @@ def flush(clients: dict[str, tuple[Any, list]]) -> None:
         try:
             client.flush()
         except Exception as exc:  # noqa: BLE001
-            hwarn(f"SyntaxGym: could not commit the request cache of {name} "
+            hwarn(f"syntaxgym prefetch: could not commit the request cache of {name} "
                   f"({type(exc).__name__}: {exc})")
 
 
 def log_counts(clients: dict[str, tuple[Any, list]], before: dict[str, Any]) -> None:
-    """One line per client: what it computed for this run."""
+    """One line per client: what its engine computed for this run."""
     from helm.common.hierarchical_logger import hlog
 
     for name, (client, _) in clients.items():
-        counts = client.scoring_counts() - before.get(name, Counter())
+        counts = client.engine_counts() - before.get(name, Counter())
         if counts:
-            hlog(f"SyntaxGymClient ({name}): this run scored {counts['prompts']} prompts "
+            hlog(f"syntaxgym local engine ({name}): this run scored {counts['prompts']} prompts "
                  f"({counts['tokens']} tokens) computing {counts['positions']} positions in "
                  f"{counts['passes']} forward passes ({counts['reused']} outputs read from "
                  "stored prefixes)")

@@ -10,7 +10,8 @@ token that follows that prefix in any sequence. Only prefixes that some sequence
 nodes: the last token of a sequence is scored by its parent's output and needs no position of its
 own.
 
-Two mechanisms, both planned here (pure Python; the tensors live in :mod:`syntaxgym_helm.clients.local.logprob_engine`):
+Two mechanisms, both planned here (pure Python; the tensors live in :mod:`.pass_packing`,
+:mod:`.prefix_store` and :mod:`.forward_passes`):
 
 - **Rows** (:class:`PackedRow`): the new nodes of some sequences, parents before children, each
   with its depth (its position id) and parent; one forward pass over a row, with an attention mask

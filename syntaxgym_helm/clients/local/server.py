@@ -1,5 +1,10 @@
-"""One scoring thread per loaded model, gathering prompts from HELM's worker threads into
-batches (:class:`ModelServer`), and the process-wide sharing of models and services."""
+"""The model server: one thread per loaded model that owns it and computes the prompts HELM's
+worker threads ask for in batches (:class:`ModelServer`), and the process-wide factory that makes
+one server per model and settings, loading each model once (:class:`ModelServerFactory`).
+
+Shaped like HELM's ``HuggingFaceServer`` and ``HuggingFaceServerFactory``
+(``helm/clients/huggingface_client.py``); the thin HELM client is :mod:`.client`.
+"""
 
 from __future__ import annotations
 
@@ -7,66 +12,71 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from concurrent.futures import Future
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping
 
-from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine, PromptError, PromptLogprobs
+from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
+from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 
 
 class ModelServer:
-    """One scoring thread per model that gathers prompts from any number of threads.
+    """A model's server: one engine thread that owns the model and computes, in batches, the
+    prompts any number of threads ask for.
 
-    :meth:`result` blocks until a prompt is scored. The scoring thread takes everything queued
-    when either ``batch_size`` prompts wait, every thread that recently asked is waiting (HELM's
-    threads cannot send more until answered), or ``max_wait_s`` passed since the oldest arrived.
-    :meth:`reserve` queues prompts ahead of the requests that will ask for them (the results are
-    kept until asked for). A prompt queued, being scored or scored lately is not scored again.
+    :meth:`prompt_logprobs` blocks until a prompt is computed. The engine thread takes everything
+    queued when either ``batch_size`` prompts wait, every thread that recently asked is waiting
+    (HELM's threads cannot send more until answered), or ``max_wait_s`` passed since the oldest
+    arrived. :meth:`reserve` queues prompts ahead of the requests that will ask for them (the
+    results are kept until asked for). A prompt queued, being computed or computed lately is not
+    computed again.
 
-    ``make_scorer`` makes the scorer (loads the model) first thing in the scoring thread, so that
-    every torch computation of the model happens on that one thread. (With OpenMP, as PyTorch's
-    CPU builds use, a second thread that has run parallel work keeps a team of worker threads of
-    its own; with more such threads than cores, all teams stop spinning between parallel
-    regions, which cost a sixth of the scoring time on two cores.) :meth:`wait_ready` waits for
-    it.
+    ``make_engine`` makes the :class:`~.logprob_engine.LogprobEngine` (loads the model) first
+    thing in the engine thread, so that every torch computation of the model happens on that one
+    thread. (With OpenMP, as PyTorch's CPU builds use, a second thread that has run parallel work
+    keeps a team of worker threads of its own; with more such threads than cores, all teams stop
+    spinning between parallel regions, which cost a sixth of the computing time on two cores.)
+    :meth:`wait_ready` waits for it.
     """
 
     CALLER_TTL_S = 2.0
 
-    def __init__(self, make_scorer: Callable[[], LogprobEngine], *, max_wait_s: float = 0.02,
+    def __init__(self, make_engine: Callable[[], LogprobEngine], *, max_wait_s: float = 0.02,
                  progress: bool = True, memo_size: int = 4096) -> None:
-        self.scorer: LogprobEngine | None = None  # made in the scoring thread
-        self._make_scorer = make_scorer
+        self.engine: LogprobEngine | None = None  # made in the engine thread
+        self._make_engine = make_engine
         self._ready = threading.Event()
         self._setup_error: BaseException | None = None
         self.max_wait_s = max_wait_s
         self.progress = progress
         self.memo_size = memo_size
-        self.prompts_scored = 0
+        self.prompts_computed = 0  # answers the engine gave (errors included)
         self.forward_passes = 0
         self._cond = threading.Condition()
         self._queue: list[str] = []
         self._pending: dict[str, Future] = {}
         self._reserved: Counter[str] = Counter()
-        self._kept: dict[str, PromptLogprobs | PromptError] = {}  # reserved results not yet asked for
+        # Results of reserved prompts not yet asked for.
+        self._kept: dict[str, PromptLogprobs | PromptError] = {}
         self._memo: OrderedDict[str, PromptLogprobs | PromptError] = OrderedDict()
         self._waiting: set[threading.Thread] = set()
         self._callers: dict[threading.Thread, float] = {}
         self._bar = None
-        self._thread = threading.Thread(target=self._run, name="syntaxgym-scorer", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="syntaxgym-local-engine",
+                                        daemon=True)
         self._thread.start()
 
     def wait_ready(self) -> LogprobEngine:
-        """The scorer, once made (the model loaded); raises what making it raised."""
+        """The engine, once made (the model loaded); raises what making it raised."""
         self._ready.wait()
         if self._setup_error is not None:
             raise RuntimeError(f"could not load the model: {type(self._setup_error).__name__}: "
                                f"{self._setup_error}") from self._setup_error
-        assert self.scorer is not None
-        return self.scorer
+        assert self.engine is not None
+        return self.engine
 
     # -- callers --------------------------------------------------------------------------------
 
-    def result(self, prompt: str) -> PromptLogprobs:
-        """The prompt's scores (blocking); raises PromptError when it cannot be scored."""
+    def prompt_logprobs(self, prompt: str) -> PromptLogprobs:
+        """The prompt's token logprobs (blocking); raises PromptError when it cannot have any."""
         me = threading.current_thread()
         with self._cond:
             self._callers[me] = time.monotonic()
@@ -119,13 +129,6 @@ class ModelServer:
             self._cond.notify_all()
             return len(self._queue) - before
 
-    def score_many(self, prompts: Sequence[str]) -> list[PromptLogprobs | PromptError]:
-        """Score ``prompts`` through the service (for scripts and tests): errors are returned."""
-        with self._cond:
-            futures = [self._memo.get(p) or self._kept.get(p) or self._submit(p) for p in prompts]
-            self._cond.notify_all()
-        return [f.result() if isinstance(f, Future) else f for f in futures]
-
     def _submit(self, prompt: str) -> Future:
         future = self._pending.get(prompt)
         if future is None:
@@ -140,7 +143,7 @@ class ModelServer:
         while len(self._memo) > self.memo_size:
             self._memo.popitem(last=False)
 
-    # -- scoring thread -------------------------------------------------------------------------
+    # -- engine thread --------------------------------------------------------------------------
 
     def _all_callers_waiting(self) -> bool:
         if not self._waiting:
@@ -152,12 +155,12 @@ class ModelServer:
                 del self._callers[thread]
         return len(self._waiting) >= len(self._callers)
 
-    def _gather(self) -> list[str]:
+    def _gather_batch(self) -> list[str]:
         with self._cond:
             while not self._queue:
                 self._cond.wait()
             deadline = time.monotonic() + self.max_wait_s
-            batch_size = self.scorer.batch_size if self.scorer is not None else 1
+            batch_size = self.engine.batch_size if self.engine is not None else 1
             while len(self._queue) < batch_size and not self._all_callers_waiting():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -168,18 +171,19 @@ class ModelServer:
 
     def _run(self) -> None:
         try:
-            self.scorer = self._make_scorer()
+            self.engine = self._make_engine()
         except BaseException as exc:  # noqa: BLE001 - every request will report it
             self._setup_error = exc
         self._ready.set()
         while True:
-            prompts = self._gather()
+            prompts = self._gather_batch()
             try:
                 if self._setup_error is not None:
                     raise self._setup_error
-                self._score_round(prompts)
+                self._compute_batch(prompts)
             except BaseException as exc:  # noqa: BLE001 - hand every failure to the callers
-                failure = RuntimeError(f"scoring failed: {type(exc).__name__}: {exc}")
+                failure = RuntimeError(f"computing logprobs failed: {type(exc).__name__}: "
+                                       f"{exc}")
                 failure.__cause__ = exc
                 with self._cond:
                     futures = [self._pending.pop(p) for p in prompts if p in self._pending]
@@ -187,23 +191,25 @@ class ModelServer:
                     if not future.done():
                         future.set_exception(failure)
 
-    def _score_round(self, prompts: list[str]) -> None:
-        assert self.scorer is not None
+    def _compute_batch(self, prompts: list[str]) -> None:
+        """Encode ``prompts``, answer those that cannot be computed, and run the engine's forward
+        passes over the rest, answering each pass's prompts as soon as it is done."""
+        assert self.engine is not None
         bar = self._progress_bar(len(prompts))
-        encoded = self.scorer.encode_many(prompts)
+        encoded = self.engine.encoder.encode_many(prompts)
         errors = [(p, e) for p, e in zip(prompts, encoded) if isinstance(e, PromptError)]
         if errors:
             self._complete(errors)
         usable = [e for e in encoded if not isinstance(e, PromptError)]
 
-        def done(indices: list[int], logprobs: list[list[float]]) -> None:
+        def pass_done(indices: list[int], logprobs: list[list[float]]) -> None:
             self.forward_passes += 1
             self._complete([(usable[i].prompt, PromptLogprobs(usable[i].prompt, usable[i].texts,
                                                             tuple(lp)))
                             for i, lp in zip(indices, logprobs)])
 
         if usable:
-            self.scorer.score_encoded(usable, on_batch=done)
+            self.engine.logprobs_of_encoded(usable, on_pass=pass_done)
         if bar is not None and errors:
             bar.update(len(errors))
 
@@ -218,7 +224,7 @@ class ModelServer:
                 future = self._pending.pop(prompt, None)
                 if future is not None:
                     futures.append((future, result))
-            self.prompts_scored += len(results)
+            self.prompts_computed += len(results)
         for future, result in futures:
             future.set_result(result)
         if self._bar is not None:
@@ -231,35 +237,48 @@ class ModelServer:
             from tqdm import tqdm
 
             # disable=None: shown on a terminal, silent when the output goes to a file.
-            self._bar = tqdm(total=0, desc="SyntaxGym scoring", unit=" prompts", disable=None,
-                             dynamic_ncols=True)
+            self._bar = tqdm(total=0, desc="syntaxgym local engine", unit=" prompts",
+                             disable=None, dynamic_ncols=True)
         self._bar.total += count
         self._bar.refresh()
         return self._bar
 
 
-_LOCK = threading.Lock()
-_MODEL_LOCK = threading.Lock()
-_MODELS: dict[tuple, tuple[Any, Any]] = {}
-_SERVICES: dict[tuple, ModelServer] = {}
+class ModelServerFactory:
+    """The process's model servers, one per model and settings, and their loaded models, one per
+    checkpoint whatever the settings (as HELM's ``HuggingFaceServerFactory``).
 
+    A model key names a checkpoint as loaded (path, GGUF file, revision, device, dtype...).
+    """
 
-def server_for(model_key: tuple, load: Callable[[], tuple[Any, Any]],
-                scorer_args: Mapping[str, Any], service_args: Mapping[str, Any]) -> ModelServer:
-    """The process's scoring service for this model and these settings; a new one loads the
-    model (once per process, whatever the settings) in its scoring thread."""
-    key = (model_key, tuple(sorted(scorer_args.items())), tuple(sorted(service_args.items())))
+    _servers: ClassVar[dict[tuple, ModelServer]] = {}
+    _servers_lock: ClassVar[threading.Lock] = threading.Lock()
+    _models: ClassVar[dict[tuple, tuple[Any, Any]]] = {}  # model key -> (model, tokenizer)
+    _models_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def make_scorer() -> LogprobEngine:
-        with _MODEL_LOCK:
-            if model_key not in _MODELS:
-                _MODELS[model_key] = load()
-            model, tokenizer = _MODELS[model_key]
-        return LogprobEngine(model, tokenizer, **scorer_args)
+    @classmethod
+    def get_server(cls, model_key: tuple, load: Callable[[], tuple[Any, Any]],
+                   engine_args: Mapping[str, Any], server_args: Mapping[str, Any]) -> ModelServer:
+        """The server for this model with these :class:`LogprobEngine` and :class:`ModelServer`
+        arguments; a new one loads the model (with ``load``, unless this process has it already)
+        in its own thread."""
+        key = (model_key, tuple(sorted(engine_args.items())),
+               tuple(sorted(server_args.items())))
 
-    with _LOCK:
-        service = _SERVICES.get(key)
-        if service is None:
-            service = ModelServer(make_scorer, **service_args)
-            _SERVICES[key] = service
-        return service
+        def make_engine() -> LogprobEngine:
+            return LogprobEngine(*cls.loaded_model(model_key, load), **engine_args)
+
+        with cls._servers_lock:
+            server = cls._servers.get(key)
+            if server is None:
+                server = ModelServer(make_engine, **server_args)
+                cls._servers[key] = server
+            return server
+
+    @classmethod
+    def loaded_model(cls, model_key: tuple, load: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
+        """(model, tokenizer) for ``model_key``, loaded with ``load`` the first time."""
+        with cls._models_lock:
+            if model_key not in cls._models:
+                cls._models[model_key] = load()
+            return cls._models[model_key]

@@ -1,0 +1,193 @@
+"""Running forward passes and gathering the token logprobs they give: plain padded passes of the
+whole model (:class:`PlainPasses`, the reference and the fallback) and prefix-shared passes
+(:class:`SharedPasses`: each distinct prefix one position, stored prefixes reused).
+
+Both return, per encoded prompt, the logprob of each token (0.0 first, for the beginning-of-text
+token) given the tokens before it, and call ``on_pass(indices, logprobs)`` after each pass with
+the prompts it finished, so that the server can answer them at once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+
+from syntaxgym_helm.clients.local import cpu_kernels
+from syntaxgym_helm.clients.local.output_layer import OutputLayer
+from syntaxgym_helm.clients.local.pass_packing import logprobs_by_sequence, pack_rows, plan_outputs
+from syntaxgym_helm.clients.local.prefix_store import PrefixStore
+from syntaxgym_helm.clients.local.prefix_trie import PackedRow, plan_passes
+from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt
+
+OnPass = Callable[[list[int], list[list[float]]], None]
+"""Called after each forward pass with the indices of the prompts it finished and their logprobs."""
+
+
+@dataclass(frozen=True)
+class PassLimits:
+    """Limits of one forward pass: ``batch_size`` prompts, ``max_batch_positions`` distinct
+    positions, rows of about ``max_row_nodes`` positions (prefix-shared passes only)."""
+
+    batch_size: int
+    max_batch_positions: int
+    max_row_nodes: int
+
+
+class PlainPasses:
+    """Whole-model forward passes over prompts as right-padded rows (``pad_id``: the
+    beginning-of-text id), the shortest prompts first, as many per pass as the limits allow.
+    ``counts`` is updated with what each pass computed."""
+
+    def __init__(self, model, pad_id: int, counts: Counter[str]) -> None:
+        self.model = model
+        self.pad_id = pad_id
+        self.counts = counts
+        self.device = next(model.parameters()).device
+
+    def run(self, encoded: Sequence[EncodedPrompt], limits: PassLimits,
+            on_pass: OnPass | None = None) -> list[list[float]]:
+        results: list[list[float]] = [[] for _ in encoded]
+        for indices in self.groups(encoded, limits):
+            computed = self.one_pass([encoded[i] for i in indices])
+            for i, logprobs in zip(indices, computed):
+                results[i] = logprobs
+            if on_pass is not None:
+                on_pass(indices, computed)
+        return results
+
+    @staticmethod
+    def groups(encoded: Sequence[EncodedPrompt], limits: PassLimits) -> list[list[int]]:
+        """Prompt indices of each pass: sorted by length, then chunked."""
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
+        passes: list[list[int]] = []
+        current: list[int] = []
+        for i in order:
+            length = len(encoded[i].ids)
+            if current and (len(current) >= limits.batch_size
+                            or (len(current) + 1) * length > limits.max_batch_positions):
+                passes.append(current)
+                current = []
+            current.append(i)
+        if current:
+            passes.append(current)
+        return passes
+
+    @torch.inference_mode()
+    def one_pass(self, encoded: Sequence[EncodedPrompt]) -> list[list[float]]:
+        """One forward pass of the whole model over ``encoded`` as right-padded rows."""
+        length = max(len(e.ids) for e in encoded)
+        input_ids = torch.full((len(encoded), length), self.pad_id, dtype=torch.long)
+        attention = torch.zeros(len(encoded), length, dtype=torch.long)
+        for b, item in enumerate(encoded):
+            input_ids[b, : len(item.ids)] = torch.tensor(item.ids)
+            attention[b, : len(item.ids)] = 1
+        logits = self.model(input_ids=input_ids.to(self.device),
+                            attention_mask=attention.to(self.device), use_cache=False).logits
+        self.counts.update(prompts=len(encoded), tokens=sum(len(e.ids) for e in encoded),
+                           positions=len(encoded) * length, passes=1)
+        flat = logits.reshape(-1, logits.shape[-1])
+        sources = [b * length + j for b, item in enumerate(encoded)
+                   for j in range(len(item.ids) - 1)]
+        targets = [t for item in encoded for t in item.ids[1:]]
+        values = _logprobs_from_logits(flat, sources, targets)
+        results, start = [], 0
+        for item in encoded:
+            count = len(item.ids) - 1
+            results.append([0.0] + values[start: start + count])
+            start += count
+        return results
+
+
+def _logprobs_from_logits(logits: torch.Tensor, sources: list[int],
+                          targets: list[int]) -> list[float]:
+    nodes = torch.tensor(sources, device=logits.device)
+    unique, inverse = torch.unique(nodes, return_inverse=True)
+    normaliser = torch.logsumexp(logits[unique].float(), dim=-1)[inverse]
+    chosen = logits[nodes, torch.tensor(targets, device=logits.device)].float()
+    return (chosen - normaliser).tolist()
+
+
+class SharedPasses:
+    """Prefix-shared forward passes of the model's body (``base``, which gives final hidden
+    states) and its output layer: the prompts' distinct prefixes are packed as trees into rows
+    (:mod:`.prefix_trie`, :mod:`.pass_packing`),
+    prefixes in the store are read from it, and each pass's new prefixes are stored for later
+    passes. ``counts`` is updated with what each pass computed and reused."""
+
+    def __init__(self, base, output_layer: OutputLayer, config, device: torch.device,
+                 dtype: torch.dtype, counts: Counter[str]) -> None:
+        self.base = base
+        self.output_layer = output_layer
+        self.config = config
+        self.device = device
+        self.dtype = dtype
+        self.counts = counts
+
+    @torch.inference_mode()
+    def run(self, encoded: Sequence[EncodedPrompt], store: PrefixStore, limits: PassLimits,
+            onednn: bool, on_pass: OnPass | None = None) -> list[list[float]]:
+        """``onednn``: multiply with oneDNN-packed weights where a pass allows it."""
+        results: list[list[float]] = [[] for _ in encoded]
+        sort = not store.index.capacity  # with no store, sequences sharing prefixes go together
+        for rows, _ in plan_passes([e.ids for e in encoded], store.index,
+                                   limits.max_batch_positions, limits.batch_size,
+                                   limits.max_row_nodes, sort=sort):
+            computed = self.one_pass(rows, encoded, store, onednn)
+            for index, logprobs in computed.items():
+                results[index] = logprobs
+            if on_pass is not None:
+                indices = list(computed)
+                on_pass(indices, [computed[i] for i in indices])
+        return results
+
+    def one_pass(self, rows: list[PackedRow], encoded: Sequence[EncodedPrompt],
+                 store: PrefixStore, onednn: bool) -> dict[int, list[float]]:
+        """One forward pass over the rows' new nodes; the logprobs of the rows' sequences."""
+        rows = [row for row in rows if row.members]
+        computed = [row for row in rows if len(row)]
+        hidden = kv = None
+        length = past_length = 0
+        # oneDNN, except for a pass computing the beginning-of-text position (see cpu_kernels).
+        packed = onednn and not any(0 in row.depths for row in computed)
+        if computed:
+            inputs = pack_rows(computed, store.index, self.dtype)
+            length, past_length = inputs.length, inputs.past_length
+            past = None
+            if inputs.past_slots is not None:
+                past = store.past_key_values(inputs.past_slots, self.config)
+            with cpu_kernels.packed_kernels(packed):
+                out = self.base(input_ids=inputs.input_ids.to(self.device),
+                                attention_mask=inputs.mask[:, None].to(self.device),
+                                position_ids=inputs.positions.to(self.device),
+                                past_key_values=past, use_cache=True)
+            hidden, kv = out.last_hidden_state, out.past_key_values
+            self.counts.update(positions=len(computed) * length, passes=1,
+                               packed_passes=int(packed))
+        # Outputs: of new nodes from this pass's hidden states (all of the vocabulary's logits:
+        # the softmax's normaliser), of stored ones from the store (one logit each).
+        plan = plan_outputs(rows, computed, length, encoded)
+        values = torch.empty(plan.count, dtype=torch.float32)
+        normaliser = None
+        if plan.new_rows:
+            assert hidden is not None
+            new_hidden = hidden.reshape(-1, hidden.shape[-1])[
+                torch.tensor(list(plan.new_rows), device=self.device)]
+            new_values, normaliser = self.output_layer.logprobs(
+                new_hidden, plan.new_source, plan.new_target, packed)
+            values[plan.new_at] = new_values
+        if plan.stored_slot:
+            slot = torch.tensor(plan.stored_slot, device=self.device)
+            target = torch.tensor(plan.stored_target, device=self.device)
+            values[plan.stored_at] = self.output_layer.target_logprobs(
+                store.hidden[slot], store.normaliser[slot], target)
+            self.counts["reused"] += len(set(plan.stored_slot))
+        if computed and store.index.capacity:
+            assert hidden is not None
+            store.keep(computed, kv, hidden, past_length, plan.new_rows, normaliser)
+        results = logprobs_by_sequence(rows, values.tolist())
+        self.counts.update(prompts=len(results),
+                           tokens=sum(len(encoded[i].ids) for i in results))
+        return results

@@ -1,0 +1,96 @@
+"""The cross-pass store of computed prefixes (:class:`PrefixStore`): what a later forward pass
+needs of a prefix an earlier pass computed, so that it is never computed again."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import torch
+from transformers import DynamicCache
+
+from syntaxgym_helm.clients.local.prefix_trie import ROOT, PackedRow, PrefixIndex
+
+
+class PrefixStore:
+    """Stored prefixes: the index (:class:`~syntaxgym_helm.clients.local.prefix_trie.PrefixIndex`:
+    which prefix is in which slot), and per slot each layer's key and value, the final hidden
+    state (what the output layer turns into logits) and the log of the softmax's normaliser over
+    the vocabulary (so that a stored prefix scores a token with one dot product).
+
+    A pass's rows attend to the slots of their stored ancestors as past keys and values
+    (:meth:`past_key_values`); after the pass, its new nodes are kept (:meth:`keep`).
+    """
+
+    def __init__(self, index: PrefixIndex, keys: list[torch.Tensor], values: list[torch.Tensor],
+                 hidden: torch.Tensor) -> None:
+        self.index = index
+        self.keys = keys
+        self.values = values
+        self.hidden = hidden
+        self.normaliser = torch.empty(index.capacity, dtype=torch.float32, device=hidden.device)
+
+    @classmethod
+    def sized(cls, layer_shapes: list[tuple[int, int]], hidden_size: int, budget_bytes: int,
+              dtype: torch.dtype, device: torch.device) -> "PrefixStore":
+        """As many slots as ``budget_bytes`` holds; ``layer_shapes``: (kv heads, head dim)."""
+        element = torch.empty((), dtype=dtype).element_size()
+        per_slot = element * (hidden_size + sum(2 * heads * dim for heads, dim in layer_shapes))
+        per_slot += 4  # the normaliser
+        capacity = max(0, int(budget_bytes) // per_slot)
+
+        def slots(heads: int, dim: int) -> torch.Tensor:
+            return torch.empty(capacity, heads, dim, dtype=dtype, device=device)
+
+        return cls(PrefixIndex(capacity), [slots(h, d) for h, d in layer_shapes],
+                   [slots(h, d) for h, d in layer_shapes],
+                   torch.empty(capacity, hidden_size, dtype=dtype, device=device))
+
+    @property
+    def device(self) -> torch.device:
+        return self.hidden.device
+
+    def past_key_values(self, slots: torch.Tensor, config) -> DynamicCache:
+        """Every layer's stored keys and values at ``slots`` (rows x past positions) as the
+        model's past keys and values (``config``: the model's config)."""
+        slots = slots.to(self.device)
+        return DynamicCache(ddp_cache_data=[
+            (keys[slots].transpose(1, 2), values[slots].transpose(1, 2))
+            for keys, values in zip(self.keys, self.values)], config=config)
+
+    def keep(self, rows: list[PackedRow], kv, hidden: torch.Tensor, past_length: int,
+             output_rows: Mapping[int, int], normaliser: torch.Tensor | None) -> None:
+        """Keep the keys, values (``kv``: the pass's past keys and values), final hidden states
+        and normalisers of the pass's new nodes (``output_rows``: flat position in ``hidden`` ->
+        row of ``normaliser``). A node whose parent could not be stored is not stored either."""
+        index = self.index
+        length = hidden.shape[1]
+        fill_slots: list[int] = []
+        fill_rows: list[int] = []
+        fill_positions: list[int] = []
+        fill_outputs: list[int] = []
+        for b, row in enumerate(rows):
+            slot_of: list[int | None] = [None] * len(row)
+            for i in range(len(row)):
+                parent = row.parents[i]
+                parent_slot = slot_of[parent] if parent != ROOT else row.anchors[i]
+                if parent_slot is None:
+                    continue  # the parent could not be stored
+                slot, fresh = index.insert(parent_slot, row.tokens[i], row.depths[i])
+                slot_of[i] = slot
+                if fresh:
+                    fill_slots.append(slot)  # type: ignore[arg-type]
+                    fill_rows.append(b)
+                    fill_positions.append(i)
+                    fill_outputs.append(output_rows[b * length + i])
+        if not fill_slots:
+            return
+        device = self.device
+        slots = torch.tensor(fill_slots, device=device)
+        batch = torch.tensor(fill_rows, device=device)
+        position = torch.tensor(fill_positions, device=device)
+        for layer, keys, values in zip(kv.layers, self.keys, self.values):
+            keys[slots] = layer.keys[batch, :, past_length + position, :]
+            values[slots] = layer.values[batch, :, past_length + position, :]
+        self.hidden[slots] = hidden[batch, position]
+        assert normaliser is not None
+        self.normaliser[slots] = normaliser[torch.tensor(fill_outputs, device=device)]
