@@ -443,7 +443,7 @@ def test_a_real_model_scores_every_kind_of_item_and_the_regions_cover_the_senten
         items = [item for item in suite.items if item.item_number in numbers]
         assert len(items) == len(numbers)
         sentences = [c.sentence for item in items for c in item.conditions]
-        scored = {s.prompt: s for s in engine.score(sentences)}
+        scored = {s.prompt: s for s in engine.prompt_logprobs(sentences)}
         for item in items:
             results = {c.condition_name: [TokenScore(text, logprob) for text, logprob in
                                           zip(scored[c.sentence].texts, scored[c.sentence].logprobs)]
