@@ -109,6 +109,11 @@ class LogprobEngine:
         """Most prompts in one forward pass (the server gathers that many before it starts)."""
         return self.limits.batch_size
 
+    @property
+    def bos_text(self) -> str:
+        """The beginning-of-text token's text: the first token of every result."""
+        return self.encoder.bos_text
+
     # -- setup ----------------------------------------------------------------------------------
 
     def _set_up_prefix_sharing(self, cache_mb: float, check: bool) -> bool:
