@@ -478,12 +478,12 @@ def mutate(data: Any, rng: random.Random) -> None:
 
 
 @pytest.fixture(scope="module")
-def real_suites(shared_dir: Path) -> list[str]:
+def real_suites(hu2020_dir: Path, syntaxgym_core_dir: Path) -> list[str]:
     """Real suites in every format, cut to two items so the fuzz stays fast, as JSON text."""
     suites = []
-    for relative in ("hu2020/fgd_hierarchy.json", "hu2020/mvrr.json",
-                     "syntaxgym-core/test_in.json", "syntaxgym-core/sample_suite.json"):
-        data = json.loads((shared_dir / "suites" / relative).read_text(encoding="utf-8"))
+    for path in (hu2020_dir / "fgd_hierarchy.json", hu2020_dir / "mvrr.json",
+                 syntaxgym_core_dir / "test_in.json", syntaxgym_core_dir / "sample_suite.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
         data["items"] = data["items"][:2]
         suites.append(json.dumps(data))
     return suites
