@@ -46,10 +46,10 @@ test-fast: install
 	$(PY) -m pytest -ra -m "not slow"
 
 # A real llama-cpp-python server (compiled from its sdist: minutes) serving the embedded model,
-# helm-run through it and through HELM's HuggingFaceClient, compared (tests/test_served_models.py).
+# helm-run through it and through HELM's HuggingFaceClient, compared (tests/clients/test_served.py).
 test-served: install
 	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} $(PIP) install --quiet -c constraints.txt -e ".[served]"
-	$(PY) -m pytest -ra -m served tests/test_served_models.py
+	$(PY) -m pytest -ra -m served tests/clients/test_served.py
 
 run: install
 	models="$(MODEL)"; [ -n "$$models" ] || models="$$($(PY) -m syntaxgym_helm.clients.embedded.catalogue)"; \
