@@ -1,4 +1,9 @@
-"""Fixtures shared by the test modules."""
+"""Fixtures shared by the test modules: the folders of test data.
+
+Everything a test reads lives in the repository (``tests/fixtures/``, with the source and licence
+of each file in its ``README.md``) or is made by the test itself, so a fresh clone runs the same
+tests as CI. ``../shared`` is for benchmarks only; no test reads it.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,33 @@ from pathlib import Path
 
 import pytest
 
+from fixtures import HU2020_DIR, REFERENCE_DIR, SYNTAXGYM_CORE_DIR
+
+
+def _present(folder: Path) -> Path:
+    """``folder``, or fail: it is part of the repository, so a missing one is a broken checkout,
+    not a reason to skip."""
+    if not folder.is_dir():
+        pytest.fail(f"test data folder {folder} is missing: it is tracked in git "
+                    "(tests/fixtures/README.md); restore it with `git checkout -- tests/fixtures`")
+    return folder
+
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """The project's shared data folder (``../shared`` from the project root), or skip."""
-    path = Path(__file__).resolve().parents[1].parent / "shared"
-    if not path.is_dir():
-        pytest.skip(f"the shared data folder {path} is missing (see shared/README.md)")
-    return path
+def hu2020_dir() -> Path:
+    """The 34 Hu et al. (2020) suite files, ``<name>.json``, exactly as the registry pins them
+    (usable as ``suites_dir=`` / ``SYNTAXGYM_SUITES_DIR``)."""
+    return _present(HU2020_DIR)
+
+
+@pytest.fixture(scope="session")
+def syntaxgym_core_dir() -> Path:
+    """syntaxgym-core's fixtures: ``test_in.json``, ``sample_suite.json``, token surprisals,
+    reference region values."""
+    return _present(SYNTAXGYM_CORE_DIR)
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    """Published reference figures (``hu2020_per_suite_accuracy.tsv``)."""
+    return _present(REFERENCE_DIR)

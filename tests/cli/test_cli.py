@@ -18,9 +18,9 @@ SAMPLE_LINE = ("Sample subject--verb suite: 1 items, 2 conditions, 3 regions, 1 
 
 
 @pytest.fixture()
-def mixed_dir(tmp_path: Path, shared_dir: Path) -> Path:
+def mixed_dir(tmp_path: Path, syntaxgym_core_dir: Path) -> Path:
     """A folder with a valid suite, an invalid one and a file that is not JSON."""
-    shutil.copy(shared_dir / "suites" / "syntaxgym-core" / "sample_suite.json", tmp_path)
+    shutil.copy(syntaxgym_core_dir / "sample_suite.json", tmp_path)
     bad = json.loads((tmp_path / "sample_suite.json").read_text(encoding="utf-8"))
     bad["meta"]["metric"] = "average"
     bad["items"][0]["conditions"][1]["regions"][2]["region_number"] = 5
@@ -30,8 +30,8 @@ def mixed_dir(tmp_path: Path, shared_dir: Path) -> Path:
     return tmp_path
 
 
-def test_valid_folder(shared_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = shared_dir / "suites" / "hu2020"
+def test_valid_folder(hu2020_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = hu2020_dir
     assert cli.main(["validate", str(folder)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 34 + 1
@@ -41,8 +41,8 @@ def test_valid_folder(shared_dir: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert lines[-1] == "34 valid, 0 invalid"
 
 
-def test_files_and_legacy_suites(shared_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    core = shared_dir / "suites" / "syntaxgym-core"
+def test_files_and_legacy_suites(syntaxgym_core_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    core = syntaxgym_core_dir
     assert cli.main(["validate", str(core / "test_in.json"), str(core / "sample_suite.json")]) == 0
     assert capsys.readouterr().out.splitlines() == [
         f"ok    {core / 'test_in.json'}: test: 2 items, 2 conditions, 6 regions, 1 predictions, "
@@ -88,9 +88,9 @@ def test_empty_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert capsys.readouterr().err == f"no suite files found in {tmp_path}\n"
 
 
-def test_warnings_and_quiet(tmp_path: Path, shared_dir: Path,
+def test_warnings_and_quiet(tmp_path: Path, syntaxgym_core_dir: Path,
                             capsys: pytest.CaptureFixture[str]) -> None:
-    data = json.loads((shared_dir / "suites" / "syntaxgym-core" / "sample_suite.json")
+    data = json.loads((syntaxgym_core_dir / "sample_suite.json")
                       .read_text(encoding="utf-8"))
     data["items"][0]["conditions"][0]["regions"][0]["content"] = "The  woman"
     path = tmp_path / "spaces.json"
@@ -106,9 +106,9 @@ def test_warnings_and_quiet(tmp_path: Path, shared_dir: Path,
     assert "  warning: " not in capsys.readouterr().out
 
 
-def test_odd_text_is_escaped_not_a_crash(tmp_path: Path, shared_dir: Path,
+def test_odd_text_is_escaped_not_a_crash(tmp_path: Path, syntaxgym_core_dir: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    data = json.loads((shared_dir / "suites" / "syntaxgym-core" / "sample_suite.json")
+    data = json.loads((syntaxgym_core_dir / "sample_suite.json")
                       .read_text(encoding="utf-8"))
     data["meta"]["name"] = "odd\ud800name"
     path = tmp_path / "odd.json"
@@ -184,8 +184,8 @@ def test_generate_refuses_a_config_importing_a_named_pipe(tmp_path: Path) -> Non
 
 
 def test_validate_names_a_repeated_key_and_reads_the_older_format(
-        tmp_path: Path, shared_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    sample = (shared_dir / "suites" / "syntaxgym-core" / "sample_suite.json").read_text(
+        tmp_path: Path, syntaxgym_core_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample = (syntaxgym_core_dir / "sample_suite.json").read_text(
         encoding="utf-8")
     data = json.loads(sample)
     twice = tmp_path / "twice.json"

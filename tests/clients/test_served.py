@@ -36,16 +36,16 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
+from fixtures import HU2020_DIR as HU2020
+from fixtures import SERVED_DIR as FIXTURES
+
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "served"
 CONFIGS = ROOT / "configs" / "model_deployments"
-HU2020 = ROOT.parent / "shared" / "suites" / "hu2020"
 BIN = Path(sys.executable).parent
 PREFIX = "<|endoftext|>"
 ALIAS = "smollm2-135m-instruct-q4_1"
 DEPLOYMENT = "replay/smollm2-135m-instruct-q4_1"
 
-needs_suites = pytest.mark.skipif(not HU2020.is_dir(), reason="../shared/suites/hu2020 is absent")
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("openai") is None,
     reason="openai is not installed (HELM's OpenAI-compatible clients need it: "
@@ -314,7 +314,6 @@ def test_characters_split_across_tokens_come_back_empty_and_still_align() -> Non
 # 2. Recorded responses through HELM's clients and EchoCompletionsClient
 # ------------------------------------------------------------------------------------------------
 
-@needs_suites
 def test_llama_cpp_echo_response_aligns_through_both_clients(replay: Replay) -> None:
     """Default llama-cpp-python server: <|endoftext|> comes back as "" with a null logprob."""
     replay.add(recorded("llamacpp_echo_max_tokens_1"))
@@ -337,7 +336,6 @@ def test_llama_cpp_echo_response_aligns_through_both_clients(replay: Replay) -> 
     assert all(body["echo"] is True and body["logprobs"] == 1 for body in replay.received)
 
 
-@needs_suites
 def test_trailing_generated_tokens_are_reported_by_the_metric_and_dropped_by_echo_client(
         replay: Replay) -> None:
     """max_tokens=0 read as "no limit" (245 generated tokens), and a server that adds the
@@ -390,7 +388,6 @@ def together_layout(exchange: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@needs_suites
 def test_together_echo_layout(replay: Replay, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("together", reason="HELM's Together client needs `together` "
                                            "(crfm-helm[together])")
@@ -451,7 +448,6 @@ def failing_answers(replay: Replay, prompts: list[str]) -> dict[str, str]:
     return expected
 
 
-@needs_suites
 def test_every_failure_is_one_requests_clear_error_and_its_item_is_unscorable(
         replay: Replay) -> None:
     instances = number_prep_instances()
@@ -476,7 +472,6 @@ def test_every_failure_is_one_requests_clear_error_and_its_item_is_unscorable(
     assert result.error_flags.is_fatal is False
 
 
-@needs_suites
 def test_helm_legacy_client_turns_a_null_logprob_into_a_silent_zero(replay: Replay) -> None:
     """Why EchoCompletionsClient exists: HELM's client scores a missing logprob as certainty."""
     instances = number_prep_instances()
@@ -532,7 +527,6 @@ def unscorable_by_item(run: Path) -> dict[str, float]:
 
 
 @pytest.mark.slow
-@needs_suites
 @needs_smollm2
 def test_helm_run_against_a_stopped_port_goes_on_and_reports_every_item(tmp_path: Path) -> None:
     write_deployment(tmp_path, f"http://127.0.0.1:{free_port()}/v1")
@@ -548,7 +542,6 @@ def test_helm_run_against_a_stopped_port_goes_on_and_reports_every_item(tmp_path
 
 
 @pytest.mark.slow
-@needs_suites
 @needs_smollm2
 def test_helm_run_against_defective_responses_scores_only_the_healthy_item(
         tmp_path: Path, replay: Replay) -> None:
@@ -598,7 +591,6 @@ def served_opt_in(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.mark.served
-@needs_suites
 @needs_smollm2
 def test_real_server_against_local_model(served_opt_in: None, tmp_path: Path) -> None:
     served = _served_compare()

@@ -12,11 +12,11 @@ import csv
 import json
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fixtures import SYNTAXGYM_CORE_DIR as CORE
 from syntaxgym_helm.core.alignment import (
     Alignment,
     AlignmentError,
@@ -29,12 +29,6 @@ from syntaxgym_helm.core.alignment import (
 from syntaxgym_helm.core.alignment.text import SentenceBytes
 from syntaxgym_helm.core.item_evaluation import ConditionValues
 from syntaxgym_helm.core.region_stats import METRICS, region_statistic
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-CORE = SHARED / "suites" / "syntaxgym-core"
-needs_fixtures = pytest.mark.skipif(
-    not CORE.is_dir(), reason=f"reference fixtures not found at {CORE} (the shared/ data folder)"
-)
 
 SUITES = ("test", "test-unk")
 MODELS = ("grnn", "transformer-xl")
@@ -85,7 +79,6 @@ def load_fixture(suite: str, model: str) -> list[FixtureSentence]:
     return sentences
 
 
-@needs_fixtures
 @pytest.mark.parametrize("suite", SUITES)
 def test_sentence_text_matches_reference_sentences(suite: str) -> None:
     suite_in = json.loads((CORE / f"{suite}_in.json").read_text())
@@ -95,7 +88,6 @@ def test_sentence_text_matches_reference_sentences(suite: str) -> None:
     assert built == expected
 
 
-@needs_fixtures
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("suite", SUITES)
 def test_fixture_regions_match_reference(suite: str, model: str) -> None:
@@ -126,7 +118,6 @@ def test_fixture_regions_match_reference(suite: str, model: str) -> None:
                 assert got == pytest.approx(reference[metric], abs=TOLERANCE), (index, number, metric)
 
 
-@needs_fixtures
 def test_fixture_last_region_differs_from_reference_only_by_eos() -> None:
     """The documented discrepancy, in numbers: GRNN, sentence 1, region 6 "at the holiday party."."""
     sentence = load_fixture("test", "grnn")[0]
@@ -141,7 +132,6 @@ def test_fixture_last_region_differs_from_reference_only_by_eos() -> None:
     assert reference["min"] == 0.0 and region_statistic("min", ours) == pytest.approx(1.212152)
 
 
-@needs_fixtures
 @pytest.mark.parametrize(("model", "token"), [("grnn", "<unk>"), ("transformer-xl", "WEIRDSCARYWORD")])
 def test_fixture_unknown_word_goes_to_its_region(model: str, token: str) -> None:
     sentence = load_fixture("test-unk", model)[1]  # "... at the WEIRDSCARYWORD party."
@@ -152,7 +142,6 @@ def test_fixture_unknown_word_goes_to_its_region(model: str, token: str) -> None
     assert result.region_of_token[index + 1] == 6
 
 
-@needs_fixtures
 def test_fixture_punctuation_split_and_glued() -> None:
     grnn = load_fixture("test", "grnn")[2]  # "... the neighbors yesterday." with "yesterday", "."
     assert [grnn.tokens[i] for i in tokens_of(align(grnn.regions, grnn.tokens), 6)] == [

@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from fixtures import BLIMP_EXCERPTS_DIR, FULL_BLIMP_DIR
 from syntaxgym_helm.core.blimp.convert import (
     ONE_PREFIX,
     TWO_PREFIX,
@@ -43,10 +44,10 @@ from syntaxgym_helm.core.blimp.sources import (
 from syntaxgym_helm.core.suite import load_suite, parse_suite
 from syntaxgym_helm.core.validation import check_suite
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "blimp"
-BLIMP = Path(__file__).resolve().parents[2].parent / "shared" / "blimp"
+FIXTURES = BLIMP_EXCERPTS_DIR
+BLIMP = FULL_BLIMP_DIR
 needs_blimp = pytest.mark.skipif(not (BLIMP / "data").is_dir(),
-                                 reason="../shared/blimp/data (the 67 BLiMP files) is absent")
+                                 reason=f"{BLIMP}/data (BLiMP's 67 paradigm files) is absent")
 
 
 def regions(conversion: BlimpConversion, index: int, condition: str) -> tuple[str, ...]:

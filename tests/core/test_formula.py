@@ -6,10 +6,10 @@ import json
 import math
 import random
 import sys
-from pathlib import Path
 
 import pytest
 
+from fixtures import HU2020_DIR
 from syntaxgym_helm.core.errors import EvaluationError, FormulaError
 from syntaxgym_helm.core.formula import (
     EQUALITY_ATOL,
@@ -31,9 +31,7 @@ from syntaxgym_helm.core.formula import (
     parse_formula,
 )
 
-SUITES = Path(__file__).resolve().parents[2].parent / "shared" / "suites" / "hu2020"
-SUITE_FILES = sorted(SUITES.glob("*.json")) if SUITES.is_dir() else []
-NO_SUITES = f"the real suites are not here: {SUITES} is missing"
+SUITE_FILES = sorted(HU2020_DIR.glob("*.json"))
 
 A, B, C = RegionRef(1, "a"), RegionRef(1, "b"), RegionRef(1, "c")
 
@@ -72,13 +70,11 @@ def same_tree(text: str, explicit: str) -> bool:
 # ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not SUITE_FILES, reason=NO_SUITES)
 def test_all_34_hu2020_suites_are_there() -> None:
     assert len(SUITE_FILES) == 34
     assert len(REAL) >= 34
 
 
-@pytest.mark.skipif(not SUITE_FILES, reason=NO_SUITES)
 @pytest.mark.parametrize(("name", "index", "text", "suite"), REAL, ids=REAL_IDS)
 def test_real_formula_parses_and_names_the_suites_conditions(name: str, index: int, text: str, suite: dict) -> None:
     formula = parse_formula(text)
@@ -94,7 +90,6 @@ def test_real_formula_parses_and_names_the_suites_conditions(name: str, index: i
     formula.check_references(conditions, regions)
 
 
-@pytest.mark.skipif(not SUITE_FILES, reason=NO_SUITES)
 @pytest.mark.parametrize(("name", "index", "text", "suite"), REAL, ids=REAL_IDS)
 def test_real_formula_round_trips_through_str(name: str, index: int, text: str, suite: dict) -> None:
     formula = parse_formula(text)
@@ -105,7 +100,6 @@ def test_real_formula_round_trips_through_str(name: str, index: int, text: str, 
     assert str(again) == canonical
 
 
-@pytest.mark.skipif(not SUITE_FILES, reason=NO_SUITES)
 def test_real_formulas_evaluate() -> None:
     rng = random.Random(7)
     for _, _, text, _ in REAL:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from fixtures import SYNTAXGYM_CORE_DIR
 from syntaxgym_helm.core.item_evaluation import RequestFailure, TokenScore, evaluate_item
 from syntaxgym_helm.core.suite import load_suite, parse_suite
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 LN2 = math.log(2)
 
 SUITE = {
@@ -117,19 +117,18 @@ def test_prediction_over_an_undefined_region_value_is_unscorable() -> None:
                       {"match": gap, "mismatch": item_tokens("play", 5.0)}).passed is True
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared (reference fixtures) is absent")
-def test_reference_surprisals_reproduce_reference_region_sums() -> None:
+def test_reference_surprisals_reproduce_reference_region_sums(syntaxgym_core_dir: Path) -> None:
     """Token surprisals of syntaxgym-core's GRNN fixture give its published region sums."""
     import json
 
-    suite = load_suite(SHARED / "suites/syntaxgym-core/test_in.json")
+    suite = load_suite(syntaxgym_core_dir / "test_in.json")
     rows = [line.split("\t") for line in
-            (SHARED / "suites/syntaxgym-core/test_surp_grnn.txt").read_text().splitlines()[1:]]
+            (syntaxgym_core_dir / "test_surp_grnn.txt").read_text().splitlines()[1:]]
     by_sentence: dict[int, list[TokenScore]] = {}
     for sentence_id, _, token, surprisal in rows:
         by_sentence.setdefault(int(sentence_id), []).append(
             TokenScore(token, -float(surprisal) * LN2))
-    expected = json.loads((SHARED / "suites/syntaxgym-core/test_out_grnn.json").read_text())
+    expected = json.loads((syntaxgym_core_dir / "test_out_grnn.json").read_text())
     sentence = 0
     for item, expected_item in zip(suite.items, expected["items"]):
         results = {}
@@ -146,7 +145,6 @@ def test_reference_surprisals_reproduce_reference_region_sums() -> None:
                 assert got == pytest.approx(region["metric_value"]["sum"], abs=1e-5)
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared (reference fixtures) is absent")
 def test_first_token_excluded_changes_region_one_statistics_but_not_its_sum() -> None:
     """syntaxgym-core counts the context-free first token (0 bits) in region 1; exclude drops it.
 
@@ -155,9 +153,9 @@ def test_first_token_excluded_changes_region_one_statistics_but_not_its_sum() ->
     """
     import json
 
-    suite = load_suite(SHARED / "suites/syntaxgym-core/test_in.json")
+    suite = load_suite(SYNTAXGYM_CORE_DIR / "test_in.json")
     rows = [line.split("\t") for line in
-            (SHARED / "suites/syntaxgym-core/test_surp_grnn.txt").read_text().splitlines()[1:]]
+            (SYNTAXGYM_CORE_DIR / "test_surp_grnn.txt").read_text().splitlines()[1:]]
     by_sentence: dict[int, list[TokenScore]] = {}
     for sentence_id, _, token, surprisal in rows:
         by_sentence.setdefault(int(sentence_id), []).append(
@@ -169,7 +167,7 @@ def test_first_token_excluded_changes_region_one_statistics_but_not_its_sum() ->
     score = evaluate_item(suite, item, results, first_token="exclude")
     assert score.scorable, score.problems
     ours = score.region_values()[item.conditions[0].condition_name][1]
-    reference = json.loads((SHARED / "suites/syntaxgym-core/test_out_grnn.json").read_text())
+    reference = json.loads((SYNTAXGYM_CORE_DIR / "test_out_grnn.json").read_text())
     theirs = reference["items"][0]["conditions"][0]["regions"][0]["metric_value"]
     assert ours["sum"] == pytest.approx(theirs["sum"], abs=1e-5)  # "I" (0 bits) + know + that
     assert theirs["min"] == 0.0 and ours["min"] == pytest.approx(2.352034, abs=1e-5)

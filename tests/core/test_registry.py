@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from fixtures import HU2020_DIR as HU2020
 from syntaxgym_helm.core.errors import SuiteError, SuiteFileError
 from syntaxgym_helm.core.registry import (
     HU2020_SUITES,
@@ -27,10 +28,6 @@ from syntaxgym_helm.core.registry import (
     sg_score_suites,
 )
 from syntaxgym_helm.core.suite import load_suite
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-HU2020 = SHARED / "suites" / "hu2020"
-needs_shared = pytest.mark.skipif(not HU2020.is_dir(), reason="../shared/suites/hu2020 is absent")
 
 
 @contextlib.contextmanager
@@ -57,7 +54,6 @@ def test_registry_lists_the_34_suites_and_31_for_the_sg_score() -> None:
     assert circuit_of("nn-nv-rpl") is None
 
 
-@needs_shared
 def test_every_registered_checksum_matches_the_shared_copy(tmp_path: Path) -> None:
     for name in HU2020_SUITES:
         path = resolve_suite(name, tmp_path, HU2020)
@@ -65,14 +61,12 @@ def test_every_registered_checksum_matches_the_shared_copy(tmp_path: Path) -> No
         assert load_suite(path).name == name
 
 
-@needs_shared
 def test_environment_variable_stands_in_for_the_download(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(SUITES_DIR_ENV, str(HU2020))
     assert resolve_suite("mvrr", tmp_path) == HU2020 / "mvrr.json"
 
 
-@needs_shared
 def test_a_modified_local_copy_is_refused(tmp_path: Path) -> None:
     local = tmp_path / "local"
     local.mkdir()
@@ -111,7 +105,6 @@ def served_suites(tmp_path: Path) -> Iterator[str]:
     server.shutdown()
 
 
-@needs_shared
 def test_download_checks_and_caches(tmp_path: Path, served_suites: str,
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(SUITES_DIR_ENV, raising=False)

@@ -166,12 +166,12 @@ def test_equality_ignores_the_source() -> None:
 
 # -- real suites -----------------------------------------------------------------------------------
 
-def hu2020_files(shared_dir: Path) -> list[Path]:
-    return sorted((shared_dir / "suites" / "hu2020").glob("*.json"))
+def hu2020_files(hu2020_dir: Path) -> list[Path]:
+    return sorted(hu2020_dir.glob("*.json"))
 
 
-def test_all_hu2020_suites_load(shared_dir: Path) -> None:
-    files = hu2020_files(shared_dir)
+def test_all_hu2020_suites_load(hu2020_dir: Path) -> None:
+    files = hu2020_files(hu2020_dir)
     assert len(files) == HU2020_SUITES
     suites = [load_suite(path) for path in files]
     assert [suite.name for suite in suites] == [path.stem for path in files]
@@ -185,8 +185,8 @@ def test_all_hu2020_suites_load(shared_dir: Path) -> None:
             assert all(condition.sentence for condition in item.conditions)
 
 
-def test_a_hu2020_suite_in_detail(shared_dir: Path) -> None:
-    suite = load_suite(shared_dir / "suites" / "hu2020" / "fgd_hierarchy.json")
+def test_a_hu2020_suite_in_detail(hu2020_dir: Path) -> None:
+    suite = load_suite(hu2020_dir / "fgd_hierarchy.json")
     assert (len(suite), len(suite.condition_names), len(suite.region_meta)) == (24, 6, 9)
     assert len(suite.predictions) == 2
     assert str(suite.predictions[0].formula) == (
@@ -196,8 +196,9 @@ def test_a_hu2020_suite_in_detail(shared_dir: Path) -> None:
 
 @pytest.mark.parametrize("name, suite_name", [("test_in.json", "test"),
                                               ("test-unk_in.json", "test-unk v2.00000")])
-def test_syntaxgym_core_legacy_fixtures(shared_dir: Path, name: str, suite_name: str) -> None:
-    suite = load_suite(shared_dir / "suites" / "syntaxgym-core" / name)
+def test_syntaxgym_core_legacy_fixtures(syntaxgym_core_dir: Path, name: str,
+                                        suite_name: str) -> None:
+    suite = load_suite(syntaxgym_core_dir / name)
     assert suite.name == suite_name
     assert suite.meta.metrics == METRICS  # "metric": "all"
     assert suite.meta.author == "Syntax James" and suite.meta.tags == ("filler-gap",)
@@ -206,8 +207,8 @@ def test_syntaxgym_core_legacy_fixtures(shared_dir: Path, name: str, suite_name:
     assert (len(suite), len(suite.condition_names), len(suite.region_meta)) == (2, 2, 6)
 
 
-def test_syntaxgym_core_sample_suite(shared_dir: Path) -> None:
-    suite = load_suite(shared_dir / "suites" / "syntaxgym-core" / "sample_suite.json")
+def test_syntaxgym_core_sample_suite(syntaxgym_core_dir: Path) -> None:
+    suite = load_suite(syntaxgym_core_dir / "sample_suite.json")
     assert suite.name == "Sample subject--verb suite"
     assert suite.meta.metrics == ("sum",)
     assert [p.source for p in suite.predictions] == ["(2;%mismatch%) > (2;%match%)"]
@@ -216,14 +217,13 @@ def test_syntaxgym_core_sample_suite(shared_dir: Path) -> None:
 
 # -- dumping ---------------------------------------------------------------------------------------
 
-def all_real_suite_files(shared_dir: Path) -> list[Path]:
-    core = shared_dir / "suites" / "syntaxgym-core"
-    return hu2020_files(shared_dir) + [core / "test_in.json", core / "test-unk_in.json",
+def all_real_suite_files(hu2020_dir: Path, core: Path) -> list[Path]:
+    return hu2020_files(hu2020_dir) + [core / "test_in.json", core / "test-unk_in.json",
                                        core / "sample_suite.json"]
 
 
-def test_dumps_round_trips_every_real_suite(shared_dir: Path) -> None:
-    for path in all_real_suite_files(shared_dir):
+def test_dumps_round_trips_every_real_suite(hu2020_dir: Path, syntaxgym_core_dir: Path) -> None:
+    for path in all_real_suite_files(hu2020_dir, syntaxgym_core_dir):
         suite = load_suite(path)
         text = dumps_suite(suite)
         again = parse_suite(json.loads(text), source=str(path))
@@ -291,10 +291,11 @@ def assert_same_suite(trusted: Suite, checked: Suite) -> None:
     assert trusted.condition_names == checked.condition_names
 
 
-def test_the_trusting_constructor_builds_what_the_parser_builds(shared_dir: Path) -> None:
+def test_the_trusting_constructor_builds_what_the_parser_builds(
+        hu2020_dir: Path, syntaxgym_core_dir: Path) -> None:
     # The 842 one-item suites of the 34 Hu et al. suites took 1.2 s through parse_suite and
     # 0.1 s trusted, on 2 shared cores: what each HELM metric call and each report read saves.
-    for path in all_real_suite_files(shared_dir):
+    for path in all_real_suite_files(hu2020_dir, syntaxgym_core_dir):
         suite = load_suite(path)
         trusted = Suite.from_trusted_json(suite.to_json_dict(), str(path))
         assert_same_suite(trusted, suite)

