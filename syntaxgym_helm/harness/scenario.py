@@ -1,7 +1,8 @@
 """The SyntaxGym scenario: one HELM ``Instance`` per suite item, its conditions as ``Reference``s.
 
 Each reference's output text is one condition's sentence (non-empty regions joined by single
-spaces), in suite order, so ``MultipleChoiceSeparateAdapter`` sends exactly that sentence (after the
+spaces), in suite order, tagged ``condition:<name>`` (:func:`condition_tag`) so the metric never
+relies on the order; so ``MultipleChoiceSeparateAdapter`` sends exactly that sentence (after the
 run's prefix) as one echo request per condition. Everything the metric needs to score the item
 (its regions, the suite's predictions and metrics) travels in ``Instance.extra_data`` as a one-item
 suite, so scoring never re-reads the suite from disk.
@@ -23,11 +24,27 @@ from helm.benchmark.scenarios.scenario import (
 )
 
 from syntaxgym_helm.core.registry import resolve_suite
+from syntaxgym_helm.harness.stats import ACCURACY
 from syntaxgym_helm.core.suite import Item, Suite, load_suite
 
 #: Key of ``Instance.extra_data`` that holds the item as a one-item suite in syntaxgym-core JSON.
 ITEM_KEY = "syntaxgym_item"
-MAIN_METRIC = "syntaxgym_accuracy"
+MAIN_METRIC = ACCURACY
+#: A reference's tag that names its condition: ``condition:<condition name>``.
+CONDITION_TAG_PREFIX = "condition:"
+
+
+def condition_tag(condition_name: str) -> str:
+    return CONDITION_TAG_PREFIX + condition_name
+
+
+def condition_of_reference(reference: Reference) -> str | None:
+    """The condition a reference's tag names; None for references of runs written before
+    references were tagged (their conditions are in suite order)."""
+    for tag in reference.tags:
+        if tag.startswith(CONDITION_TAG_PREFIX):
+            return tag[len(CONDITION_TAG_PREFIX):]
+    return None
 
 
 class SyntaxGymScenario(Scenario):
@@ -60,7 +77,9 @@ class SyntaxGymScenario(Scenario):
     @staticmethod
     def _instance(item: Item, one_item_suite: dict[str, Any]) -> Instance:
         references = [
-            Reference(Output(text=condition.sentence), tags=[]) for condition in item.conditions
+            Reference(Output(text=condition.sentence),
+                      tags=[condition_tag(condition.condition_name)])
+            for condition in item.conditions
         ]
         return Instance(
             input=Input(text=""),
