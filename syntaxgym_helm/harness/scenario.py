@@ -1,9 +1,9 @@
 """The SyntaxGym scenario: one HELM ``Instance`` per suite item, its conditions as ``Reference``s.
 
 Each reference's output text is one condition's sentence (non-empty regions joined by single
-spaces), in suite order, tagged ``condition:<name>`` (:func:`condition_tag`) so the metric never
-relies on the order; so ``MultipleChoiceSeparateAdapter`` sends exactly that sentence (after the
-run's prefix) as one echo request per condition. Everything the metric needs to score the item
+spaces), in suite order, so ``MultipleChoiceSeparateAdapter`` sends exactly that sentence (after the
+run's prefix) as one echo request per condition. Each reference is tagged ``condition:<name>``
+(:func:`condition_tag`), so the metric finds a request's condition by name, never by position. Everything the metric needs to score the item
 (its regions, the suite's predictions and metrics) travels in ``Instance.extra_data`` as a one-item
 suite, so scoring never re-reads the suite from disk.
 """
