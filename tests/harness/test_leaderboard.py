@@ -143,3 +143,14 @@ def test_helm_summarize_shows_display_names_and_warns_of_no_missing_stat(
     assert cli_main(["leaderboard", "show", str(output), "--suite", "old_layout"]) == 0
     shown = capsys.readouterr().out
     assert f"| number_prep | {accuracy:.3f} |" in shown and "SmolLM2 135M Instruct" in shown
+
+
+def test_config_and_show_say_what_to_run_first(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "runs" / "empty").mkdir(parents=True)
+    assert cli_main(["leaderboard", "config", str(tmp_path), "--suite", "missing"]) == 2
+    assert "no run suite" in capsys.readouterr().err
+    assert cli_main(["leaderboard", "config", str(tmp_path), "--suite", "empty"]) == 2
+    assert "no finished SyntaxGym run" in capsys.readouterr().err
+    assert cli_main(["leaderboard", "show", str(tmp_path), "--suite", "empty"]) == 2
+    assert "run helm-summarize" in capsys.readouterr().err
