@@ -10,7 +10,9 @@ request returns has no context: HELM's HuggingFace client reports 0.0 for it and
 servers report null. That number is not a certainty. When the first returned token belongs to the
 sentence (no prefix such as the model's beginning-of-text token was scored before it), the policy
 decides: ``error`` (default) reports the item as unscorable, saying how to fix the run; ``exclude``
-drops that token from its region, as syntaxgym-core's models effectively did.
+drops that token from its region. syntaxgym-core's models gave that token 0 bits and counted it in
+region 1, so with ``exclude`` region 1's sum agrees with theirs while its other statistics cover
+one token fewer (docs/differences_from_syntaxgym_core.md lists every such difference).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Mapping, Sequence
 from syntaxgym_helm.core.alignment import align_tokens
 from syntaxgym_helm.core.errors import AlignmentError, EvaluationError
 from syntaxgym_helm.core.formula import RegionRef
-from syntaxgym_helm.core.region_stats import METRICS, nats_to_bits, region_statistic
+from syntaxgym_helm.core.region_stats import all_statistics, nats_to_bits, region_statistic
 from syntaxgym_helm.core.suite import Condition, Item, Prediction, Suite
 
 FIRST_TOKEN_POLICIES = ("error", "exclude")
@@ -74,6 +76,10 @@ class ConditionValues:
     def value(self, metric: str, region: int | None) -> float:
         return region_statistic(metric, self.region_surprisals(region))
 
+    def statistics(self, region: int | None) -> dict[str, float]:
+        """Every metric of a region (``None``: the whole sentence), in ``METRICS`` order."""
+        return all_statistics(self.region_surprisals(region))
+
 
 @dataclass(frozen=True)
 class PredictionOutcome:
@@ -108,7 +114,7 @@ class ItemEvaluation:
         """condition -> region -> metric -> value, for every metric (what reports print)."""
         return {
             values.condition_name: {
-                region: {metric: values.value(metric, region) for metric in METRICS}
+                region: values.statistics(region)
                 for region in sorted({r for r in values.regions if r is not None})
             }
             for values in self.conditions

@@ -18,7 +18,8 @@ condition's sentence), so they get no tokens:
   silently coming out false.
 
 A NaN among the surprisals makes every metric NaN (undefined) for the same reason; infinities
-(a token of probability zero) are kept as they are.
+(a token of probability zero) are kept as they are. Where these rules give other values than
+syntaxgym-core's (empty regions, ``sum`` rounding): docs/differences_from_syntaxgym_core.md.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import statistics
 from typing import Callable, Sequence
 
 __all__ = [
-    "BITS_PER_NAT",
     "LN2",
     "METRICS",
     "all_statistics",
@@ -41,9 +41,6 @@ METRICS: tuple[str, ...] = ("sum", "mean", "median", "range", "max", "min")
 
 LN2: float = math.log(2)
 """Natural log of 2: nats per bit."""
-
-BITS_PER_NAT: float = 1.0 / LN2
-"""Bits in one nat (about 1.4427)."""
 
 
 def nats_to_bits(logprob: float) -> float:

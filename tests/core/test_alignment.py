@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,16 +17,17 @@ from typing import Any
 
 import pytest
 
-from syntaxgym_helm.core import alignment
 from syntaxgym_helm.core.alignment import (
     Alignment,
+    AlignmentError,
     RegionSpan,
     align,
     align_tokens,
     region_spans,
     sentence_text,
 )
-from syntaxgym_helm.core.errors import AlignmentError
+from syntaxgym_helm.core.alignment.text import SentenceBytes
+from syntaxgym_helm.core.item_evaluation import ConditionValues
 from syntaxgym_helm.core.region_stats import METRICS, region_statistic
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -39,6 +39,11 @@ needs_fixtures = pytest.mark.skipif(
 SUITES = ("test", "test-unk")
 MODELS = ("grnn", "transformer-xl")
 TOLERANCE = 1e-6
+
+
+def tokens_of(result: Alignment, region: int | None) -> list[int]:
+    """Indices of the tokens that count for ``region`` (``None``: for no region)."""
+    return [i for i, owner in enumerate(result.region_of_token) if owner == region]
 
 # ------------------------------------------------------------------------------------------------
 # Reference fixtures
@@ -104,15 +109,18 @@ def test_fixture_regions_match_reference(suite: str, model: str) -> None:
     """
     for index, sentence in enumerate(load_fixture(suite, model), 1):
         result = align(sentence.regions, sentence.tokens)
-        excluded = [sentence.tokens[i] for i in result.excluded_tokens]
+        excluded = [sentence.tokens[i] for i in tokens_of(result, None)]
         assert excluded == ["<eos>"], (index, excluded)
-        eos = [sentence.surprisals[i] for i in result.excluded_tokens]
-        ours = result.values_by_region(sentence.surprisals)
+        eos = [sentence.surprisals[i] for i in tokens_of(result, None)]
+        # Grouped by region as the metric groups them (item_evaluation.ConditionValues).
+        scored = ConditionValues(f"sentence {index}", tuple(sentence.tokens),
+                                 result.region_of_token, tuple(sentence.surprisals))
         last = sentence.regions[-1][0]
         for number, reference in sentence.reference.items():
             assert set(reference) == set(METRICS)
-            assert region_statistic("sum", ours[number]) == pytest.approx(reference["sum"], abs=TOLERANCE)
-            as_reference = ours[number] + eos if number == last else ours[number]
+            assert scored.value("sum", number) == pytest.approx(reference["sum"], abs=TOLERANCE)
+            ours = scored.region_surprisals(number)
+            as_reference = ours + eos if number == last else ours
             for metric in METRICS:
                 got = region_statistic(metric, as_reference)
                 assert got == pytest.approx(reference[metric], abs=TOLERANCE), (index, number, metric)
@@ -123,7 +131,7 @@ def test_fixture_last_region_differs_from_reference_only_by_eos() -> None:
     """The documented discrepancy, in numbers: GRNN, sentence 1, region 6 "at the holiday party."."""
     sentence = load_fixture("test", "grnn")[0]
     result = align(sentence.regions, sentence.tokens)
-    region6 = result.tokens_of_region(6)
+    region6 = tokens_of(result, 6)
     assert [sentence.tokens[i] for i in region6] == ["at", "the", "holiday", "party", "."]
     ours = [sentence.surprisals[i] for i in region6]
     reference = sentence.reference[6]
@@ -147,11 +155,11 @@ def test_fixture_unknown_word_goes_to_its_region(model: str, token: str) -> None
 @needs_fixtures
 def test_fixture_punctuation_split_and_glued() -> None:
     grnn = load_fixture("test", "grnn")[2]  # "... the neighbors yesterday." with "yesterday", "."
-    assert [grnn.tokens[i] for i in align(grnn.regions, grnn.tokens).tokens_of_region(6)] == [
+    assert [grnn.tokens[i] for i in tokens_of(align(grnn.regions, grnn.tokens), 6)] == [
         "yesterday", ".",
     ]
     txl = load_fixture("test", "transformer-xl")[2]  # "yesterday." as one token
-    assert [txl.tokens[i] for i in align(txl.regions, txl.tokens).tokens_of_region(6)] == ["yesterday."]
+    assert [txl.tokens[i] for i in tokens_of(align(txl.regions, txl.tokens), 6)] == ["yesterday."]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -242,7 +250,7 @@ def test_exact_substrings_with_endoftext_prefix() -> None:
     result = align(REGIONS, tokens, prefix=prefix)
     assert result.region_of_token == (None, 1, 1, 1, 2, 2, 3, 4, 4, 4, 4, 4)
     assert "".join(tokens) == prefix + sentence_text(REGIONS)
-    assert result.excluded_tokens == (0,)
+    assert tokens_of(result, None) == [0]
     assert not result.case_insensitive
 
 
@@ -339,6 +347,13 @@ def test_consecutive_unknown_tokens_in_one_word_stay_in_its_region() -> None:
     assert align_tokens(regions, ["ab", "<unk>", "<unk>", "w"]) == [1, 2, 2, 2]
 
 
+def test_unknown_words_on_both_sides_of_a_boundary_count_for_their_own_regions() -> None:
+    """syntaxgym-core gives a run of OOV tokens to the leftmost region it touches; one <unk> here
+    stands for one word at most, so each counts for the region its word is in."""
+    regions = [(1, "a foo"), (2, "bar c")]
+    assert align_tokens(regions, ["a", "<unk>", "<unk>", "c"]) == [1, 1, 2, 2]
+
+
 def test_token_straddling_a_region_boundary_counts_for_the_first() -> None:
     regions = [(1, "in front"), (2, "of the guests")]
     tokens = ["▁in", "▁front▁of", "▁the", "▁guests"]
@@ -350,7 +365,7 @@ def test_token_after_an_empty_region_counts_for_the_next_non_empty_one() -> None
     regions = [(1, "I"), (2, ""), (3, "know"), (4, "")]
     result = align(regions, ["I", " know"])
     assert result.region_of_token == (1, 3)
-    assert result.tokens_of_region(2) == () and result.tokens_of_region(4) == ()
+    assert tokens_of(result, 2) == [] and tokens_of(result, 4) == []
     assert align_tokens(regions, ["I know"]) == [1]
 
 
@@ -384,18 +399,16 @@ def test_case_insensitive_fallback_for_lowercasing_models() -> None:
     assert not align(REGIONS, WORDS).case_insensitive
 
 
-def test_alignment_helpers() -> None:
+def test_alignment_result_names_every_region_even_an_empty_one() -> None:
     result = align(REGIONS + [(5, "")], WORDS + ["<eos>"])
     assert isinstance(result, Alignment)
     assert result.region_numbers == (1, 2, 3, 4, 5)
-    assert result.tokens_of_region(2) == (3, 4)
-    assert result.excluded_tokens == (10,)
-    grouped = result.values_by_region([float(i) for i in range(11)])
-    assert grouped == {1: [0.0, 1.0, 2.0], 2: [3.0, 4.0], 3: [5.0], 4: [6.0, 7.0, 8.0, 9.0], 5: []}
-    with pytest.raises(KeyError):
-        result.tokens_of_region(9)
-    with pytest.raises(ValueError, match="one per token"):
-        result.values_by_region([1.0])
+    assert result.region_of_token == (1, 1, 1, 2, 2, 3, 4, 4, 4, 4, None)
+    scored = ConditionValues("c", tuple(WORDS + ["<eos>"]), result.region_of_token,
+                             tuple(float(i) for i in range(11)))
+    assert [scored.region_surprisals(n) for n in result.region_numbers] == [
+        [0.0, 1.0, 2.0], [3.0, 4.0], [5.0], [6.0, 7.0, 8.0, 9.0], []]
+    assert scored.region_surprisals(None) == [float(i) for i in range(10)]  # not <eos>
 
 
 def test_long_prompt_prefix_is_fast_and_not_recursive() -> None:
@@ -489,6 +502,19 @@ def test_fails_on_a_partial_character_followed_by_ascii() -> None:
     assert "token 1 'x'" in message
 
 
+def test_fails_when_a_model_drops_punctuation() -> None:
+    """syntaxgym-core drops text matching a model's drop_token_pattern; we cover every character."""
+    tokens = ["I", "know", "that", "our", "aunt", "grabbed", "at", "the", "holiday", "party", "<eos>"]
+    message = failure(REGIONS, tokens)
+    assert "do not cover the whole text" in message and "\u2038." in message
+
+
+def test_fails_on_moses_split_punctuation_sentinels() -> None:
+    """syntaxgym-core reads Moses' ``@-@`` as ``-``; no tokenizer HELM serves writes it."""
+    message = failure([(1, "a well-known"), (2, "fact")], ["a", "well", "@-@", "known", "fact"])
+    assert "token 2 '@-@'" in message and "does not occur" in message
+
+
 def test_fails_in_prefix_with_prefix_offset() -> None:
     message = failure([(1, "I know")], ["Question", ":", "I", " know"], prefix="Q: ")
     assert "token 0 'Question'" in message and "character 0 of the prefix" in message
@@ -500,12 +526,10 @@ def test_ambiguous_wildcards_are_refused(monkeypatch: pytest.MonkeyPatch) -> Non
     The real wildcards cannot cross whitespace, and regions are separated by whitespace, so no
     real token list reaches this; let unknown-word wildcards cross spaces to exercise it.
     """
-    text_class = alignment._Text
-
     def wide_ends(self: Any, wild: Any, start: int):  # type: ignore[no-untyped-def]
         yield from range(start + 1, len(self.data) + 1)
 
-    monkeypatch.setattr(text_class, "_wild_ends", wide_ends)
+    monkeypatch.setattr(SentenceBytes, "wild_ends", wide_ends)
     message = failure([(1, "a b"), (2, "c d")], ["<unk>", "<unk>"])
     assert "without guessing" in message and "token 1 '<unk>'" in message
     assert "region 1 or region 2" in message or "region 2 or region 1" in message
@@ -519,8 +543,8 @@ def test_bad_inputs_are_type_and_value_errors() -> None:
 
 
 def test_alignment_error_is_a_syntaxgym_error() -> None:
-    from syntaxgym_helm.core.errors import SyntaxGymError
+    from syntaxgym_helm.core import errors
 
-    with pytest.raises(SyntaxGymError):
+    assert AlignmentError is errors.AlignmentError  # the package re-exports the one class
+    with pytest.raises(errors.SyntaxGymError):
         align(REGIONS, ["nothing"])
-    assert math.isfinite(TOLERANCE)

@@ -144,3 +144,63 @@ def test_reference_surprisals_reproduce_reference_region_sums() -> None:
             for region in condition["regions"]:
                 got = values[condition["condition_name"]][region["region_number"]]["sum"]
                 assert got == pytest.approx(region["metric_value"]["sum"], abs=1e-5)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared (reference fixtures) is absent")
+def test_first_token_excluded_changes_region_one_statistics_but_not_its_sum() -> None:
+    """syntaxgym-core counts the context-free first token (0 bits) in region 1; exclude drops it.
+
+    So region 1's sum agrees with the reference, while its mean, median, range and min are those
+    of one token fewer (docs/differences_from_syntaxgym_core.md).
+    """
+    import json
+
+    suite = load_suite(SHARED / "suites/syntaxgym-core/test_in.json")
+    rows = [line.split("\t") for line in
+            (SHARED / "suites/syntaxgym-core/test_surp_grnn.txt").read_text().splitlines()[1:]]
+    by_sentence: dict[int, list[TokenScore]] = {}
+    for sentence_id, _, token, surprisal in rows:
+        by_sentence.setdefault(int(sentence_id), []).append(
+            TokenScore(token, -float(surprisal) * LN2))
+    item = suite.items[0]
+    results = {c.condition_name: by_sentence[n] for n, c in enumerate(item.conditions, 1)}
+    first = by_sentence[1]
+    assert first[0].text == "I" and first[0].logprob == 0.0  # the reference's context-free token
+    score = evaluate_item(suite, item, results, first_token="exclude")
+    assert score.scorable, score.problems
+    ours = score.region_values()[item.conditions[0].condition_name][1]
+    reference = json.loads((SHARED / "suites/syntaxgym-core/test_out_grnn.json").read_text())
+    theirs = reference["items"][0]["conditions"][0]["regions"][0]["metric_value"]
+    assert ours["sum"] == pytest.approx(theirs["sum"], abs=1e-5)  # "I" (0 bits) + know + that
+    assert theirs["min"] == 0.0 and ours["min"] == pytest.approx(2.352034, abs=1e-5)
+    assert theirs["mean"] == pytest.approx(theirs["sum"] / 3, abs=1e-5)
+    assert ours["mean"] == pytest.approx(theirs["sum"] / 2, abs=1e-5)
+
+
+def test_whole_sentence_value_applies_the_metric_to_all_its_tokens() -> None:
+    """``(*;%c%)`` is the metric over the sentence's tokens; syntaxgym-core sums region values.
+
+    With ``sum`` the two agree; with ``mean`` ours is the mean token surprisal (4.5 bits here)
+    where syntaxgym-core would add up the three region means (6 + 5 + 2.75 = 13.75).
+    """
+    data = {**SUITE, "meta": {"name": "whole", "metric": "mean"},
+            "predictions": ["(*;%match%) = 4.5", "(*;%mismatch%) < 5"]}
+    suite = parse_suite(data)
+    results = {"match": item_tokens("plays", 5.0), "mismatch": item_tokens("play", 5.0)}
+    score = evaluate_item(suite, suite.items[0], results)
+    assert score.scorable and [p.holds for p in score.predictions] == [True, True]
+    summed = parse_suite({**data, "meta": {"name": "whole", "metric": "sum"},
+                          "predictions": ["(*;%match%) = 22.5"]})
+    assert evaluate_item(summed, summed.items[0], results).passed is True
+
+
+@pytest.mark.parametrize(("metric", "holds"), [(["mean", "sum"], True), (["sum", "mean"], False),
+                                               ("all", False)])
+def test_predictions_use_the_first_metric_listed(metric: object, holds: bool) -> None:
+    """A list or ``"all"`` is accepted and predictions use the first metric (``all``: sum);
+    syntaxgym-core's Prediction raises ValueError for any ``meta.metric`` that is not one name."""
+    suite = parse_suite({**SUITE, "meta": {"name": "metrics", "metric": metric},
+                         "predictions": ["(3;%match%) < 3"]})  # "the guitar": mean 2.75, sum 5.5
+    score = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 5.0),
+                                                  "mismatch": item_tokens("play", 11.0)})
+    assert score.scorable and score.passed is holds

@@ -42,7 +42,8 @@ atol=EQUALITY_ATOL)``, i.e. ``abs(a - b) <= EQUALITY_ATOL + EQUALITY_RTOL * abs(
 infinities equal only to themselves).  Like numpy's, it is asymmetric: the relative tolerance
 scales with the *right* operand.  ``<``, ``>``, ``<=`` and ``>=`` are exact.
 
-Deliberate differences from the reference implementation (syntaxgym-core, pyparsing):
+Deliberate differences from the reference implementation (syntaxgym-core, pyparsing); all of
+them, with the tests that pin them, are in docs/differences_from_syntaxgym_core.md:
 
 * Chained comparisons ``a < b < c`` mean ``a < b and b < c`` as in Python; the reference
   silently drops the tail.
