@@ -64,8 +64,13 @@ run: install
 	echo "models: $$models"; \
 	SYNTAXGYM_SUITES_DIR="$(SUITES_DIR)" $(VENV)/bin/helm-run --conf-paths $(CONF) \
 		--models-to-run $$models --suite $(RUN_SUITE) --max-eval-instances 100000
-	$(VENV)/bin/helm-summarize --suite $(RUN_SUITE) --schema-path configs/schema_syntaxgym.yaml
-	$(PY) -m syntaxgym_helm.harness.leaderboard --show benchmark_output/runs/$(RUN_SUITE)
+	# The leaderboard: a schema of the suites run and the embedded models' display names
+	# (helm-summarize loads no plugin), both under benchmark_output/syntaxgym_leaderboard/.
+	$(VENV)/bin/syntaxgym-helm leaderboard config benchmark_output --suite $(RUN_SUITE)
+	$(VENV)/bin/helm-summarize --suite $(RUN_SUITE) \
+		--schema-path benchmark_output/syntaxgym_leaderboard/$(RUN_SUITE)/schema_syntaxgym.yaml \
+		--local-path benchmark_output/syntaxgym_leaderboard/$(RUN_SUITE)
+	$(VENV)/bin/syntaxgym-helm leaderboard show benchmark_output --suite $(RUN_SUITE)
 	# Annotated suites, tidy CSV tables, surprisal plots: benchmark_output/syntaxgym_report/
 	$(VENV)/bin/syntaxgym-helm report benchmark_output --suite $(RUN_SUITE)
 

@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "syntaxgym_helm.cli.generate",
     "syntaxgym_helm.cli.report",
     "syntaxgym_helm.cli.compare",
+    "syntaxgym_helm.cli.leaderboard",
 )
 
 

@@ -1,155 +1,133 @@
-"""The leaderboard: HELM schema and run-entry files for the SyntaxGym suites, generated from the registry.
+"""The leaderboard's files: the committed schema and run-entry files, and what ``helm-summarize``
+needs for one run suite.
 
-``python -m syntaxgym_helm.harness.leaderboard`` rewrites ``configs/schema_syntaxgym.yaml`` and the
-``run_specs/*.conf`` files; a test checks the committed files are what this module generates.
-
-The schema has a table per suite, one per circuit of Hu et al. (2020) and one for the SG score: the
-31 paper suites side by side with a "Mean score" column, which is the paper's SG score (the mean of
-suite accuracies). The built-in suites (``sgh_*``) have a table per suite and one together
-(``syntaxgym_builtin``, whose "Mean score" is their mean accuracy). Models are rows.
+- :func:`generated_files`: ``configs/schema_syntaxgym.yaml`` (every registered and built-in suite)
+  and ``run_specs/*.conf``, written by ``scripts/generate_leaderboard_files.py``; a test checks the
+  committed files are what it generates;
+- :func:`write_config`: for one run suite, a schema of exactly the suites run and a
+  ``model_metadata.yaml`` with the display names of the embedded models (``helm-summarize`` and
+  ``helm-server`` load no plugin, so without it the leaderboard shows raw model names), merged
+  with the user's own ``prod_env/model_metadata.yaml``; ``syntaxgym-helm leaderboard config``;
+- :func:`show_tables`: the SG score, circuit and built-in tables ``helm-summarize`` wrote, as
+  markdown (``syntaxgym-helm leaderboard show``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-from importlib import resources
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 import yaml
-
-from syntaxgym_helm.harness.metric import (
-    ACCURACY,
-    FIRST_PREDICTION_ACCURACY,
-    UNSCORABLE,
-    prediction_accuracy_name,
+from helm.benchmark.model_metadata_registry import (
+    MODEL_NAME_TO_MODEL_METADATA,
+    ModelMetadata,
 )
+from helm.common.general import asdict_without_nones
+
+from syntaxgym_helm.clients.embedded.catalogue import EMBEDDED_MODELS, register_embedded_models
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, builtin_suites, sg_score_suites
-from syntaxgym_helm.harness.run_spec import suite_group_name
+from syntaxgym_helm.harness.schema import (
+    circuit_group_name,
+    registry_suites,
+    run_suites,
+    schema,
+)
 
-#: Predictions per suite shown in the schema (Hu et al. suites have at most 2).
-MAX_PREDICTIONS_SHOWN = 2
-ROOT = Path(__file__).resolve().parents[2]
+GENERATOR = "scripts/generate_leaderboard_files.py"
+MODEL_METADATA_FILE = "model_metadata.yaml"  # the name HELM's --local-path reads
+SCHEMA_FILE = "schema_syntaxgym.yaml"
+#: Where ``write_config`` puts a run suite's files: <benchmark_output>/syntaxgym_leaderboard/<suite>
+CONFIG_DIR_NAME = "syntaxgym_leaderboard"
 
-_METRICS: list[dict[str, Any]] = [
-    {"name": ACCURACY, "display_name": "SyntaxGym accuracy", "short_display_name": "Accuracy",
-     "description": "Fraction of items for which all of the suite's predictions hold (item "
-                    "accuracy, as the cpllab/syntaxgym metric and Brain-Score compute it).",
-     "lower_is_better": False},
-    {"name": FIRST_PREDICTION_ACCURACY, "display_name": "First-prediction accuracy",
-     "short_display_name": "First pred.",
-     "description": "Fraction of items for which the suite's first prediction holds: how Hu et al. "
-                    "(2020) scored, which differs from item accuracy on suites with several "
-                    "predictions.", "lower_is_better": False},
-    {"name": UNSCORABLE, "display_name": "Unscorable items", "short_display_name": "Unscorable",
-     "description": "Fraction of items that could not be scored (failed request, tokens that "
-                    "could not be aligned to regions, undefined region value); they count in no "
-                    "accuracy.", "lower_is_better": True},
-    *[
-        {"name": prediction_accuracy_name(i), "display_name": f"Prediction {i} accuracy",
-         "short_display_name": f"Pred. {i}",
-         "description": f"Fraction of items for which prediction {i} of the suite holds.",
-         "lower_is_better": False}
-        for i in range(MAX_PREDICTIONS_SHOWN)
-    ],
-]
-
-_METRIC_GROUPS: list[dict[str, Any]] = [
-    {"name": "syntaxgym_accuracy", "display_name": "SyntaxGym accuracy",
-     "aggregation_strategies": ["mean"],
-     "metrics": [{"name": "${main_name}", "split": "${main_split}"}]},
-    {"name": "syntaxgym_details", "display_name": "Predictions and scoring",
-     "hide_win_rates": True,
-     "metrics": [{"name": name, "split": "${main_split}"} for name in
-                 [FIRST_PREDICTION_ACCURACY, UNSCORABLE,
-                  *(prediction_accuracy_name(i) for i in range(MAX_PREDICTIONS_SHOWN))]]},
-]
-
-_ENVIRONMENT = {"main_name": ACCURACY, "main_split": "test"}
-_TAXONOMY = {"task": "targeted syntactic evaluation", "what": "constructed minimal pairs",
-             "who": "linguists", "when": "2020", "language": "English"}
-_CITATION = "[(Hu et al., 2020)](https://aclanthology.org/2020.acl-main.158/)"
+__all__ = ["circuit_group_name", "generated_files", "show_tables", "write_config"]
 
 
-def circuit_group_name(circuit: str) -> str:
-    return "syntaxgym_circuit_" + circuit.lower().replace("-", "_").replace(" ", "_")
-
-
-def schema() -> dict[str, Any]:
-    """The HELM schema (``helm-summarize --schema-path``) as a plain dict."""
-    suites = sorted(HU2020_SUITES)
-    groups: list[dict[str, Any]] = [
-        _parent("syntaxgym_sg_score", "SG score (31 suites)",
-                "The SyntaxGym score of Hu et al. (2020): the mean accuracy over the 31 suites "
-                f"of the paper {_CITATION}; the Mean score column is the SG score.",
-                sg_score_suites()),
-        *[
-            _parent(circuit_group_name(circuit), f"Circuit: {circuit}",
-                    f"The {circuit} circuit of Hu et al. (2020) {_CITATION}.",
-                    [s for s in suites if HU2020_SUITES[s].circuit == circuit])
-            for circuit in CIRCUITS
-        ],
-        _parent("syntaxgym_builtin", "Built-in suites",
-                "The suites shipped with syntaxgym-helm, generated from the JSONNET configs in "
-                "configs/suites/; the Mean score column is their mean accuracy.",
-                builtin_suites()),
-        _parent("syntaxgym", "SyntaxGym (all suites)",
-                "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020), the built-in "
-                "suites and any other.", suites + builtin_suites()),
-        *[_suite_group(name) for name in suites],
-        *[_builtin_suite_group(name) for name in builtin_suites()],
-    ]
-    return {"metrics": _METRICS, "perturbations": [], "metric_groups": _METRIC_GROUPS,
-            "run_groups": groups}
-
-
-def _parent(name: str, display_name: str, description: str, suites: Iterable[str]) -> dict:
-    # No metric groups of its own: HELM then builds the table from the subgroups' metric groups
-    # and gives the parent no (always empty) column of its own.
-    return {"name": name, "display_name": display_name, "description": description,
-            "category": "SyntaxGym", "subgroups": [suite_group_name(s) for s in suites],
-            "subgroup_metric_groups_hidden": ["syntaxgym_details"]}
-
-
-def _suite_group(suite: str) -> dict[str, Any]:
-    circuit = HU2020_SUITES[suite].circuit or "left out of the paper's SG score"
-    return {"name": suite_group_name(suite), "display_name": suite,
-            "description": f"SyntaxGym suite {suite} ({circuit}) {_CITATION}.",
-            "category": "SyntaxGym suites",
-            "metric_groups": ["syntaxgym_accuracy", "syntaxgym_details"],
-            "environment": dict(_ENVIRONMENT), "taxonomy": dict(_TAXONOMY)}
-
-
-def _builtin_suite_group(suite: str) -> dict[str, Any]:
-    suite_file = resources.files("syntaxgym_helm") / "suites" / f"{suite}.json"
-    description = json.loads(suite_file.read_text(encoding="utf-8"))["meta"]["description"]
-    return {"name": suite_group_name(suite), "display_name": suite,
-            "description": f"Built-in suite {suite}: {description}",
-            "category": "SyntaxGym suites",
-            "metric_groups": ["syntaxgym_accuracy", "syntaxgym_details"],
-            "environment": dict(_ENVIRONMENT), "taxonomy": dict(_TAXONOMY)}
+def _yaml(data: object, header: str) -> str:
+    return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
 def run_entries_conf(suites: Iterable[str], model: str = "text") -> str:
     """A run-entries file for ``helm-run --conf-paths`` (pick models with ``--models-to-run``)."""
-    lines = ["# Generated by `python -m syntaxgym_helm.harness.leaderboard`; do not edit by hand.",
-             "entries: ["]
+    lines = [f"# Generated by `python {GENERATOR}`; do not edit by hand.", "entries: ["]
     lines += [f'  {{description: "syntaxgym:suite={s},model={model}", priority: 1}}'
               for s in suites]
     return "\n".join(lines + ["]", ""])
 
 
 def generated_files() -> dict[Path, str]:
-    """Every generated file, by path relative to the project root, with its content."""
-    header = "# Generated by `python -m syntaxgym_helm.harness.leaderboard`; do not edit by hand.\n"
+    """Every committed generated file, by path relative to the project root, with its content."""
+    header = f"# Generated by `python {GENERATOR}`; do not edit by hand.\n"
     return {
-        Path("configs/schema_syntaxgym.yaml"):
-            header + yaml.safe_dump(schema(), sort_keys=False, allow_unicode=True, width=100),
+        Path("configs") / SCHEMA_FILE: _yaml(schema(registry_suites()), header),
         Path("run_specs/syntaxgym_sg_score.conf"): run_entries_conf(sg_score_suites()),
         Path("run_specs/syntaxgym_hu2020.conf"): run_entries_conf(sorted(HU2020_SUITES)),
         Path("run_specs/syntaxgym_builtin.conf"): run_entries_conf(builtin_suites()),
     }
+
+
+def embedded_model_metadata() -> list[ModelMetadata]:
+    """HELM's metadata of the installed embedded models, as the catalogue registers them."""
+    found = []
+    for model in EMBEDDED_MODELS:
+        if not model.installed():
+            continue
+        names = (model.hf_name, model.syntaxgym_name)
+        if not all(name in MODEL_NAME_TO_MODEL_METADATA for name in names):
+            register_embedded_models([model])  # the plugin was not loaded in this process
+        found += [MODEL_NAME_TO_MODEL_METADATA[name] for name in names]
+    return found
+
+
+def model_metadata_yaml(models: Iterable[ModelMetadata], local_path: Path | None) -> str:
+    """A ``model_metadata.yaml`` of ``models`` and of every model in ``local_path``'s own
+    ``model_metadata.yaml`` (whose entries win: the user's word on their models)."""
+    entries = {model.name: asdict_without_nones(model) for model in models}
+    user_file = Path(local_path) / MODEL_METADATA_FILE if local_path else None
+    if user_file and user_file.is_file():
+        user = yaml.safe_load(user_file.read_text(encoding="utf-8")) or {}
+        listed = user.get("models") if isinstance(user, dict) else None
+        if not isinstance(listed, list) or not all(
+                isinstance(entry, dict) and "name" in entry for entry in listed):
+            raise ValueError(f"{user_file}: expected a mapping with a 'models' list of entries "
+                             "with a 'name', as HELM's model_metadata.yaml; fix or move it, or "
+                             "pass another --local-path")
+        entries.update({entry["name"]: entry for entry in listed})
+    header = ("# Written by `syntaxgym-helm leaderboard config`: the embedded models' metadata"
+              + (f" and {user_file}'s" if user_file and user_file.is_file() else "")
+              + ", for helm-summarize --local-path.\n")
+    return _yaml({"models": list(entries.values())}, header)
+
+
+@dataclass(frozen=True)
+class LeaderboardConfig:
+    """What :func:`write_config` wrote: pass them to ``helm-summarize``."""
+
+    folder: Path  # --local-path
+    schema: Path  # --schema-path
+    suites: tuple[str, ...]
+
+    def summarize_command(self, run_suite: str, output_path: Path) -> list[str]:
+        return ["helm-summarize", "--suite", run_suite, "--output-path", str(output_path),
+                "--schema-path", str(self.schema), "--local-path", str(self.folder)]
+
+
+def write_config(output_path: Path, run_suite: str, folder: Path | None = None,
+                 local_path: Path | None = Path("prod_env")) -> LeaderboardConfig:
+    """Write the schema of the suites run in ``<output_path>/runs/<run_suite>`` and the model
+    metadata into ``folder`` (default ``<output_path>/syntaxgym_leaderboard/<run_suite>``)."""
+    runs = Path(output_path) / "runs" / run_suite
+    if not runs.is_dir():
+        raise FileNotFoundError(f"no run suite {runs}: run helm-run --suite {run_suite} first")
+    suites = run_suites(runs)
+    folder = Path(folder) if folder else Path(output_path) / CONFIG_DIR_NAME / run_suite
+    folder.mkdir(parents=True, exist_ok=True)
+    header = (f"# Written by `syntaxgym-helm leaderboard config` for the runs in {runs}.\n")
+    (folder / SCHEMA_FILE).write_text(_yaml(schema(suites), header), encoding="utf-8")
+    (folder / MODEL_METADATA_FILE).write_text(
+        model_metadata_yaml(embedded_model_metadata(), local_path), encoding="utf-8")
+    return LeaderboardConfig(folder, folder / SCHEMA_FILE, tuple(s.name for s in suites))
 
 
 def show_tables(run_suite_dir: Path) -> str:
@@ -219,23 +197,3 @@ def _circuit_scores(groups: Path) -> dict[str, dict[str, float | None]]:
 
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=ROOT, help="project root to write into")
-    parser.add_argument("--show", type=Path, metavar="RUNS_DIR",
-                        help="print the tables of benchmark_output/runs/SUITE instead")
-    args = parser.parse_args()
-    if args.show:
-        print(show_tables(args.show))
-        return
-    for relative, text in generated_files().items():
-        path = args.root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path}")
-
-
-if __name__ == "__main__":
-    main()

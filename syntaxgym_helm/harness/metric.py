@@ -1,17 +1,10 @@
 """The SyntaxGym metric: scores an item from all of its conditions' echo requests at once.
 
-A HELM ``ReferenceMetric`` sees every condition's ``RequestState`` of an instance together. For each
-item it emits:
-
-- ``syntaxgym_accuracy``: 1 when all of the suite's predictions hold (the main metric, as the
-  HuggingFace ``cpllab/syntaxgym`` metric and Brain-Score score an item);
-- ``syntaxgym_first_prediction_accuracy``: the first prediction alone (how Hu et al. 2020 scored);
-- ``syntaxgym_prediction_<i>_accuracy``: each prediction on its own;
-- ``syntaxgym_unscorable``: 1 when the item could not be scored (a request failed, the tokens
-  could not be aligned, a value was undefined). Such an item gets no accuracy stat at all, so it
-  is never counted as a pass or a fail; the reason is logged as a warning.
-
-HELM averages each stat over the items that have it.
+A HELM ``ReferenceMetric`` sees every condition's ``RequestState`` of an instance together. Each
+state is matched to its condition by the tag its reference carries (see
+:mod:`syntaxgym_helm.harness.scenario`); runs written before references were tagged are matched by
+reference order. The item's stats are those of :mod:`syntaxgym_helm.harness.stats`; an unscorable
+item's reason is logged as a warning. HELM averages each stat over the items that have it.
 """
 
 from __future__ import annotations
@@ -20,13 +13,14 @@ from typing import List
 
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
 from helm.benchmark.adaptation.request_state import RequestState
+from helm.benchmark.metrics.metric import MetricMetadata
 from helm.benchmark.metrics.metric_name import MetricName
 from helm.benchmark.metrics.metric_service import MetricService
 from helm.benchmark.metrics.reference_metric import ReferenceMetric
 from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hwarn
 
-from syntaxgym_helm.harness.scenario import ITEM_KEY
+from syntaxgym_helm.harness.scenario import ITEM_KEY, condition_of_reference
 from syntaxgym_helm.core.item_evaluation import (
     ConditionResult,
     ItemEvaluation,
@@ -35,15 +29,8 @@ from syntaxgym_helm.core.item_evaluation import (
     check_first_token_policy,
     evaluate_item,
 )
-from syntaxgym_helm.core.suite import Suite
-
-ACCURACY = "syntaxgym_accuracy"
-FIRST_PREDICTION_ACCURACY = "syntaxgym_first_prediction_accuracy"
-UNSCORABLE = "syntaxgym_unscorable"
-
-
-def prediction_accuracy_name(index: int) -> str:
-    return f"syntaxgym_prediction_{index}_accuracy"
+from syntaxgym_helm.core.suite import Condition, Item, Suite
+from syntaxgym_helm.harness.stats import item_stat_values, metric_metadata
 
 
 class SyntaxGymMetric(ReferenceMetric):
@@ -67,6 +54,11 @@ class SyntaxGymMetric(ReferenceMetric):
                   + "; ".join(score.problems))
         return item_stats(score)
 
+    def get_metadata(self) -> List[MetricMetadata]:
+        """Display text of the stats (HELM's ``helm-summarize --auto-generate-schema`` reads it;
+        the leaderboard schema is generated from the same :func:`metric_metadata`)."""
+        return metric_metadata()
+
 
 def item_suite(state: RequestState) -> Suite:
     """The one-item suite the scenario put in the instance."""
@@ -84,8 +76,10 @@ def evaluate_request_states(states: List[RequestState], first_token: str = "erro
     results: dict[str, ConditionResult] = {}
     prefixes: set[str] = set()
     for state in states:
-        assert state.reference_index is not None
-        condition = item.conditions[state.reference_index]
+        condition = state_condition(state, item)
+        if condition.condition_name in results:
+            raise ValueError(f"instance {state.instance.id}: two requests for condition "
+                             f"{condition.condition_name!r}; each reference must name another")
         prompt = state.request.prompt
         if not prompt.endswith(condition.sentence):
             results[condition.condition_name] = RequestFailure(
@@ -96,6 +90,29 @@ def evaluate_request_states(states: List[RequestState], first_token: str = "erro
         results[condition.condition_name] = _condition_result(state)
     prefix = prefixes.pop() if len(prefixes) == 1 else ""
     return evaluate_item(suite, item, results, prefix=prefix, first_token=first_token)
+
+
+def state_condition(state: RequestState, item: Item) -> Condition:
+    """The condition a request state scores: the one its reference's tag names, or (runs written
+    before references were tagged) the one at the reference's position."""
+    index = state.reference_index
+    if index is None or not 0 <= index < len(state.instance.references):
+        raise ValueError(f"instance {state.instance.id}: request state without a valid "
+                         f"reference_index ({index}); the adapter must make one request per "
+                         "reference")
+    name = condition_of_reference(state.instance.references[index])
+    if name is None:
+        if index >= len(item.conditions):
+            raise ValueError(f"instance {state.instance.id}: reference {index} has no condition "
+                             f"tag and item {item.item_number} has {len(item.conditions)} "
+                             "conditions")
+        return item.conditions[index]
+    try:
+        return item.condition(name)
+    except KeyError:
+        raise ValueError(f"instance {state.instance.id}: reference {index} names condition "
+                         f"{name!r}, which item {item.item_number} does not have (conditions: "
+                         f"{', '.join(c.condition_name for c in item.conditions)})") from None
 
 
 def _condition_result(state: RequestState) -> ConditionResult:
@@ -110,12 +127,4 @@ def _condition_result(state: RequestState) -> ConditionResult:
 
 
 def item_stats(score: ItemEvaluation) -> List[Stat]:
-    stats = [Stat(MetricName(UNSCORABLE)).add(0 if score.scorable else 1)]
-    if not score.scorable:
-        return stats
-    stats.append(Stat(MetricName(ACCURACY)).add(bool(score.passed)))
-    for outcome in score.predictions:
-        stats.append(Stat(MetricName(prediction_accuracy_name(outcome.index))).add(outcome.holds))
-    if score.predictions:
-        stats.append(Stat(MetricName(FIRST_PREDICTION_ACCURACY)).add(score.predictions[0].holds))
-    return stats
+    return [Stat(MetricName(name)).add(value) for name, value in item_stat_values(score).items()]

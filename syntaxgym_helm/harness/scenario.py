@@ -2,7 +2,8 @@
 
 Each reference's output text is one condition's sentence (non-empty regions joined by single
 spaces), in suite order, so ``MultipleChoiceSeparateAdapter`` sends exactly that sentence (after the
-run's prefix) as one echo request per condition. Everything the metric needs to score the item
+run's prefix) as one echo request per condition. Each reference is tagged ``condition:<name>``
+(:func:`condition_tag`), so the metric finds a request's condition by name, never by position. Everything the metric needs to score the item
 (its regions, the suite's predictions and metrics) travels in ``Instance.extra_data`` as a one-item
 suite, so scoring never re-reads the suite from disk.
 """
@@ -24,10 +25,26 @@ from helm.benchmark.scenarios.scenario import (
 
 from syntaxgym_helm.core.registry import load_named_suite
 from syntaxgym_helm.core.suite import Item, Suite
+from syntaxgym_helm.harness.stats import ACCURACY
 
 #: Key of ``Instance.extra_data`` that holds the item as a one-item suite in syntaxgym-core JSON.
 ITEM_KEY = "syntaxgym_item"
-MAIN_METRIC = "syntaxgym_accuracy"
+MAIN_METRIC = ACCURACY
+#: A reference's tag that names its condition: ``condition:<condition name>``.
+CONDITION_TAG_PREFIX = "condition:"
+
+
+def condition_tag(condition_name: str) -> str:
+    return CONDITION_TAG_PREFIX + condition_name
+
+
+def condition_of_reference(reference: Reference) -> str | None:
+    """The condition a reference's tag names; None for references of runs written before
+    references were tagged (their conditions are in suite order)."""
+    for tag in reference.tags:
+        if tag.startswith(CONDITION_TAG_PREFIX):
+            return tag[len(CONDITION_TAG_PREFIX):]
+    return None
 
 
 class SyntaxGymScenario(Scenario):
@@ -60,7 +77,9 @@ class SyntaxGymScenario(Scenario):
     @staticmethod
     def _instance(item: Item, one_item_suite: dict[str, Any]) -> Instance:
         references = [
-            Reference(Output(text=condition.sentence), tags=[]) for condition in item.conditions
+            Reference(Output(text=condition.sentence),
+                      tags=[condition_tag(condition.condition_name)])
+            for condition in item.conditions
         ]
         return Instance(
             input=Input(text=""),

@@ -30,6 +30,7 @@ from typing import Any, Sequence
 from syntaxgym_helm.report.runs import RunRecord, RunsError
 from syntaxgym_helm.report.summary import Table, fmt
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
+from syntaxgym_helm.harness.stats import ACCURACY, item_stat_values
 
 DEFAULT_MAX_ABS_DIFF_BITS = 0.01
 DEFAULT_MIN_PEARSON_R = 0.999
@@ -199,7 +200,9 @@ def compare_suite(run_a: RunRecord, run_b: RunRecord, thresholds: Thresholds = T
 
 
 def _accuracy(scores: Sequence[ItemEvaluation]) -> float:
-    return math.fsum(float(bool(s.passed)) for s in scores) / len(scores) if scores else math.nan
+    """Mean of the metric's own item accuracy over the items that have one (the scorable)."""
+    values = [v[ACCURACY] for v in map(item_stat_values, scores) if ACCURACY in v]
+    return math.fsum(values) / len(values) if values else math.nan
 
 
 def _disagreement(item: int, a: ItemEvaluation, b: ItemEvaluation) -> Disagreement | None:

@@ -18,6 +18,12 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES
+from syntaxgym_helm.harness.stats import (
+    ACCURACY,
+    FIRST_PREDICTION_ACCURACY,
+    UNSCORABLE,
+    item_stat_values,
+)
 from syntaxgym_helm.report.paper import (
     SHORT_CITATION,
     paper_accuracy,
@@ -40,13 +46,15 @@ class RunAccuracy:
 
     @classmethod
     def of(cls, run: RunRecord) -> RunAccuracy:
-        scored = [score for score in run.scores if score.scorable]
+        """The means of the metric's own per-item stat values, over the items that have them
+        (exactly what HELM puts in ``stats.json``)."""
+        values = [item_stat_values(score) for score in run.scores]
         return cls(
-            items=len(run.scores),
-            scorable=len(scored),
-            accuracy=_mean([float(bool(score.passed)) for score in scored]),
-            first_prediction=_mean([float(bool(score.predictions[0].holds))
-                                    for score in scored if score.predictions]),
+            items=len(values),
+            scorable=sum(1 for item in values if not item[UNSCORABLE]),
+            accuracy=_mean([item[ACCURACY] for item in values if ACCURACY in item]),
+            first_prediction=_mean([item[FIRST_PREDICTION_ACCURACY] for item in values
+                                    if FIRST_PREDICTION_ACCURACY in item]),
         )
 
 

@@ -1,21 +1,41 @@
-"""The generated leaderboard schema and run-entry files: up to date and readable by HELM."""
+"""The leaderboard's files: the committed schema and run-entry files (up to date, readable by
+HELM), and the per-run-suite schema and model metadata that ``helm-summarize`` reads."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import dacite
+import pytest
+import yaml
+from helm.benchmark.model_metadata_registry import ModelMetadataList
 from helm.benchmark.presentation.schema import read_schema
 
-from syntaxgym_helm.harness.leaderboard import circuit_group_name, generated_files, schema
+from syntaxgym_helm.cli.main import main as cli_main
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES
+from syntaxgym_helm.harness.leaderboard import (
+    embedded_model_metadata,
+    generated_files,
+    model_metadata_yaml,
+    write_config,
+)
+from syntaxgym_helm.harness.metric import SyntaxGymMetric
+from syntaxgym_helm.harness.schema import circuit_group_name, registry_suites, schema
 
 ROOT = Path(__file__).resolve().parents[2]
+OLD_OUTPUT = ROOT / "tests" / "fixtures" / "old_layout_run"  # one real run: number_prep, 3 items
+BIN = Path(sys.executable).parent
 
 
 def test_committed_files_are_what_the_generator_writes() -> None:
     for relative, text in generated_files().items():
         committed = (ROOT / relative).read_text(encoding="utf-8")
-        assert committed == text, f"{relative} is stale: run python -m syntaxgym_helm.harness.leaderboard"
+        assert committed == text, f"{relative} is stale: run python scripts/generate_leaderboard_files.py"
 
 
 def test_helm_reads_the_schema_with_suite_circuit_and_sg_score_tables() -> None:
@@ -29,7 +49,7 @@ def test_helm_reads_the_schema_with_suite_circuit_and_sg_score_tables() -> None:
     circuit_members = sum(len(groups[circuit_group_name(c)].subgroups) for c in CIRCUITS)
     assert circuit_members == 31
     assert any(g.aggregation_strategies == ["mean"] for g in parsed.metric_groups)
-    assert schema()["run_groups"][0]["name"] == "syntaxgym_sg_score"
+    assert schema(registry_suites())["run_groups"][0]["name"] == "syntaxgym_sg_score"
 
 
 def test_run_entry_files_name_every_suite() -> None:
@@ -37,3 +57,100 @@ def test_run_entry_files_name_every_suite() -> None:
     sg = (ROOT / "run_specs" / "syntaxgym_sg_score.conf").read_text()
     assert hu2020.count("syntaxgym:suite=") == 34 and sg.count("syntaxgym:suite=") == 31
     assert "suite=nn-nv-rpl," in hu2020 and "suite=nn-nv-rpl," not in sg
+
+
+def test_the_schema_describes_stats_with_the_metrics_own_metadata() -> None:
+    fields = {field["name"]: field for field in schema(registry_suites())["metrics"]}
+    for metadata in SyntaxGymMetric().get_metadata():
+        assert fields[metadata.name]["display_name"] == metadata.display_name
+        assert fields[metadata.name]["description"] == metadata.description
+    parsed = read_schema(str(ROOT / "configs" / "schema_syntaxgym.yaml"))
+    groups = {group.name: group for group in parsed.run_groups}
+    # A built-in suite has one prediction: no column repeats its accuracy.
+    details = {g.name: g for g in parsed.metric_groups}[groups["syntaxgym_sgh_mvrr"].metric_groups[1]]
+    assert [m.name for m in details.metrics] == ["syntaxgym_unscorable"]
+
+
+def test_the_script_checks_the_committed_files(tmp_path: Path) -> None:
+    script = [sys.executable, str(ROOT / "scripts" / "generate_leaderboard_files.py")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ok = subprocess.run([*script, "--check"], capture_output=True, text=True, env=env, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "schema_syntaxgym.yaml").write_text("metrics: []\n")
+    stale = subprocess.run([*script, "--check", "--root", str(tmp_path)], capture_output=True,
+                           text=True, env=env, timeout=120)
+    assert stale.returncode == 1 and "configs/schema_syntaxgym.yaml" in stale.stderr
+
+
+def test_a_run_suites_schema_shows_only_what_was_run(tmp_path: Path) -> None:
+    written = write_config(OLD_OUTPUT, "old_layout", folder=tmp_path / "config",
+                           local_path=tmp_path / "no_prod_env")
+    assert written.suites == ("number_prep",)
+    parsed = read_schema(str(written.schema))
+    groups = {group.name: group for group in parsed.run_groups}
+    assert set(groups) == {"syntaxgym_sg_score", "syntaxgym_circuit_agreement", "syntaxgym",
+                           "syntaxgym_number_prep"}
+    assert groups["syntaxgym_sg_score"].subgroups == ["syntaxgym_number_prep"]
+    details = {g.name: g for g in parsed.metric_groups}[groups["syntaxgym_number_prep"]
+                                                        .metric_groups[1]]
+    assert [m.name for m in details.metrics] == ["syntaxgym_unscorable"]  # one prediction
+
+
+def test_model_metadata_names_the_embedded_models_and_keeps_the_users(tmp_path: Path) -> None:
+    embedded = embedded_model_metadata()
+    if not embedded:
+        pytest.skip("no embedded model installed (make install)")
+    (tmp_path / "model_metadata.yaml").write_text(
+        "models:\n  - name: mylab/my-model\n    display_name: My model\n    description: Mine.\n"
+        "    creator_organization_name: My lab\n    access: open\n"
+        "    release_date: 2025-01-01\n    tags: [TEXT_MODEL_TAG]\n")
+    parsed = dacite.from_dict(ModelMetadataList, yaml.safe_load(
+        model_metadata_yaml(embedded, tmp_path)))  # as HELM's register_model_metadata_from_path
+    names = {model.name: model.display_name for model in parsed.models}
+    assert names["syntaxgym/smollm2-135m-instruct-q4_1"] == "SmolLM2 135M Instruct (Q4_1 GGUF)"
+    assert names["mylab/my-model"] == "My model"
+    with pytest.raises(ValueError, match="expected a mapping with a 'models' list"):
+        (tmp_path / "model_metadata.yaml").write_text("- just a list\n")
+        model_metadata_yaml(embedded, tmp_path)
+
+
+def test_helm_summarize_shows_display_names_and_warns_of_no_missing_stat(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A real helm-summarize (no model: the saved run) with what ``leaderboard config`` wrote."""
+    if not embedded_model_metadata():
+        pytest.skip("no embedded model installed (make install)")
+    output = tmp_path / "benchmark_output"
+    shutil.copytree(OLD_OUTPUT, output)
+    assert cli_main(["leaderboard", "config", str(output), "--suite", "old_layout",
+                     "--local-path", str(tmp_path / "none")]) == 0
+    command = capsys.readouterr().out.splitlines()[-1].split()
+    done = subprocess.run([str(BIN / command[0]), *command[1:]], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    log = done.stdout + done.stderr
+    assert "does not have any stat" not in log and "undefined in" not in log, log[-3000:]
+    table = json.loads((output / "runs" / "old_layout" / "groups" / "syntaxgym_sg_score.json")
+                       .read_text())[0]
+    assert [cell["value"] for cell in table["header"]] == ["Model", "Mean score",
+                                                           "number_prep - Accuracy"]
+    (row,) = table["rows"]
+    assert row[0]["value"] == "SmolLM2 135M Instruct (Q4_1 GGUF)"
+    stats = json.loads(next((output / "runs" / "old_layout").glob("*/stats.json")).read_text())
+    accuracy = next(s["mean"] for s in stats if s["name"]["name"] == "syntaxgym_accuracy"
+                    and "perturbation" not in s["name"])
+    assert row[1]["value"] == pytest.approx(accuracy) == row[2]["value"]
+    assert cli_main(["leaderboard", "show", str(output), "--suite", "old_layout"]) == 0
+    shown = capsys.readouterr().out
+    assert f"| number_prep | {accuracy:.3f} |" in shown and "SmolLM2 135M Instruct" in shown
+
+
+def test_config_and_show_say_what_to_run_first(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "runs" / "empty").mkdir(parents=True)
+    assert cli_main(["leaderboard", "config", str(tmp_path), "--suite", "missing"]) == 2
+    assert "no run suite" in capsys.readouterr().err
+    assert cli_main(["leaderboard", "config", str(tmp_path), "--suite", "empty"]) == 2
+    assert "no finished SyntaxGym run" in capsys.readouterr().err
+    assert cli_main(["leaderboard", "show", str(tmp_path), "--suite", "empty"]) == 2
+    assert "run helm-summarize" in capsys.readouterr().err

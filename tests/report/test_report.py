@@ -66,6 +66,17 @@ class Runs:
     def run_suite_dir(self) -> Path:
         return self.output / "runs" / RUN_SUITE
 
+    def display_name(self, model: str) -> str:
+        """How the leaderboard names ``model``: from the model_metadata.yaml that
+        ``syntaxgym-helm leaderboard config`` wrote for helm-summarize."""
+        import yaml
+
+        from syntaxgym_helm.harness.leaderboard import CONFIG_DIR_NAME, MODEL_METADATA_FILE
+
+        path = self.output / CONFIG_DIR_NAME / RUN_SUITE / MODEL_METADATA_FILE
+        entries = yaml.safe_load(path.read_text())["models"]
+        return next(entry["display_name"] for entry in entries if entry["name"] == model)
+
 
 def produce_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     """Run the models once per test session (every test module that needs runs calls this)."""
@@ -89,11 +100,17 @@ def produce_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
               workdir, env, check=True, run_suite=CONDITION_SUITE)
     fast = _helm_run([f"syntaxgym:suite={s},model={SMOLLM_FAST}" for s in SUITES], workdir, env)
     gemma = _gemma_run(workdir, env)
+    # As make run: the schema of the suites run and the models' display names, then summarize.
+    from syntaxgym_helm.harness.leaderboard import write_config
+
+    config = write_config(workdir / "benchmark_output", RUN_SUITE, local_path=workdir / "prod_env")
     summarize = subprocess.run(
-        [str(BIN / "helm-summarize"), "--suite", RUN_SUITE, "--schema-path",
-         str(ROOT / "configs" / "schema_syntaxgym.yaml")],
-        cwd=workdir, env=env, capture_output=True, text=True)
+        [str(BIN / "helm-summarize"), "--suite", RUN_SUITE, "--schema-path", str(config.schema),
+         "--local-path", str(config.folder)],
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
     assert summarize.returncode == 0, summarize.stderr[-3000:]
+    log = summarize.stdout + summarize.stderr
+    assert "does not have any stat" not in log and "undefined in" not in log, log[-3000:]
     done.write_text(json.dumps({"fast_client": fast, "gemma": gemma}))
     return Runs(workdir / "benchmark_output", fast, gemma)
 
@@ -103,7 +120,7 @@ def _helm_run(entries: list[str], cwd: Path, env: dict[str, str], check: bool = 
     """Run helm-run; None when it worked, else the tail of its log (or fail when ``check``)."""
     done = subprocess.run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", run_suite,
                            "--max-eval-instances", str(MAX_ITEMS)],
-                          cwd=cwd, env=env, capture_output=True, text=True)
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
     log = (done.stdout + done.stderr)[-2000:]
     failed = done.returncode != 0 or "Traceback" in done.stdout + done.stderr
     if check:
@@ -441,10 +458,12 @@ def test_summary_matches_helm_stats(runs: Runs, report_dir: Path) -> None:
     # The SG score helm-summarize computed from the same runs, for every model.
     table = json.loads((runs.run_suite_dir / "groups" / "syntaxgym_sg_score.json").read_text())[0]
     helm_sg = {row[0]["value"]: row[1]["value"] for row in table["rows"]}
-    assert helm_sg[SMOLLM] == pytest.approx(sg)
-    for model, value in helm_sg.items():
+    assert helm_sg[runs.display_name(SMOLLM)] == pytest.approx(sg)
+    for model in columns:
+        if "(" in model:
+            continue  # the paper's columns and the first-prediction one
         assert rows["**SG score** (mean over the suites run)"][columns.index(model)] == (
-            f"{value:.3f}")
+            f"{helm_sg[runs.display_name(model)]:.3f}")
     _, coverage = _markdown_table(text, "items scored")
     assert coverage["number_prep"][column] == f"{MAX_ITEMS}/{MAX_ITEMS}"
 

@@ -1,0 +1,199 @@
+"""The leaderboard's HELM schema (``helm-summarize --schema-path``), built from the suites it shows.
+
+Two sets of suites make two schemas with one generator:
+
+- :func:`registry_suites`: every registered and built-in suite; the committed
+  ``configs/schema_syntaxgym.yaml`` (``scripts/generate_leaderboard_files.py``);
+- :func:`run_suites`: the suites of one HELM run suite (``benchmark_output/runs/NAME``), as
+  ``syntaxgym-helm leaderboard config`` writes it for ``make run``: only the tables and columns
+  that have numbers (no all-empty column for a suite not run; a suite given by path or URL gets a
+  table too), and per suite only the stats it has (``helm-summarize`` warns for every column whose
+  stat a run lacks, e.g. a second prediction of a one-prediction suite).
+
+Tables: one per suite; one per circuit of Hu et al. (2020) and one for the SG score (its "Mean
+score" column is the paper's SG score over the suites run); the built-in suites (``sgh_*``)
+together; every suite together. Models are rows. Metric fields come from the metric's own
+metadata (:func:`syntaxgym_helm.harness.stats.metric_metadata`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, builtin_suites, sg_score_suites
+from syntaxgym_helm.harness.run_spec import suite_group_name
+from syntaxgym_helm.harness.scenario import MAIN_METRIC
+from syntaxgym_helm.harness.stats import (
+    DEFAULT_DESCRIBED_PREDICTIONS,
+    DETAILS_GROUP,
+    FIRST_PREDICTION_ACCURACY,
+    MAIN_GROUP,
+    UNSCORABLE,
+    metric_metadata,
+    prediction_accuracy_name,
+)
+
+_TAXONOMY = {"task": "targeted syntactic evaluation", "what": "constructed minimal pairs",
+             "who": "linguists", "when": "2020", "language": "English"}
+CITATION = "[(Hu et al., 2020)](https://aclanthology.org/2020.acl-main.158/)"
+
+
+@dataclass(frozen=True)
+class SuiteColumn:
+    """A suite as the leaderboard shows it."""
+
+    name: str  # as the run group names it: syntaxgym_<name> (file stem for paths and URLs)
+    description: str
+    predictions: int | None  # how many predictions (so which stats it has); None: not known
+
+    @property
+    def group(self) -> str:
+        return suite_group_name(self.name)
+
+    @property
+    def details_group(self) -> str:
+        """The metric group of the suite's details columns (see :func:`_details_groups`)."""
+        return DETAILS_GROUP if self.predictions is None else f"{DETAILS_GROUP}_{self.predictions}"
+
+
+def circuit_group_name(circuit: str) -> str:
+    return "syntaxgym_circuit_" + circuit.lower().replace("-", "_").replace(" ", "_")
+
+
+def _registered_description(name: str) -> str:
+    if name in HU2020_SUITES:
+        circuit = HU2020_SUITES[name].circuit or "left out of the paper's SG score"
+        return f"SyntaxGym suite {name} ({circuit}) {CITATION}."
+    suite_file = resources.files("syntaxgym_helm") / "suites" / f"{name}.json"
+    meta = json.loads(suite_file.read_text(encoding="utf-8"))["meta"]
+    return f"Built-in suite {name}: {meta['description']}"
+
+
+def _builtin_predictions(name: str) -> int:
+    suite_file = resources.files("syntaxgym_helm") / "suites" / f"{name}.json"
+    return len(json.loads(suite_file.read_text(encoding="utf-8"))["predictions"])
+
+
+def registry_suites() -> list[SuiteColumn]:
+    """The 34 suites of Hu et al. (2020) (prediction counts unknown: they are downloaded) and the
+    built-in suites (shipped, so counted)."""
+    return ([SuiteColumn(name, _registered_description(name), None)
+             for name in sorted(HU2020_SUITES)]
+            + [SuiteColumn(name, _registered_description(name), _builtin_predictions(name))
+               for name in builtin_suites()])
+
+
+def run_suites(run_suite_dir: Path) -> list[SuiteColumn]:
+    """The suites run in ``benchmark_output/runs/NAME``, their prediction counts read from the
+    stats of their runs (every model's), in registry order, then the others by name."""
+    stat_names: dict[str, set[str]] = {}
+    sources: dict[str, str] = {}
+    for spec_path in sorted(Path(run_suite_dir).glob("*/run_spec.json")):
+        spec = json.loads(spec_path.read_text())
+        if not spec["scenario_spec"]["class_name"].endswith("SyntaxGymScenario"):
+            continue
+        stats_path = spec_path.parent / "stats.json"
+        if not stats_path.is_file():
+            continue  # an unfinished run: helm-summarize skips it too
+        source = spec["scenario_spec"]["args"]["suite"]
+        name = suite_group_name(source).removeprefix("syntaxgym_")
+        sources.setdefault(name, source)
+        stat_names.setdefault(name, set()).update(
+            stat["name"]["name"] for stat in json.loads(stats_path.read_text()))
+    if not stat_names:
+        raise FileNotFoundError(f"{run_suite_dir} holds no finished SyntaxGym run (run_spec.json "
+                                "and stats.json of a syntaxgym run): run helm-run first")
+    known = [s.name for s in registry_suites()]
+    ordered = [n for n in known if n in stat_names] + sorted(set(stat_names) - set(known))
+    return [SuiteColumn(name, _registered_description(name) if name in known
+                        else f"SyntaxGym suite {name} ({sources[name]}).",
+                        _prediction_count(stat_names[name]))
+            for name in ordered]
+
+
+def _prediction_count(names: set[str]) -> int | None:
+    count = 0
+    while prediction_accuracy_name(count) in names:
+        count += 1
+    return count or None  # no prediction stat (every item unscorable): show the common columns
+
+
+def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
+    """The HELM schema showing ``suites`` as a plain dict (write it as YAML)."""
+    present = {suite.name for suite in suites}
+    sg = [s for s in sg_score_suites() if s in present]
+    builtins = [s for s in builtin_suites() if s in present]
+    details = _details_groups(suites)
+    hidden = [group["name"] for group in details]
+    parents = [
+        ("syntaxgym_sg_score", "SG score (31 suites)",
+         "The SyntaxGym score of Hu et al. (2020): the mean accuracy over the 31 suites of the "
+         f"paper {CITATION}; the Mean score column is the SG score (over the suites run).", sg),
+        *[(circuit_group_name(circuit), f"Circuit: {circuit}",
+           f"The {circuit} circuit of Hu et al. (2020) {CITATION}.",
+           [s for s in sorted(HU2020_SUITES) if HU2020_SUITES[s].circuit == circuit
+            and s in present])
+          for circuit in CIRCUITS],
+        ("syntaxgym_builtin", "Built-in suites",
+         "The suites shipped with syntaxgym-helm, generated from the JSONNET configs in "
+         "configs/suites/; the Mean score column is their mean accuracy.", builtins),
+        ("syntaxgym", "SyntaxGym (all suites)",
+         "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020), the built-in suites "
+         "and any other.", [s.name for s in suites]),
+    ]
+    groups = [_parent(name, display, description, members, hidden)
+              for name, display, description, members in parents if members]
+    groups += [_suite_group(suite) for suite in suites]
+    most = max([s.predictions or 0 for s in suites] + [DEFAULT_DESCRIBED_PREDICTIONS])
+    metrics = [{key: value for key, value in (
+        ("name", m.name), ("display_name", m.display_name),
+        ("short_display_name", m.short_display_name), ("description", m.description),
+        ("lower_is_better", m.lower_is_better)) if value is not None}
+        for m in metric_metadata(most)]
+    main = {"name": MAIN_GROUP, "display_name": "SyntaxGym accuracy",
+            "aggregation_strategies": ["mean"],
+            "metrics": [{"name": "${main_name}", "split": "${main_split}"}]}
+    return {"metrics": metrics, "perturbations": [], "metric_groups": [main, *details],
+            "run_groups": groups}
+
+
+def _details_groups(suites: Iterable[SuiteColumn]) -> list[dict[str, Any]]:
+    """One details metric group per prediction count: a one-prediction suite's first-prediction
+    and prediction-0 accuracies are its accuracy (no column); a suite with several shows each
+    prediction; a suite whose count is not known shows the first prediction, which every suite
+    has."""
+    groups = {}
+    for suite in suites:
+        if suite.predictions is None:
+            names = [FIRST_PREDICTION_ACCURACY, UNSCORABLE]
+        elif suite.predictions == 1:
+            names = [UNSCORABLE]
+        else:
+            names = [UNSCORABLE, *(prediction_accuracy_name(i) for i in range(suite.predictions))]
+        groups[suite.details_group] = {
+            "name": suite.details_group, "display_name": "Predictions and scoring",
+            "hide_win_rates": True,
+            "metrics": [{"name": name, "split": "${main_split}"} for name in names]}
+    return [groups[name] for name in sorted(groups)]
+
+
+def _parent(name: str, display_name: str, description: str, members: Iterable[str],
+            hidden: list[str]) -> dict[str, Any]:
+    # No metric groups of its own: HELM then builds the table from the subgroups' metric groups
+    # (the details hidden: one accuracy column per suite) and gives the parent no column.
+    return {"name": name, "display_name": display_name, "description": description,
+            "category": "SyntaxGym", "subgroups": [suite_group_name(s) for s in members],
+            "subgroup_metric_groups_hidden": list(hidden)}
+
+
+def _suite_group(suite: SuiteColumn) -> dict[str, Any]:
+    return {"name": suite.group, "display_name": suite.name, "description": suite.description,
+            "category": "SyntaxGym suites",
+            "metric_groups": [MAIN_GROUP, suite.details_group],
+            "environment": {"main_name": MAIN_METRIC, "main_split": "test"},
+            "taxonomy": dict(_TAXONOMY)}
+

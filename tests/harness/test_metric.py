@@ -1,0 +1,158 @@
+"""The metric's own logic, fast: request states built from a real suite's instances (the shipped
+``sgh_agreement_pp``, made by the real scenario) with token results written here; no HELM run.
+
+The item's prediction is ``(6;%match_sing%) < (6;%mismatch_sing%) & (6;%match_plural%) <
+(6;%mismatch_plural%)``: the verb (region 6) must be less surprising where it agrees.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+
+import pytest
+from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM's import order)
+
+from helm.benchmark.adaptation.request_state import RequestState
+from helm.benchmark.scenarios.scenario import Instance
+from helm.common.request import GeneratedOutput, Request, RequestResult, Token
+
+from syntaxgym_helm.harness.metric import SyntaxGymMetric, evaluate_request_states
+from syntaxgym_helm.harness.scenario import ITEM_KEY, SyntaxGymScenario, condition_of_reference
+from syntaxgym_helm.harness.stats import (
+    ACCURACY,
+    FIRST_PREDICTION_ACCURACY,
+    UNSCORABLE,
+    metric_metadata,
+    prediction_accuracy_name,
+)
+
+BOS = "<|endoftext|>"
+SUITE = "sgh_agreement_pp"
+
+
+@pytest.fixture(scope="module")
+def instance(tmp_path_factory: pytest.TempPathFactory) -> Instance:
+    """Item 1: "The driver near the scientists knows/know the answer" and its plural twin."""
+    out = tmp_path_factory.mktemp("scenario")
+    return SyntaxGymScenario(suite=SUITE).get_instances(str(out))[0]
+
+
+def _tokens(sentence: str, verb_bits: float) -> list[Token]:
+    """The plugin client's layout: the beginning-of-text token first (never scored), then one
+    token per word with a leading space; the verb (region 6) costs ``verb_bits``, the rest 1 bit."""
+    words = sentence.split(" ")
+    tokens = [Token(BOS, 0.0)]
+    for position, word in enumerate(words):
+        bits = verb_bits if position == 5 else 1.0
+        tokens.append(Token(word if position == 0 else " " + word, -bits * math.log(2)))
+    return tokens
+
+
+def _state(instance: Instance, index: int, verb_bits: float, success: bool = True) -> RequestState:
+    sentence = instance.references[index].output.text
+    tokens = _tokens(sentence, verb_bits)
+    result = RequestResult(
+        success=success, embedding=[], cached=False, error=None if success else "timed out",
+        completions=[GeneratedOutput(text=sentence, logprob=sum(t.logprob for t in tokens),
+                                     tokens=tokens)] if success else [])
+    return RequestState(
+        instance=instance, reference_index=index, request_mode="original", train_trial_index=0,
+        output_mapping=None, request=Request(model="m/m", model_deployment="m/m", prompt=sentence,
+                                             echo_prompt=True, max_tokens=0),
+        result=result, num_train_instances=0, prompt_truncated=False)
+
+
+#: Verb surprisal (bits) per condition that makes the item pass: agreeing verbs are cheap.
+PASSING = {"match_sing": 2.0, "mismatch_sing": 9.0, "match_plural": 3.0, "mismatch_plural": 8.0}
+
+
+def _states(instance: Instance, verb_bits: dict[str, float]) -> list[RequestState]:
+    return [_state(instance, index, verb_bits[condition_of_reference(reference) or ""])
+            for index, reference in enumerate(instance.references)]
+
+
+def _stats(states: list[RequestState]) -> dict[str, float]:
+    stats = SyntaxGymMetric().evaluate_references(None, states, None, "")  # type: ignore[arg-type]
+    return {stat.name.name: stat.mean for stat in stats}
+
+
+def test_references_carry_their_condition_names(instance: Instance) -> None:
+    names = [condition_of_reference(reference) for reference in instance.references]
+    assert names == ["match_sing", "mismatch_sing", "match_plural", "mismatch_plural"]
+
+
+def test_an_item_whose_agreeing_verbs_are_cheaper_passes(instance: Instance) -> None:
+    assert _stats(_states(instance, PASSING)) == {
+        UNSCORABLE: 0.0, ACCURACY: 1.0, FIRST_PREDICTION_ACCURACY: 1.0,
+        prediction_accuracy_name(0): 1.0}
+    score = evaluate_request_states(_states(instance, PASSING))
+    assert score.region_values()["mismatch_sing"][6]["sum"] == pytest.approx(9.0)
+    assert score.region_values()["match_sing"][7]["sum"] == pytest.approx(2.0)  # "the answer"
+
+
+def test_one_disagreeing_pair_fails_the_item(instance: Instance) -> None:
+    stats = _stats(_states(instance, {**PASSING, "mismatch_plural": 1.0}))
+    assert stats[ACCURACY] == 0.0 and stats[prediction_accuracy_name(0)] == 0.0
+    assert stats[UNSCORABLE] == 0.0
+
+
+def test_conditions_are_found_by_tag_not_by_position(instance: Instance) -> None:
+    # The same references in another order: each request still scores its own condition.
+    order = [3, 1, 0, 2]
+    shuffled = dataclasses.replace(instance, references=[instance.references[i] for i in order])
+    stats = _stats(_states(shuffled, {**PASSING, "mismatch_plural": 1.0}))
+    assert stats[ACCURACY] == 0.0 and stats[UNSCORABLE] == 0.0
+    assert _stats(_states(shuffled, PASSING))[ACCURACY] == 1.0
+
+
+def test_untagged_references_of_old_runs_are_read_in_suite_order(instance: Instance) -> None:
+    untagged = dataclasses.replace(instance, references=[
+        dataclasses.replace(reference, tags=[]) for reference in instance.references])
+    verb_bits = list(PASSING.values())
+    states = [_state(untagged, index, verb_bits[index]) for index in range(4)]
+    assert _stats(states)[ACCURACY] == 1.0
+    # Untagged and out of order, the sentences no longer match the conditions: reported.
+    reordered = dataclasses.replace(untagged, references=untagged.references[::-1])
+    states = [_state(reordered, index, 1.0) for index in range(4)]
+    assert _stats(states) == {UNSCORABLE: 1.0}
+
+
+def test_a_failed_request_makes_the_item_unscorable(instance: Instance) -> None:
+    states = _states(instance, PASSING)
+    states[2] = _state(instance, 2, 3.0, success=False)
+    assert _stats(states) == {UNSCORABLE: 1.0}
+    score = evaluate_request_states(states)
+    assert any("match_plural" in problem and "timed out" in problem for problem in score.problems)
+
+
+def test_a_tag_naming_no_condition_of_the_item_is_an_error(instance: Instance) -> None:
+    bad = dataclasses.replace(instance.references[1], tags=["condition:mismatch_singular"])
+    wrong = dataclasses.replace(instance, references=[instance.references[0], bad,
+                                                      *instance.references[2:]])
+    states = [_state(wrong, index, 1.0) for index in range(4)]
+    with pytest.raises(ValueError, match=r"reference 1 names condition 'mismatch_singular'.*"
+                                         r"conditions: match_sing, mismatch_sing"):
+        evaluate_request_states(states)
+
+
+def test_two_references_of_one_condition_are_an_error(instance: Instance) -> None:
+    twice = dataclasses.replace(instance, references=[instance.references[0]] * 4)
+    with pytest.raises(ValueError, match="two requests for condition 'match_sing'"):
+        evaluate_request_states([_state(twice, index, 1.0) for index in range(4)])
+
+
+def test_metadata_describes_every_stat_a_two_prediction_suite_emits(instance: Instance) -> None:
+    one_item = copy.deepcopy(instance.extra_data[ITEM_KEY])
+    one_item["predictions"].append({"type": "formula",
+                                    "formula": "(6;%match_sing%) < (6;%match_plural%)"})
+    two = dataclasses.replace(instance, extra_data={ITEM_KEY: one_item})
+    stats = _stats(_states(two, PASSING))
+    assert stats[prediction_accuracy_name(1)] == 1.0 and stats[ACCURACY] == 1.0
+    described = {metadata.name for metadata in SyntaxGymMetric().get_metadata()}
+    assert set(stats) <= described
+    assert {m.name for m in metric_metadata(predictions=1)} == set(_stats(_states(instance,
+                                                                                   PASSING)))
+    assert all(m.display_name and m.description and m.group for m in metric_metadata(3))
+
