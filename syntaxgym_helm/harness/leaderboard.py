@@ -27,6 +27,7 @@ from helm.benchmark.model_metadata_registry import (
 from helm.common.general import asdict_without_nones
 
 from syntaxgym_helm.clients.embedded.catalogue import EMBEDDED_MODELS, register_embedded_models
+from syntaxgym_helm.core.blimp.paper import blimp_groups
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, builtin_suites, sg_score_suites
 from syntaxgym_helm.harness.schema import (
     circuit_group_name,
@@ -64,6 +65,7 @@ def generated_files() -> dict[Path, str]:
         Path("run_specs/syntaxgym_sg_score.conf"): run_entries_conf(sg_score_suites()),
         Path("run_specs/syntaxgym_hu2020.conf"): run_entries_conf(sorted(HU2020_SUITES)),
         Path("run_specs/syntaxgym_builtin.conf"): run_entries_conf(builtin_suites()),
+        Path("run_specs/syntaxgym_blimp.conf"): run_entries_conf(blimp_groups().overall),
     }
 
 
@@ -134,11 +136,12 @@ def show_tables(run_suite_dir: Path) -> str:
     """Markdown of what ``helm-summarize`` wrote: SG score per model, then suites and circuits;
     then the built-in suites. Each table is shown when its suites were run."""
     groups = run_suite_dir / "groups"
-    tables = [table for table in (_sg_score_table(groups), _builtin_table(groups)) if table]
+    tables = [table for table in (_sg_score_table(groups), _builtin_table(groups),
+                                  _blimp_table(groups)) if table]
     if not tables:
-        raise FileNotFoundError(f"{groups} has neither syntaxgym_sg_score.json nor "
-                                "syntaxgym_builtin.json: run helm-summarize with "
-                                "--schema-path configs/schema_syntaxgym.yaml first")
+        raise FileNotFoundError(f"{groups} has none of syntaxgym_sg_score.json, "
+                                "syntaxgym_builtin.json, syntaxgym_blimp.json: run helm-summarize "
+                                "with the schema of `syntaxgym-helm leaderboard config` first")
     return "\n\n".join(tables)
 
 
@@ -159,6 +162,31 @@ def _builtin_table(groups: Path) -> str | None:
                                              for r in table["rows"]):
             lines.append(f"| {suite} | " + " | ".join(_fmt(row[index].get("value"))
                                                      for row in table["rows"]) + " |")
+    return "\n".join(lines)
+
+
+def _blimp_table(groups: Path) -> str | None:
+    """BLiMP: the mean whole-sentence accuracy over the paradigms run, per phenomenon, and each
+    paradigm, per model."""
+    table_path = groups / "syntaxgym_blimp.json"
+    if not table_path.is_file():
+        return None
+    table = json.loads(table_path.read_text())[0]
+    header = [cell["value"] for cell in table["header"]]
+    models = [row[0]["value"] for row in table["rows"]]
+    lines = ["| | " + " | ".join(models) + " |", "|---|" + "---|" * len(models),
+             "| **BLiMP** (mean whole-sentence accuracy over the paradigms run) | "
+             + " | ".join(_fmt(row[1].get("value")) for row in table["rows"]) + " |"]
+    for phenomenon in blimp_groups().by_phenomenon:
+        path = groups / f"syntaxgym_blimp_{phenomenon}.json"
+        if path.is_file():
+            scores = {row[0]["value"]: row[1].get("value")
+                      for row in json.loads(path.read_text())[0]["rows"]}
+            lines.append(f"| phenomenon: {phenomenon} | "
+                         + " | ".join(_fmt(scores.get(m)) for m in models) + " |")
+    for index, name in enumerate(header[2:], start=2):
+        lines.append(f"| {name.split(' - ')[0]} | "
+                     + " | ".join(_fmt(row[index].get("value")) for row in table["rows"]) + " |")
     return "\n".join(lines)
 
 

@@ -24,6 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from syntaxgym_helm.core.blimp.paper import blimp_groups
+from syntaxgym_helm.core.blimp.sources import paradigm_of_suite
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, builtin_suites, sg_score_suites
 from syntaxgym_helm.harness.run_spec import suite_group_name
 from syntaxgym_helm.harness.scenario import MAIN_METRIC
@@ -40,6 +42,7 @@ from syntaxgym_helm.harness.stats import (
 _TAXONOMY = {"task": "targeted syntactic evaluation", "what": "constructed minimal pairs",
              "who": "linguists", "when": "2020", "language": "English"}
 CITATION = "[(Hu et al., 2020)](https://aclanthology.org/2020.acl-main.158/)"
+BLIMP_CITATION = "[(Warstadt et al., 2020)](https://doi.org/10.1162/tacl_a_00321)"
 
 
 @dataclass(frozen=True)
@@ -55,9 +58,21 @@ class SuiteColumn:
         return suite_group_name(self.name)
 
     @property
+    def is_blimp(self) -> bool:
+        return paradigm_of_suite(self.name) is not None
+
+    @property
+    def main_metric(self) -> str:
+        """A BLiMP suite's main column is its first prediction, the whole-sentence comparison
+        the paper and other tools report; every other suite's is item accuracy."""
+        return FIRST_PREDICTION_ACCURACY if self.is_blimp else MAIN_METRIC
+
+    @property
     def details_group(self) -> str:
         """The metric group of the suite's details columns (see :func:`_details_groups`)."""
-        return DETAILS_GROUP if self.predictions is None else f"{DETAILS_GROUP}_{self.predictions}"
+        if self.predictions is None:
+            return f"{DETAILS_GROUP}_blimp" if self.is_blimp else DETAILS_GROUP
+        return f"{DETAILS_GROUP}_{self.predictions}"
 
 
 def circuit_group_name(circuit: str) -> str:
@@ -65,6 +80,11 @@ def circuit_group_name(circuit: str) -> str:
 
 
 def _registered_description(name: str) -> str:
+    paradigm = paradigm_of_suite(name)
+    if paradigm is not None:
+        return (f"BLiMP paradigm {paradigm.uid} ({paradigm.field_group}, {paradigm.phenomenon}): "
+                f"1,000 minimal pairs {BLIMP_CITATION}; the main column is the whole-sentence "
+                "comparison (prediction 0), BLiMP's own accuracy.")
     if name in HU2020_SUITES:
         circuit = HU2020_SUITES[name].circuit or "left out of the paper's SG score"
         return f"SyntaxGym suite {name} ({circuit}) {CITATION}."
@@ -79,12 +99,14 @@ def _builtin_predictions(name: str) -> int:
 
 
 def registry_suites() -> list[SuiteColumn]:
-    """The 34 suites of Hu et al. (2020) (prediction counts unknown: they are downloaded) and the
-    built-in suites (shipped, so counted)."""
+    """The 34 suites of Hu et al. (2020) and BLiMP's 67 paradigms (prediction counts unknown:
+    they are downloaded) and the built-in suites (shipped, so counted)."""
     return ([SuiteColumn(name, _registered_description(name), None)
              for name in sorted(HU2020_SUITES)]
             + [SuiteColumn(name, _registered_description(name), _builtin_predictions(name))
-               for name in builtin_suites()])
+               for name in builtin_suites()]
+            + [SuiteColumn(name, _registered_description(name), None)
+               for name in blimp_groups().overall])
 
 
 def run_suites(run_suite_dir: Path) -> list[SuiteColumn]:
@@ -127,6 +149,7 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
     present = {suite.name for suite in suites}
     sg = [s for s in sg_score_suites() if s in present]
     builtins = [s for s in builtin_suites() if s in present]
+    blimp = blimp_groups()
     details = _details_groups(suites)
     hidden = [group["name"] for group in details]
     parents = [
@@ -141,9 +164,20 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
         ("syntaxgym_builtin", "Built-in suites",
          "The suites shipped with syntaxgym-helm, generated from the JSONNET configs in "
          "configs/suites/; the Mean score column is their mean accuracy.", builtins),
+        ("syntaxgym_blimp", "BLiMP (67 paradigms)",
+         f"BLiMP {BLIMP_CITATION}: whole-sentence accuracy per paradigm; the Mean score column is "
+         "the mean over the paradigms run (the paper's overall figure).",
+         [s for s in blimp.overall if s in present]),
+        *[(f"syntaxgym_blimp_field_{field}", f"BLiMP field: {field}",
+           f"The BLiMP paradigms of the field {field} {BLIMP_CITATION}.",
+           [s for s in members if s in present]) for field, members in blimp.by_field.items()],
+        *[(f"syntaxgym_blimp_{phenomenon}", f"BLiMP: {phenomenon}",
+           f"The BLiMP paradigms of the phenomenon {phenomenon} {BLIMP_CITATION}.",
+           [s for s in members if s in present])
+          for phenomenon, members in blimp.by_phenomenon.items()],
         ("syntaxgym", "SyntaxGym (all suites)",
-         "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020), the built-in suites "
-         "and any other.", [s.name for s in suites]),
+         "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020), the built-in suites, "
+         "BLiMP's paradigms and any other.", [s.name for s in suites]),
     ]
     groups = [_parent(name, display, description, members, hidden)
               for name, display, description, members in parents if members]
@@ -169,7 +203,7 @@ def _details_groups(suites: Iterable[SuiteColumn]) -> list[dict[str, Any]]:
     groups = {}
     for suite in suites:
         if suite.predictions is None:
-            names = [FIRST_PREDICTION_ACCURACY, UNSCORABLE]
+            names = [UNSCORABLE] if suite.is_blimp else [FIRST_PREDICTION_ACCURACY, UNSCORABLE]
         elif suite.predictions == 1:
             names = [UNSCORABLE]
         else:
@@ -194,6 +228,6 @@ def _suite_group(suite: SuiteColumn) -> dict[str, Any]:
     return {"name": suite.group, "display_name": suite.name, "description": suite.description,
             "category": "SyntaxGym suites",
             "metric_groups": [MAIN_GROUP, suite.details_group],
-            "environment": {"main_name": MAIN_METRIC, "main_split": "test"},
+            "environment": {"main_name": suite.main_metric, "main_split": "test"},
             "taxonomy": dict(_TAXONOMY)}
 

@@ -154,3 +154,23 @@ def test_config_and_show_say_what_to_run_first(tmp_path: Path,
     assert "no finished SyntaxGym run" in capsys.readouterr().err
     assert cli_main(["leaderboard", "show", str(tmp_path), "--suite", "empty"]) == 2
     assert "run helm-summarize" in capsys.readouterr().err
+
+
+def test_blimp_groups_overall_by_field_and_phenomenon_with_whole_sentence_accuracy() -> None:
+    from syntaxgym_helm.core.blimp.paper import blimp_groups
+    from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY
+
+    groups = {group["name"]: group for group in schema(registry_suites())["run_groups"]}
+    blimp = blimp_groups()
+    assert len(groups["syntaxgym_blimp"]["subgroups"]) == 67
+    assert {name for name in groups if name.startswith("syntaxgym_blimp_field_")} == {
+        f"syntaxgym_blimp_field_{field}" for field in blimp.by_field}
+    assert len(blimp.by_phenomenon) == 12  # the paper's 12 phenomena
+    for phenomenon, members in blimp.by_phenomenon.items():
+        assert groups[f"syntaxgym_blimp_{phenomenon}"]["subgroups"] == [
+            f"syntaxgym_{name}" for name in members]
+    paradigm = groups["syntaxgym_blimp_adjunct_island"]
+    assert paradigm["environment"]["main_name"] == FIRST_PREDICTION_ACCURACY
+    assert FIRST_PREDICTION_ACCURACY not in str(groups["syntaxgym_number_prep"]["environment"])
+    conf = (ROOT / "run_specs" / "syntaxgym_blimp.conf").read_text()
+    assert conf.count("syntaxgym:suite=blimp_") == 67
