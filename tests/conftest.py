@@ -1,4 +1,4 @@
-"""Fixtures shared by the test modules: the folders of test data.
+"""Fixtures shared by the test modules: the folders of test data, and a wall-clock bound.
 
 Everything a test reads lives in the repository (``tests/fixtures/``, with the source and licence
 of each file in its ``README.md``) or is made by the test itself, so a fresh clone runs the same
@@ -8,9 +8,11 @@ tests as CI. ``../shared`` is for benchmarks only; no test reads it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
+from deadline import time_limit
 from fixtures import HU2020_DIR, REFERENCE_DIR, SYNTAXGYM_CORE_DIR
 
 
@@ -41,3 +43,12 @@ def syntaxgym_core_dir() -> Path:
 def reference_dir() -> Path:
     """Published reference figures (``hu2020_per_suite_accuracy.tsv``)."""
     return _present(REFERENCE_DIR)
+
+
+@pytest.fixture
+def wall_clock(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fails the test when it runs past its ``limit`` mark (seconds; default 30): a hang fails
+    the test, not the whole run."""
+    mark = request.node.get_closest_marker("limit")
+    with time_limit(float(mark.args[0]) if mark else 30.0):
+        yield

@@ -145,82 +145,91 @@ def show_tables(run_suite_dir: Path) -> str:
     return "\n\n".join(tables)
 
 
+@dataclass(frozen=True)
+class _GroupTable:
+    """A table ``helm-summarize`` wrote (``groups/<name>.json``): column names, rows of cells
+    (the model first, then Mean score, then one per column), and the models."""
+
+    header: list[str]
+    rows: list[list[dict]]
+
+    @classmethod
+    def read(cls, path: Path) -> "_GroupTable | None":
+        if not path.is_file():
+            return None
+        table = json.loads(path.read_text())[0]
+        return cls([cell["value"] for cell in table["header"]], table["rows"])
+
+    @property
+    def models(self) -> list[str]:
+        return [row[0]["value"] for row in self.rows]
+
+    def has_values(self, index: int) -> bool:
+        return any(row[index].get("value") is not None for row in self.rows)
+
+    def line(self, label: str, index: int) -> str:
+        cells = (_fmt(row[index].get("value")) for row in self.rows)
+        return f"| {label} | " + " | ".join(cells) + " |"
+
+    def start(self, mean_label: str) -> list[str]:
+        """The header lines and the Mean score row."""
+        return ["| | " + " | ".join(self.models) + " |", "|---|" + "---|" * len(self.models),
+                self.line(mean_label, 1)]
+
+
+def _mean_by_model(path: Path) -> dict[str, float | None]:
+    table = _GroupTable.read(path)
+    return {row[0]["value"]: row[1].get("value") for row in table.rows} if table else {}
+
+
 def _builtin_table(groups: Path) -> str | None:
     """The built-in suites' table: their mean accuracy, then each suite, per model."""
-    table_path = groups / "syntaxgym_builtin.json"
-    if not table_path.is_file():
+    table = _GroupTable.read(groups / "syntaxgym_builtin.json")
+    if table is None:
         return None
-    table = json.loads(table_path.read_text())[0]
-    header = [cell["value"] for cell in table["header"]]
-    models = [row[0]["value"] for row in table["rows"]]
-    lines = ["| | " + " | ".join(models) + " |", "|---|" + "---|" * len(models),
-             "| **Built-in suites** (mean over the suites run) | "
-             + " | ".join(_fmt(row[1].get("value")) for row in table["rows"]) + " |"]
-    for index, name in enumerate(header):
+    lines = table.start("**Built-in suites** (mean over the suites run)")
+    for index, name in enumerate(table.header):
         suite = name.removesuffix(" - Accuracy")
-        if suite in builtin_suites() and any(r[index].get("value") is not None
-                                             for r in table["rows"]):
-            lines.append(f"| {suite} | " + " | ".join(_fmt(row[index].get("value"))
-                                                     for row in table["rows"]) + " |")
+        if suite in builtin_suites() and table.has_values(index):
+            lines.append(table.line(suite, index))
     return "\n".join(lines)
 
 
 def _blimp_table(groups: Path) -> str | None:
     """BLiMP: the mean whole-sentence accuracy over the paradigms run, per phenomenon, and each
     paradigm, per model."""
-    table_path = groups / "syntaxgym_blimp.json"
-    if not table_path.is_file():
+    table = _GroupTable.read(groups / "syntaxgym_blimp.json")
+    if table is None:
         return None
-    table = json.loads(table_path.read_text())[0]
-    header = [cell["value"] for cell in table["header"]]
-    models = [row[0]["value"] for row in table["rows"]]
-    lines = ["| | " + " | ".join(models) + " |", "|---|" + "---|" * len(models),
-             "| **BLiMP** (mean whole-sentence accuracy over the paradigms run) | "
-             + " | ".join(_fmt(row[1].get("value")) for row in table["rows"]) + " |"]
+    lines = table.start("**BLiMP** (mean whole-sentence accuracy over the paradigms run)")
     for phenomenon in blimp_groups().by_phenomenon:
-        path = groups / f"syntaxgym_blimp_{phenomenon}.json"
-        if path.is_file():
-            scores = {row[0]["value"]: row[1].get("value")
-                      for row in json.loads(path.read_text())[0]["rows"]}
+        scores = _mean_by_model(groups / f"syntaxgym_blimp_{phenomenon}.json")
+        if scores:
             lines.append(f"| phenomenon: {phenomenon} | "
-                         + " | ".join(_fmt(scores.get(m)) for m in models) + " |")
-    for index, name in enumerate(header[2:], start=2):
-        lines.append(f"| {name.split(' - ')[0]} | "
-                     + " | ".join(_fmt(row[index].get("value")) for row in table["rows"]) + " |")
+                         + " | ".join(_fmt(scores.get(m)) for m in table.models) + " |")
+    lines += [table.line(name.split(" - ")[0], index)
+              for index, name in enumerate(table.header[2:], start=2)]
     return "\n".join(lines)
 
 
 def _sg_score_table(groups: Path) -> str | None:
-    table_path = groups / "syntaxgym_sg_score.json"
-    if not table_path.is_file():
+    table = _GroupTable.read(groups / "syntaxgym_sg_score.json")
+    if table is None:
         return None
-    table = json.loads(table_path.read_text())[0]
-    header = [cell["value"] for cell in table["header"]]
-    suites = [(i, h.removesuffix(" - Accuracy")) for i, h in enumerate(header)
-              if h.endswith(" - Accuracy") and any(r[i].get("value") is not None
-                                                   for r in table["rows"])]
-    circuit_scores = _circuit_scores(groups)
-    models = [row[0]["value"] for row in table["rows"]]
-    lines = ["| | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
-    lines.append("| **SG score** (mean over the suites run) | "
-                 + " | ".join(_fmt(row[1].get("value")) for row in table["rows"]) + " |")
-    for circuit, by_model in circuit_scores.items():
+    lines = table.start("**SG score** (mean over the suites run)")
+    for circuit, by_model in _circuit_scores(groups).items():
         lines.append(f"| circuit: {circuit} | "
-                     + " | ".join(_fmt(by_model.get(m)) for m in models) + " |")
-    for index, suite in suites:
-        lines.append(f"| {suite} | " + " | ".join(_fmt(row[index].get("value"))
-                                                 for row in table["rows"]) + " |")
+                     + " | ".join(_fmt(by_model.get(m)) for m in table.models) + " |")
+    lines += [table.line(name.removesuffix(" - Accuracy"), index)
+              for index, name in enumerate(table.header)
+              if name.endswith(" - Accuracy") and table.has_values(index)]
     return "\n".join(lines)
 
 
 def _circuit_scores(groups: Path) -> dict[str, dict[str, float | None]]:
-    scores: dict[str, dict[str, float | None]] = {}
-    for circuit in CIRCUITS:
-        path = groups / f"{circuit_group_name(circuit)}.json"
-        if path.is_file():
-            table = json.loads(path.read_text())[0]
-            scores[circuit] = {row[0]["value"]: row[1].get("value") for row in table["rows"]}
-    return scores
+    scores = {circuit: _mean_by_model(groups / f"{circuit_group_name(circuit)}.json")
+              for circuit in CIRCUITS}
+    return {circuit: by_model for circuit, by_model in scores.items() if by_model}
 
 
 def _fmt(value: float | None) -> str:

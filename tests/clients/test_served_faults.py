@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -27,27 +26,6 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None,
 
 BIN = Path(sys.executable).parent
 
-
-class WallClockExceeded(BaseException):
-    """Not an ``Exception``: the client's catch-all must not swallow it and go on hanging."""
-
-
-@pytest.fixture
-def wall_clock(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Fails the test when it runs past its ``limit`` mark (seconds; default 30)."""
-    mark = request.node.get_closest_marker("limit")
-    seconds = float(mark.args[0]) if mark else 30.0
-
-    def expired(signum: int, frame: Any) -> None:
-        raise WallClockExceeded(f"the test ran past its {seconds:g} s wall-clock bound (a hang)")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture

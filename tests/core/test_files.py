@@ -6,16 +6,16 @@ A test that opens a pipe could hang if the check regressed, so each runs under `
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import socket
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+
+from deadline import time_limit
 
 from syntaxgym_helm.core.errors import SuiteError, SuiteFileError
 from syntaxgym_helm.core.files import MAX_FILE_BYTES, check_regular_file, read_regular_file
@@ -23,21 +23,6 @@ from syntaxgym_helm.core.strict_json import decode_json
 from syntaxgym_helm.core.validation import check_suite, check_suite_file
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
-    """Fail the test, instead of hanging it, if the block takes longer than ``seconds``."""
-    def expire(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"still running after {seconds} s: a pipe or device was read?")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def small_suite_text() -> str:

@@ -8,13 +8,14 @@ import http.server
 import json
 import os
 import shutil
-import signal
 import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+
+from deadline import time_limit
 
 from fixtures import HU2020_DIR as HU2020
 from syntaxgym_helm.core.errors import SuiteError, SuiteFileError
@@ -28,21 +29,6 @@ from syntaxgym_helm.core.registry import (
     sg_score_suites,
 )
 from syntaxgym_helm.core.suite import load_suite
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
-    """Fail the test, instead of hanging it, if the block takes longer than ``seconds``."""
-    def expire(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_registry_lists_the_34_suites_and_31_for_the_sg_score() -> None:
