@@ -24,7 +24,12 @@ Not a test. Run from the project root, e.g. (about 10 minutes on 2 CPU cores)::
 
 ``--parts a,b,b-np4`` picks parts, ``--suites number_prep,mvrr`` suites; ``--repeat 2`` runs
 every part twice, interleaved, and reports each part's fastest run (on a shared machine the
-least disturbed one). Token logprobs of the helm-run parts are compared with (a)'s.
+least disturbed one). ``b-warm`` runs (b) again in (b)'s folder (request cache full);
+``run-before`` and ``run-after`` time ``make run``'s helm-run (built-in suites, both embedded
+models, cold cache) with an older checkout (``--before``, default /tmp/before) and this one.
+
+Every part's whole process is broken down by HELM phase from its log (:func:`helm_phases`).
+Token logprobs of the helm-run parts are compared with (a)'s.
 """
 
 from __future__ import annotations
@@ -111,7 +116,8 @@ def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path:
             outcomes[name][item.item_number] = (
                 [p.holds for p in score.predictions] if score.scorable else None)
     result_path.write_text(json.dumps({
-        "load_s": load_s, "scoring_s": scoring_s, "sentences": len(all_sentences),
+        "load_s": load_s, "scoring_s": scoring_s, "scoring_from": started,
+        "scoring_to": started + scoring_s, "sentences": len(all_sentences),
         "distinct_sentences": len(set(order)), "tokens": sum(len(ids[s]) for s in all_sentences),
         "positions": positions, "outcomes": outcomes, "logprobs": logprobs}))
 
@@ -157,10 +163,66 @@ def scoring_seconds(log: str) -> tuple[float, float]:
     return executing - loading, loading
 
 
-def helm_outcomes(output: Path, suite_name: str) -> Outcomes:
+PHASES = ("start-up", "scenario", "adaptation", "execution", "metrics", "writing", "exit")
+_STAMP = re.compile(r"^(\S+ \S+) ")
+_INSIDE = {"scenario": ("scenario.get_instances", "DataPreprocessor.preprocess"),
+           "adaptation": (".adapt",), "execution": ("Executor.execute",), "metrics": (" metrics",)}
+
+
+def _timed_blocks(log: str) -> list[tuple[str, float, float, int]]:
+    """HELM's ``htrack`` blocks with the epoch times of their opening and closing lines:
+    (name, opened, closed, depth), in the order they close."""
+    found: list[tuple[str, float, float, int]] = []
+    stack: list[tuple[int, str, float]] = []
+    for line in log.splitlines():
+        match, stamp = _LOG_LINE.match(line), _STAMP.match(line)
+        if not match or not stamp:
+            continue
+        try:
+            at = dt.datetime.strptime(stamp.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+        except ValueError:
+            continue
+        indent, message = len(match["indent"]), match["message"].rstrip()
+        if _CLOSE.match(message):
+            while stack and stack[-1][0] > indent:
+                stack.pop()
+            if stack and stack[-1][0] == indent:
+                _, name, opened = stack.pop()
+                found.append((name, opened, at, len(stack)))
+        elif message.endswith("{"):
+            stack.append((indent, message[:-1].strip(), at))
+    return found
+
+
+def helm_phases(log: str, started: float, ended: float) -> dict[str, float]:
+    """The whole process of a helm-run by HELM phase, from its log's time stamps: start-up
+    (process start to the first ``Running`` block: imports, plugin, run specs); inside each run
+    block, scenario (instances, preprocessing), adaptation, execution (``Executor.execute`` and
+    the time since the block before it: the local engine's prefetch, which loads the model, runs
+    just before HELM's block), metrics, and writing (the rest: output files); exit (after the
+    last run block: caches committed, interpreter exit)."""
+    found = _timed_blocks(log)
+    runs = [(o, c, d) for n, o, c, d in found if n.startswith("Running syntaxgym")]
+    phases = dict.fromkeys(_INSIDE, 0.0)
+    for opened, closed, depth in runs:
+        inner = sorted((o, c, n) for n, o, c, d in found
+                       if d == depth + 1 and opened <= o <= closed)
+        previous = opened
+        for o, c, name in inner:
+            for phase, ends in _INSIDE.items():
+                if any(name.endswith(end) for end in ends):
+                    phases[phase] += c - (previous if phase == "execution" else o)
+            previous = c
+    phases["writing"] = sum(c - o for o, c, _ in runs) - sum(phases.values())
+    first = min((o for o, _, _ in runs), default=started)
+    last = max((c for _, c, _ in runs), default=ended)
+    return {"start-up": first - started, **phases, "exit": ended - last}
+
+
+def helm_outcomes(output: Path, suite_name: str, by_run: bool = False) -> Outcomes:
     outcomes: Outcomes = {}
     for run in sorted((output / "runs" / suite_name).glob("syntaxgym:*")):
-        suite = re.search(r"suite=([^,]+)", run.name).group(1)
+        suite = run.name if by_run else re.search(r"suite=([^,]+)", run.name).group(1)
         outcomes[suite] = {}
         for instance in json.loads((run / "per_instance_stats.json").read_text()):
             item = int(instance["instance_id"].removeprefix("item"))
@@ -205,21 +267,23 @@ def timed(command: list[str], cwd: Path, env: dict[str, str], log_path: Path) ->
     system = re.search(r"System time \(seconds\): ([0-9.]+)", text)
     cpu = float(user.group(1)) + float(system.group(1)) if user and system else float("nan")
     return {"wall_s": wall, "peak_rss_mb": int(peak.group(1)) / 1024 if peak else None,
-            "cpu_s": cpu, "log": text}
+            "cpu_s": cpu, "log": text, "started": started, "ended": started + wall}
 
 
 def run_helm(kind: str, model: str, prefix: str | None, suites: list[str], threads: int,
-             work: Path, env: dict[str, str]) -> dict[str, Any]:
+             work: Path, env: dict[str, str], folder: Path | None = None) -> dict[str, Any]:
     """One helm-run of ``suites`` in the fresh folder ``work/kind`` (HELM's request cache starts
-    empty)."""
+    empty), or in ``folder`` (an earlier part's: its request cache is full)."""
     suite_name = f"bench-{kind}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     entries = [f"syntaxgym:suite={s}{',prefix=' + prefix if prefix else ''},model={model}"
                for s in suites]
     command = [str(BIN / "helm-run"), "--run-entries", *entries, "--suite", suite_name,
                "--max-eval-instances", "100000", "--num-threads", str(threads)]
-    folder = work / kind
-    folder.mkdir(parents=True)
+    if folder is None:
+        folder = work / kind
+        folder.mkdir(parents=True)
     result = timed(command, folder, env, work / f"{kind}.log")
+    result["phases"] = helm_phases(result["log"], result["started"], result["ended"])
     scoring, loading = scoring_seconds(result["log"])
     shown = [f"syntaxgym:suite={suites[0]}{',prefix=' + prefix if prefix else ''},model={model}"]
     if len(suites) > 1:
@@ -239,6 +303,27 @@ def run_helm(kind: str, model: str, prefix: str | None, suites: list[str], threa
 # ------------------------------------------------------------------------------------------------
 # Report
 # ------------------------------------------------------------------------------------------------
+
+def run_builtin(kind: str, tree: Path, work: Path, env: dict[str, str]) -> dict[str, Any]:
+    """``make run``'s helm-run: the built-in conf, both embedded models, cold request cache,
+    with the plugin's code from ``tree`` (this checkout, or an older one on PYTHONPATH)."""
+    from syntaxgym_helm.clients.embedded.catalogue import installed_syntaxgym_names
+
+    suite_name = f"bench-{kind}"
+    conf = tree / "run_specs/syntaxgym_builtin.conf"
+    command = [str(BIN / "helm-run"), "--conf-paths", str(conf),
+               "--models-to-run", *installed_syntaxgym_names(), "--suite", suite_name,
+               "--max-eval-instances", "100000"]
+    folder = work / kind
+    folder.mkdir(parents=True)
+    env = {**env, "PYTHONPATH": str(tree)}
+    result = timed(command, folder, env, work / f"{kind}.log")
+    result["phases"] = helm_phases(result["log"], result["started"], result["ended"])
+    result.update(scoring_s=scoring_seconds(result["log"])[0], logprobs={},
+                  outcomes=helm_outcomes(folder / "benchmark_output", suite_name, by_run=True),
+                  command=f"PYTHONPATH={tree} " + " ".join(["helm-run", *command[1:]]))
+    return result
+
 
 def compare(x: Outcomes, y: Outcomes) -> list[str]:
     differences = []
@@ -295,7 +380,27 @@ PARTS = {
     "b-np4": ("(b') as (b), prefetch off: batches of what 4 HELM threads send", "syntaxgym_name",
               None, 4, False),
     "b-np32": ("(b'') as (b), prefetch off, --num-threads 32", "syntaxgym_name", None, 32, False),
+    "b-warm": ("(b-warm) as (b), again in (b)'s folder: request cache full", "syntaxgym_name",
+               None, 4, True),
+    "run-before": ("(run-before) `make run`'s helm-run, code before (--before)", None, None, None,
+                   None),
+    "run-after": ("(run-after) `make run`'s helm-run, this checkout", None, None, None, None),
 }
+HU2020_PARTS = ("a", "b", "c", "b-np4", "b-np32", "b-warm")
+
+
+def phase_table(parts: dict[str, dict[str, Any]]) -> list[str]:
+    """The whole process of each part, by phase (seconds)."""
+    lines = ["| part | whole process | vs (a) | " + " | ".join(PHASES) + " |",
+             "|---|---:|---:|" + "---:|" * len(PHASES)]
+    floor = parts.get("a", {}).get("wall_s")
+    for key, part in parts.items():
+        ratio = (f"{part['wall_s'] / floor:.2f}x" if floor and key in HU2020_PARTS else "-")
+        phases = part.get("phases", {})
+        cells = [f"{phases[p]:.1f}" if p in phases else "-" for p in PHASES]
+        lines.append(f"| {PARTS[key][0]} | {part['wall_s']:.1f} s | {ratio} | "
+                     + " | ".join(cells) + " |")
+    return lines
 
 
 def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]],
@@ -309,19 +414,29 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
              f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}, after it {load_after[0]:.2f} / "
              f"{load_after[1]:.2f} / {load_after[2]:.2f}: other work may have shared the 2 cores, "
              "so times are indicative.", "",
-             f"{len(suites)} suites of `{suites_dir}`; SmolLM2-135M-Instruct (Q4_1 GGUF "
-             "dequantised to float32), CPU. Each part runs in a process of its own; peak memory "
+             f"Parts (a) to (b-warm): {len(suites)} suites of `{suites_dir}`; "
+             "SmolLM2-135M-Instruct (Q4_1 GGUF dequantised to float32), CPU. "
+             "Each part runs in a process of its own; peak memory "
              "is its maximum resident set size (`/usr/bin/time -v`). Scoring time: the forward "
              "passes for (a), HELM's `Executor.execute` for the helm-run parts (model loading "
              "excluded); whole process: the command's wall time, model loading, HELM's start, "
              "adaptation and metrics included. HELM's request cache started empty for each part.",
              "",
+             "Whole process (start-up to exit, wall seconds), by phase: start-up is process "
+             "start to HELM's first `Running` block (imports, plugin, run specs); scenario, "
+             "adaptation, execution (model loading included), metrics and writing are HELM's "
+             "log blocks inside the run blocks; exit is after the last run block. For (a): "
+             "start-up is imports, model load and tokenization, execution the forward passes, "
+             "exit the rest (outcomes, result file). The `make run` parts (built-in suites, "
+             "both embedded models) are not compared with (a).", "",
+             *phase_table(parts), "",
              "| part | scoring time | vs (a) | whole process | CPU time | peak memory | "
              "items passed | scoring time of each repetition |",
              "|---|---:|---:|---:|---:|---:|---:|---|"]
     floor = parts.get("a", {}).get("scoring_s")
     for key, part in parts.items():
-        ratio = f"{part['scoring_s'] / floor:.2f}x" if floor else "-"
+        ratio = (f"{part['scoring_s'] / floor:.2f}x" if floor and key in HU2020_PARTS
+                 else "-")
         passed, scorable, total = accuracy(part["outcomes"])
         lines.append(f"| {PARTS[key][0]} | {part['scoring_s']:.1f} s | {ratio} | "
                      f"{part['wall_s']:.1f} s | {part['cpu_s']:.0f} s | "
@@ -349,7 +464,7 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
                      f"{totals['positions']} positions in {totals['passes']} forward passes; "
                      f"{totals['reused']} outputs came from prefixes stored by earlier passes.")
     lines.append("")
-    for key in [k for k in parts if k != "a"]:
+    for key in [k for k in parts if k in HU2020_PARTS and k != "a"]:
         if "a" not in parts:
             break
         differences = compare(parts["a"]["outcomes"], parts[key]["outcomes"])
@@ -364,13 +479,20 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
         lines.append("Token logprobs against (a) (every token after the beginning-of-text token "
                      "of every sentence both scored; nats):")
         lines.append("")
-        for key in [k for k in parts if k != "a"]:
+        for key in [k for k in parts if k in HU2020_PARTS and k != "a"]:
             d = logprob_differences(parts["a"]["logprobs"], parts[key]["logprobs"])
             lines.append(f"- {PARTS[key][0].split(' ')[0]}: {d['tokens']} tokens of "
                          f"{d['sentences']} sentences; max |difference| {d['max']:.2e}, mean "
                          f"{d['mean']:.2e}; {d['over_1e-4']} tokens differ by more than 1e-4"
                          + (f"; {d['other_length']} sentences tokenized differently, left out"
                             if d["other_length"] else ""))
+        lines.append("")
+    if "run-before" in parts and "run-after" in parts:
+        differences = compare(parts["run-before"]["outcomes"], parts["run-after"]["outcomes"])
+        lines.append(f"`make run` parts: {len(parts['run-after']['outcomes'])} runs; prediction "
+                     "outcomes before vs after: " + ("identical on every item." if not differences
+                                                     else f"{len(differences)} items differ:"))
+        lines += [f"- {d}" for d in differences]
         lines.append("")
     if "b" in parts and "c" in parts:
         differences = compare(parts["b"]["outcomes"], parts["c"]["outcomes"])
@@ -417,6 +539,8 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, help="default: a new temporary folder")
     parser.add_argument("--output", type=Path, help="put the Markdown report in this file (as a "
                         "section of its own: the rest of the file is kept)")
+    parser.add_argument("--before", type=Path, default=Path("/tmp/before"),
+                        help="an older checkout of this project, for part run-before")
     parser.add_argument("--raw-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     suites = (args.suites.split(",") if args.suites
@@ -438,7 +562,10 @@ def main() -> None:
             if prefetch is False:
                 env["SYNTAXGYM_HELM_PREFETCH"] = "0"
             tag = key if args.repeat == 1 else f"{key}-{repetition + 1}"
-            if key == "a":
+            if key in ("run-before", "run-after"):
+                result = run_builtin(tag, args.before if key == "run-before" else ROOT, work,
+                                     env)
+            elif key == "a":
                 child = work / f"raw-{tag}.json"
                 result = timed([sys.executable, __file__, "--suites-dir", str(args.suites_dir),
                                 "--suites", ",".join(suites), "--batch-size",
@@ -447,6 +574,15 @@ def main() -> None:
                 result.update(json.loads(child.read_text()))
                 result["outcomes"] = {suite: {int(item): holds for item, holds in items.items()}
                                       for suite, items in result["outcomes"].items()}
+                result["phases"] = {"start-up": result["scoring_from"] - result["started"],
+                                    "execution": result["scoring_s"],
+                                    "exit": result["ended"] - result["scoring_to"]}
+            elif key == "b-warm":
+                b_tag = "b" if args.repeat == 1 else f"b-{repetition + 1}"
+                if not (work / b_tag).is_dir():
+                    raise SystemExit("part b-warm needs part b before it (--parts ...,b,b-warm)")
+                result = run_helm(tag, getattr(SMOLLM2_135M, attribute), prefix, suites,
+                                  threads, work, env, folder=work / b_tag)
             else:
                 result = run_helm(tag, getattr(SMOLLM2_135M, attribute), prefix, suites,
                                   threads, work, env)
@@ -456,7 +592,7 @@ def main() -> None:
                   flush=True)
     parts: dict[str, dict[str, Any]] = {}
     for key, results in runs.items():
-        parts[key] = min(results, key=lambda r: r["scoring_s"])
+        parts[key] = min(results, key=lambda r: r["wall_s"])
         parts[key]["repetitions"] = [r["scoring_s"] for r in results]
     text = report(suites, args.suites_dir, parts, load, os.getloadavg())
     print(text)

@@ -23,9 +23,14 @@ from helm.benchmark.scenarios.scenario import (
     ScenarioMetadata,
 )
 
+from syntaxgym_helm.clients.registration import register_with_helm
 from syntaxgym_helm.core.registry import load_named_suite
 from syntaxgym_helm.core.suite import Item, Suite
 from syntaxgym_helm.harness.stats import ACCURACY
+
+# HELM's parallel runners' workers load no plugins but import this class first (Runner.run_one):
+# registering here gives them the embedded models and the prefetch hook with no YAML.
+register_with_helm()
 
 #: Key of ``Instance.extra_data`` that holds the item as a one-item suite in syntaxgym-core JSON.
 ITEM_KEY = "syntaxgym_item"

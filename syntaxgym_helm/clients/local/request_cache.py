@@ -27,6 +27,7 @@ class RequestCache:
 
     COMMIT_EVERY = 256  # writes
     COMMIT_AFTER_S = 5.0
+    BUSY_TIMEOUT_MS = 300_000  # how long a write waits for another process's commit
 
     def __init__(self, cache: Cache | None) -> None:
         self.cache = cache
@@ -40,6 +41,10 @@ class RequestCache:
 
             # outer_stack=False: SqliteDict would otherwise capture a stack trace per access.
             self._table = SqliteDict(config.path, autocommit=False, outer_stack=False)
+            # Several processes may share this file (MultiGPURunner's workers: one file per
+            # model organization). Our writes stay uncommitted for up to COMMIT_AFTER_S plus a
+            # batch, longer than sqlite's default 5 s wait for another writer's lock.
+            self._table.conn.execute(f"PRAGMA busy_timeout = {self.BUSY_TIMEOUT_MS}")
             self._stats_key = config.cache_stats_key
             atexit.register(self.close)
 
