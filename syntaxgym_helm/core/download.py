@@ -58,4 +58,5 @@ def write_atomically(target: Path, data: bytes) -> None:
 
 
 def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of ``data`` in hex, as the registries record it."""
     return hashlib.sha256(data).hexdigest()

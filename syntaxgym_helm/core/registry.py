@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath
 from syntaxgym_helm.core.blimp.convert import BlimpError
 from syntaxgym_helm.core.blimp.fetch import resolve_blimp_suite
 from syntaxgym_helm.core.blimp.sources import SUITE_PREFIX as BLIMP_PREFIX
-from syntaxgym_helm.core.download import DownloadError, fetch, write_atomically
+from syntaxgym_helm.core.download import DownloadError, fetch, sha256_hex, write_atomically
 from syntaxgym_helm.core.errors import SyntaxGymError
 from syntaxgym_helm.core.files import check_regular_file, read_regular_file
 from syntaxgym_helm.core.suite import Suite, load_suite
@@ -214,7 +214,7 @@ def _download(url: str, target: Path, expected_sha256: str | None) -> None:
         data, content_type = fetch(url)
     except DownloadError as exc:
         raise RegistryError(str(exc)) from exc
-    if expected_sha256 and hashlib.sha256(data).hexdigest() != expected_sha256:
+    if expected_sha256 and sha256_hex(data) != expected_sha256:
         raise RegistryError(f"{url} does not match its recorded SHA-256 {expected_sha256}")
     if not expected_sha256 and not _is_json(data):
         start = data[:60].decode("utf-8", "replace").strip()
@@ -236,7 +236,7 @@ def _is_json(data: bytes) -> bool:
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(read_regular_file(path)).hexdigest()
+    return sha256_hex(read_regular_file(path))
 
 
 def _check_sha256(name: str, path: Path, expected: str) -> None:

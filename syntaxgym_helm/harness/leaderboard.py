@@ -26,7 +26,8 @@ from helm.benchmark.model_metadata_registry import (
 )
 from helm.common.general import asdict_without_nones
 
-from syntaxgym_helm.clients.embedded.catalogue import EMBEDDED_MODELS, register_embedded_models
+from syntaxgym_helm.clients.embedded.catalogue import EMBEDDED_MODELS
+from syntaxgym_helm.clients.registration import register_with_helm
 from syntaxgym_helm.core.blimp.paper import blimp_groups
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, builtin_suites, sg_score_suites
 from syntaxgym_helm.harness.schema import (
@@ -71,15 +72,9 @@ def generated_files() -> dict[Path, str]:
 
 def embedded_model_metadata() -> list[ModelMetadata]:
     """HELM's metadata of the installed embedded models, as the catalogue registers them."""
-    found = []
-    for model in EMBEDDED_MODELS:
-        if not model.installed():
-            continue
-        names = (model.hf_name, model.syntaxgym_name)
-        if not all(name in MODEL_NAME_TO_MODEL_METADATA for name in names):
-            register_embedded_models([model])  # the plugin was not loaded in this process
-        found += [MODEL_NAME_TO_MODEL_METADATA[name] for name in names]
-    return found
+    register_with_helm()  # once per process, also where the plugin was not loaded
+    return [MODEL_NAME_TO_MODEL_METADATA[name] for model in EMBEDDED_MODELS if model.installed()
+            for name in (model.hf_name, model.syntaxgym_name)]
 
 
 def model_metadata_yaml(models: Iterable[ModelMetadata], local_path: Path | None) -> str:

@@ -12,12 +12,12 @@ The conversion is cheap, so it is redone each time and written to ``<cache_dir>/
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import os
 from pathlib import Path
 
-from syntaxgym_helm.core.download import DownloadError, fetch, write_atomically
+from syntaxgym_helm.core.download import DownloadError, fetch, sha256_hex, write_atomically
+from syntaxgym_helm.core.files import read_regular_file
 from syntaxgym_helm.core.blimp.convert import BlimpError, convert_bytes
 from syntaxgym_helm.core.blimp.sources import BLIMP_URL, PARADIGMS, SUITE_PREFIX, Paradigm
 
@@ -56,8 +56,8 @@ def _source_bytes(paradigm: Paradigm, cache_dir: Path, data_dir: str | Path | No
         for candidate in (folder / f"{paradigm.uid}.jsonl",
                           folder / "data" / f"{paradigm.uid}.jsonl"):
             if candidate.is_file():
-                data = candidate.read_bytes()
-                if _sha256(data) != paradigm.sha256:
+                data = read_regular_file(candidate)  # bounded, as every suite file
+                if sha256_hex(data) != paradigm.sha256:
                     raise BlimpError(
                         f"{candidate} is not BLiMP's {paradigm.uid} at the pinned commit (its "
                         f"SHA-256 differs from {paradigm.sha256}); to run a modified copy, convert "
@@ -66,8 +66,8 @@ def _source_bytes(paradigm: Paradigm, cache_dir: Path, data_dir: str | Path | No
                 return data
     cached = cache_dir / "blimp" / f"{paradigm.uid}.jsonl"
     if cached.is_file():
-        data = cached.read_bytes()
-        if _sha256(data) == paradigm.sha256:
+        data = read_regular_file(cached)
+        if sha256_hex(data) == paradigm.sha256:
             return data
     address = url.format(uid=paradigm.uid)
     try:
@@ -76,11 +76,8 @@ def _source_bytes(paradigm: Paradigm, cache_dir: Path, data_dir: str | Path | No
         where = "".join(f" and {folder} has no {paradigm.uid}.jsonl" for folder in folders)
         raise BlimpError(f"{exc}{where}. Offline, set {BLIMP_DIR_ENV} (or the data_dir argument) "
                          "to a folder holding BLiMP's <UID>.jsonl files") from exc
-    if _sha256(data) != paradigm.sha256:
+    if sha256_hex(data) != paradigm.sha256:
         raise BlimpError(f"{address} does not match its recorded SHA-256 {paradigm.sha256}")
     write_atomically(cached, data)
     return data
 
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
