@@ -39,7 +39,6 @@ from syntaxgym_helm.core.blimp.sources import (
     BLIMP_COMMIT,
     PARADIGMS,
     paradigm_of_suite,
-    suite_names,
 )
 from syntaxgym_helm.core.suite import load_suite, parse_suite
 from syntaxgym_helm.core.validation import check_suite
@@ -301,7 +300,7 @@ def test_all_67000_pairs_convert_or_are_reported_and_every_suite_validates() -> 
 # --- sources and fetching -----------------------------------------------------------------------
 
 def test_sources_name_67_paradigms_at_the_pinned_commit() -> None:
-    assert len(PARADIGMS) == 67 and len(suite_names()) == 67
+    assert len(PARADIGMS) == 67 and len({p.suite_name for p in PARADIGMS.values()}) == 67
     assert all(len(p.sha256) == 64 for p in PARADIGMS.values())
     paradigm = paradigm_of_suite("blimp_wh_island")
     assert paradigm is not None and paradigm.url == (

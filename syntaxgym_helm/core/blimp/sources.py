@@ -200,7 +200,3 @@ def paradigm_of_suite(name: str) -> Paradigm | None:
         return None
     return PARADIGMS.get(name[len(SUITE_PREFIX):])
 
-
-def suite_names() -> list[str]:
-    """The 67 suite names ``blimp_<UID>``."""
-    return [paradigm.suite_name for paradigm in _PARADIGMS]
