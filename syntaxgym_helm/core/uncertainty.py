@@ -1,0 +1,170 @@
+"""How sure an accuracy over a few items is, and whether two models differ on the same items.
+
+SyntaxGym suites are small (19 to 40 items): a suite accuracy of 0.63 over 30 items could be
+anything from about 0.45 to 0.78. These are the intervals and paired tests the reports print:
+
+- :func:`wilson_interval`: a 95% Wilson score interval for one suite's accuracy over its scorable
+  items (SciPy's ``binomtest(...).proportion_ci(method="wilson")``). Unlike the normal
+  approximation it stays inside [0, 1] and is honest at 0/n and n/n.
+- :func:`bootstrap_interval`: a percentile bootstrap of a mean of group means (a circuit over its
+  suites, the SG score over the suites run, BLiMP over its paradigms), resampling items with
+  replacement *within* each group: the groups are fixed, the items are the sample.
+- :func:`mcnemar_exact`: the exact McNemar test of two models on the same items: only the
+  discordant items count (passed by one model, failed by the other); under the null each is
+  equally likely to favour either model, a binomial(n_discordant, 1/2).
+- :func:`paired_bootstrap`: the difference of two models' mean of group means, resampling the
+  *same* items for both (pairs stay pairs), with its interval and a two-sided bootstrap p-value.
+
+The bootstraps are seeded (same seed, same interval) and exact in distribution yet fast: an item's
+value takes few distinct levels (0 and 1; a difference -1, 0 and 1), so the sum of n items drawn
+with replacement is a multinomial count of those levels, drawn directly instead of n indices.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy.stats import binomtest
+
+CONFIDENCE = 0.95
+RESAMPLES = 10_000
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A ``confidence`` interval ``[low, high]`` made by ``method``; NaN bounds when undefined."""
+
+    low: float
+    high: float
+    method: str
+    confidence: float = CONFIDENCE
+
+    def text(self, digits: int = 2) -> str:
+        """``[0.45, 0.78]``, or ``[-]`` when there is no interval."""
+        if math.isnan(self.low) or math.isnan(self.high):
+            return "[-]"
+        return f"[{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+NO_INTERVAL_METHOD = "none"
+
+
+def no_interval(method: str = NO_INTERVAL_METHOD) -> Interval:
+    return Interval(math.nan, math.nan, method)
+
+
+def wilson_interval(passed: int, items: int, confidence: float = CONFIDENCE) -> Interval:
+    """The Wilson score interval of ``passed / items``; no interval for 0 items."""
+    if not 0 <= passed <= items:
+        raise ValueError(f"passed={passed} must be between 0 and items={items}")
+    if items == 0:
+        return no_interval("wilson")
+    ci = binomtest(passed, items).proportion_ci(confidence_level=confidence, method="wilson")
+    return Interval(float(ci.low), float(ci.high), "wilson", confidence)
+
+
+def _resampled_means(values: Sequence[float], resamples: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """``resamples`` means of ``len(values)`` values drawn with replacement (multinomial counts
+    of the distinct levels: the same distribution as drawing indices, far less work)."""
+    levels, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
+    draws = rng.multinomial(len(values), counts / counts.sum(), size=resamples)
+    return draws @ levels / len(values)
+
+
+def _check_groups(groups: Sequence[Sequence[float]]) -> list[Sequence[float]]:
+    kept = [group for group in groups if len(group) > 0]
+    for group in kept:
+        if any(math.isnan(value) for value in group):
+            raise ValueError("bootstrap values must not be NaN: leave unscorable items out")
+    return kept
+
+
+def mean_of_means(groups: Sequence[Sequence[float]]) -> float:
+    """The unweighted mean over non-empty groups of each group's mean (NaN with no group)."""
+    kept = [group for group in groups if len(group) > 0]
+    if not kept:
+        return math.nan
+    return float(np.mean([np.mean(group) for group in kept]))
+
+
+def bootstrap_interval(groups: Sequence[Sequence[float]], confidence: float = CONFIDENCE,
+                       resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
+    """Percentile interval of :func:`mean_of_means`, items resampled within their group."""
+    kept = _check_groups(groups)
+    if not kept:
+        return no_interval("bootstrap")
+    rng = np.random.default_rng(seed)
+    totals = sum(_resampled_means(group, resamples, rng) for group in kept)
+    return _percentile_interval(totals / len(kept), confidence)
+
+
+def _percentile_interval(samples: np.ndarray, confidence: float) -> Interval:
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(samples, [tail, 100 - tail])
+    return Interval(float(low), float(high), "bootstrap", confidence)
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """Two models on the same items: how many each passed alone, and the exact two-sided p."""
+
+    only_a: int
+    only_b: int
+    p_value: float
+
+    @property
+    def discordant(self) -> int:
+        return self.only_a + self.only_b
+
+
+def mcnemar_exact(outcomes_a: Sequence[bool], outcomes_b: Sequence[bool]) -> McNemar:
+    """Exact McNemar test over paired outcomes (item i of ``a`` pairs with item i of ``b``)."""
+    if len(outcomes_a) != len(outcomes_b):
+        raise ValueError(f"paired outcomes need equal lengths ({len(outcomes_a)} and "
+                         f"{len(outcomes_b)})")
+    only_a = sum(1 for a, b in zip(outcomes_a, outcomes_b) if a and not b)
+    only_b = sum(1 for a, b in zip(outcomes_a, outcomes_b) if b and not a)
+    if only_a + only_b == 0:
+        return McNemar(0, 0, 1.0)
+    p_value = binomtest(only_a, only_a + only_b, 0.5).pvalue
+    return McNemar(only_a, only_b, float(min(1.0, p_value)))
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """``b - a`` of a mean of group means over the same items, its interval and bootstrap p."""
+
+    difference: float
+    interval: Interval
+    p_value: float
+
+
+def paired_bootstrap(groups_a: Sequence[Sequence[float]], groups_b: Sequence[Sequence[float]],
+                     confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+                     seed: int = SEED) -> PairedDifference:
+    """The difference ``b - a`` of :func:`mean_of_means`, resampling items of each group with
+    both models' values together. The p-value is two-sided: twice the smaller share of resampled
+    differences on either side of 0 (at most 1; at least 1 / ``resamples`` when none crosses)."""
+    if len(groups_a) != len(groups_b):
+        raise ValueError(f"paired groups need equal counts ({len(groups_a)} and {len(groups_b)})")
+    differences = []
+    for group_a, group_b in zip(groups_a, groups_b):
+        if len(group_a) != len(group_b):
+            raise ValueError(f"a paired group has {len(group_a)} and {len(group_b)} items")
+        differences.append([b - a for a, b in zip(group_a, group_b)])
+    kept = _check_groups(differences)
+    if not kept:
+        return PairedDifference(math.nan, no_interval("paired bootstrap"), math.nan)
+    rng = np.random.default_rng(seed)
+    samples = sum(_resampled_means(group, resamples, rng) for group in kept) / len(kept)
+    interval = _percentile_interval(samples, confidence)
+    below, above = float(np.mean(samples <= 0)), float(np.mean(samples >= 0))
+    p_value = max(min(1.0, 2 * min(below, above)), 1 / resamples)
+    return PairedDifference(mean_of_means(kept),
+                            Interval(interval.low, interval.high, "paired bootstrap", confidence),
+                            p_value)
