@@ -20,7 +20,7 @@ from helm.benchmark.metrics.reference_metric import ReferenceMetric
 from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hwarn
 
-from syntaxgym_helm.harness.scenario import ITEM_KEY, condition_of_reference
+from syntaxgym_helm.harness.scenario import ITEM_KEY, condition_of_reference, read_item_payload
 from syntaxgym_helm.core.item_evaluation import (
     ConditionResult,
     ItemEvaluation,
@@ -66,7 +66,8 @@ def item_suite(state: RequestState) -> Suite:
     if not instance.extra_data or ITEM_KEY not in instance.extra_data:
         raise ValueError(f"instance {instance.id} was not made by SyntaxGymScenario")
     # Written by the scenario from a validated suite: read back without validating it again.
-    return Suite.from_trusted_json(instance.extra_data[ITEM_KEY], f"instance {instance.id}")
+    return Suite.from_trusted_json(read_item_payload(instance.extra_data[ITEM_KEY]),
+                                   f"instance {instance.id}")
 
 
 def evaluate_request_states(states: List[RequestState], first_token: str = "error") -> ItemEvaluation:

@@ -20,7 +20,7 @@ import dacite
 # The metric module imports HELM's metric classes first, which HELM's own import order needs
 # before its adaptation classes are loaded.
 from syntaxgym_helm.harness.metric import evaluate_request_states  # noqa: I001
-from syntaxgym_helm.harness.scenario import ITEM_KEY
+from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
 from syntaxgym_helm.harness.run_spec import suite_group_name
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
 from syntaxgym_helm.core.suite import Suite
@@ -119,7 +119,7 @@ def load_run(run_dir: Path) -> RunRecord:
     for instance_id, states in by_instance.items():
         states.sort(key=lambda s: s.reference_index)
         scored.append((evaluate_request_states(states, first_token=first_token), instance_id,
-                       states[0].instance.extra_data[ITEM_KEY]))
+                       read_item_payload(states[0].instance.extra_data[ITEM_KEY])))
     scored.sort(key=lambda entry: entry[0].item_number)
     suite = _merge_items([one_item for _, _, one_item in scored], source=str(run_dir))
     return RunRecord(

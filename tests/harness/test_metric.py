@@ -7,7 +7,6 @@ The item's prediction is ``(6;%match_sing%) < (6;%mismatch_sing%) & (6;%match_pl
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 
@@ -19,7 +18,13 @@ from helm.benchmark.scenarios.scenario import Instance
 from helm.common.request import GeneratedOutput, Request, RequestResult, Token
 
 from syntaxgym_helm.harness.metric import SyntaxGymMetric, evaluate_request_states
-from syntaxgym_helm.harness.scenario import ITEM_KEY, SyntaxGymScenario, condition_of_reference
+from syntaxgym_helm.harness.scenario import (
+    ITEM_KEY,
+    SyntaxGymScenario,
+    condition_of_reference,
+    item_payload,
+    read_item_payload,
+)
 from syntaxgym_helm.harness.stats import (
     ACCURACY,
     FIRST_PREDICTION_ACCURACY,
@@ -144,10 +149,10 @@ def test_two_references_of_one_condition_are_an_error(instance: Instance) -> Non
 
 
 def test_metadata_describes_every_stat_a_two_prediction_suite_emits(instance: Instance) -> None:
-    one_item = copy.deepcopy(instance.extra_data[ITEM_KEY])
+    one_item = read_item_payload(instance.extra_data[ITEM_KEY])
     one_item["predictions"].append({"type": "formula",
                                     "formula": "(6;%match_sing%) < (6;%match_plural%)"})
-    two = dataclasses.replace(instance, extra_data={ITEM_KEY: one_item})
+    two = dataclasses.replace(instance, extra_data={ITEM_KEY: item_payload(one_item)})
     stats = _stats(_states(two, PASSING))
     assert stats[prediction_accuracy_name(1)] == 1.0 and stats[ACCURACY] == 1.0
     described = {metadata.name for metadata in SyntaxGymMetric().get_metadata()}

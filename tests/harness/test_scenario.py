@@ -7,7 +7,12 @@ from pathlib import Path
 
 
 from fixtures import HU2020_DIR as HU2020
-from syntaxgym_helm.harness.scenario import ITEM_KEY, MAIN_METRIC, SyntaxGymScenario
+from syntaxgym_helm.harness.scenario import (
+    ITEM_KEY,
+    MAIN_METRIC,
+    SyntaxGymScenario,
+    read_item_payload,
+)
 from syntaxgym_helm.core.suite import parse_suite
 
 
@@ -23,7 +28,8 @@ def test_instances_mirror_the_suite(tmp_path: Path) -> None:
                      for c in item["conditions"]]
         assert [ref.output.text for ref in instance.references] == sentences
         assert all("  " not in s and s == s.strip() for s in sentences)
-        carried = parse_suite(instance.extra_data[ITEM_KEY])
+        assert isinstance(instance.extra_data[ITEM_KEY], str)  # not deep-copied per condition
+        carried = parse_suite(read_item_payload(instance.extra_data[ITEM_KEY]))
         assert [c.condition_name for c in carried.items[0].conditions] == [
             c["condition_name"] for c in item["conditions"]]
         assert carried.predictions[0].source == raw["predictions"][0]["formula"]

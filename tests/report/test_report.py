@@ -36,6 +36,8 @@ import pytest
 from fixtures import HU2020_DIR as HU2020
 from fixtures import REFERENCE_DIR, SYNTAXGYM_CORE_DIR
 
+from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
+
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE_OUT = SYNTAXGYM_CORE_DIR / "test_out_grnn.json"
 BIN = Path(sys.executable).parent
@@ -255,7 +257,7 @@ def _hand_region_surprisals(run_dir: Path, exclude_first: bool
     state = json.loads((run_dir / "scenario_state.json").read_text())
     out: dict[tuple[int, str, int], list[float]] = {}
     for request_state in state["request_states"]:
-        item = request_state["instance"]["extra_data"]["syntaxgym_item"]["items"][0]
+        item = read_item_payload(request_state["instance"]["extra_data"][ITEM_KEY])["items"][0]
         condition = item["conditions"][request_state["reference_index"]]
         spans, parts, cursor = {}, [], len(prefix)
         for region in condition["regions"]:
