@@ -14,6 +14,8 @@ anything from about 0.45 to 0.78. These are the intervals and paired tests the r
   equally likely to favour either model, a binomial(n_discordant, 1/2).
 - :func:`paired_bootstrap`: the difference of two models' mean of group means, resampling the
   *same* items for both (pairs stay pairs), with its interval and a two-sided bootstrap p-value.
+- :func:`holm_adjust`: Holm's step-down adjustment of several p-values (one test per suite), so
+  that "some suite differs" at p < 0.05 holds at 5% over all of them, not 5% per suite.
 
 The bootstraps are seeded (same seed, same interval) and exact in distribution yet fast: an item's
 value takes few distinct levels (0 and 1; a difference -1, 0 and 1), so the sum of n items drawn
@@ -168,3 +170,21 @@ def paired_bootstrap(groups_a: Sequence[Sequence[float]], groups_b: Sequence[Seq
     return PairedDifference(mean_of_means(kept),
                             Interval(interval.low, interval.high, "paired bootstrap", confidence),
                             p_value)
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm's adjusted p-values, in the order given (NaN stays NaN and counts as no test).
+
+    With m tests sorted by p, the i-th smallest (from 1) is multiplied by m - i + 1, capped at 1
+    and made non-decreasing along the order. Rejecting where the adjusted p < alpha keeps the
+    chance of any false rejection at most alpha (Holm 1979), with no assumption on dependence."""
+    tested = sorted((p, index) for index, p in enumerate(p_values) if not math.isnan(p))
+    for p, _ in tested:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p-value {p} is not between 0 and 1")
+    adjusted = [math.nan] * len(p_values)
+    running = 0.0
+    for rank, (p, index) in enumerate(tested):
+        running = max(running, min(1.0, (len(tested) - rank) * p))
+        adjusted[index] = running
+    return adjusted

@@ -118,3 +118,17 @@ def test_paired_bootstrap_of_identical_models_finds_nothing() -> None:
 def test_paired_bootstrap_refuses_unpaired_groups() -> None:
     with pytest.raises(ValueError, match="items"):
         paired_bootstrap([[1.0, 0.0]], [[1.0]])
+
+
+def test_holm_adjust_matches_the_step_down_rule_worked_by_hand() -> None:
+    from syntaxgym_helm.core.uncertainty import holm_adjust
+
+    # m = 4, sorted p: 0.01 (x4), 0.02 (x3), 0.03 (x2), 0.5 (x1): 0.04, 0.06, 0.06 (monotone), 0.5.
+    assert holm_adjust([0.03, 0.5, 0.01, 0.02]) == pytest.approx([0.06, 0.5, 0.04, 0.06])
+    assert holm_adjust([0.4, 0.9]) == pytest.approx([0.8, 0.9])
+    assert holm_adjust([0.6, 0.7]) == [1.0, 1.0]  # capped at 1
+    adjusted = holm_adjust([math.nan, 0.02, 0.04])  # a NaN is no test: m = 2
+    assert math.isnan(adjusted[0]) and adjusted[1:] == pytest.approx([0.04, 0.04])
+    assert holm_adjust([]) == [] and holm_adjust([0.03]) == [0.03]
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        holm_adjust([1.5])
