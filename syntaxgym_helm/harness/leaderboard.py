@@ -9,7 +9,8 @@ needs for one run suite.
   ``helm-server`` load no plugin, so without it the leaderboard shows raw model names), merged
   with the user's own ``prod_env/model_metadata.yaml``; ``syntaxgym-helm leaderboard config``;
 - :func:`show_tables`: the SG score, circuit and built-in tables ``helm-summarize`` wrote, as
-  markdown (``syntaxgym-helm leaderboard show``).
+  markdown (``syntaxgym-helm leaderboard show``), each suite's accuracy with the number of items
+  scored where the runs have it (``0.781 (n=32)``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from syntaxgym_helm.harness.schema import (
     run_suites,
     schema,
 )
+from syntaxgym_helm.harness.stats import SCORED_ITEMS_SHORT_NAME
 
 GENERATOR = "scripts/generate_leaderboard_files.py"
 MODEL_METADATA_FILE = "model_metadata.yaml"  # the name HELM's --local-path reads
@@ -137,23 +139,32 @@ def show_tables(run_suite_dir: Path) -> str:
         raise FileNotFoundError(f"{groups} has none of syntaxgym_sg_score.json, "
                                 "syntaxgym_builtin.json, syntaxgym_blimp.json: run helm-summarize "
                                 "with the schema of `syntaxgym-helm leaderboard config` first")
+    if any("(n=" in table for table in tables):
+        tables.append("n: items scored (the accuracy's denominator).")
     return "\n\n".join(tables)
 
 
 @dataclass(frozen=True)
 class _GroupTable:
     """A table ``helm-summarize`` wrote (``groups/<name>.json``): column names, rows of cells
-    (the model first, then Mean score, then one per column), and the models."""
+    (the model first, then Mean score, then one per column), and the models; ``scored`` holds
+    the items scored per (suite, model) from the file's items table, where there is one."""
 
     header: list[str]
     rows: list[list[dict]]
+    scored: dict[tuple[str, str], float]
 
     @classmethod
     def read(cls, path: Path) -> "_GroupTable | None":
         if not path.is_file():
             return None
-        table = json.loads(path.read_text())[0]
-        return cls([cell["value"] for cell in table["header"]], table["rows"])
+        table, *others = json.loads(path.read_text())
+        suffix = f" - {SCORED_ITEMS_SHORT_NAME}"
+        scored = {(name.removesuffix(suffix), row[0]["value"]): row[index]["value"]
+                  for other in others for index, name in
+                  enumerate(cell["value"] for cell in other["header"]) if name.endswith(suffix)
+                  for row in other["rows"] if row[index].get("value") is not None}
+        return cls([cell["value"] for cell in table["header"]], table["rows"], scored)
 
     @property
     def models(self) -> list[str]:
@@ -163,8 +174,14 @@ class _GroupTable:
         return any(row[index].get("value") is not None for row in self.rows)
 
     def line(self, label: str, index: int) -> str:
-        cells = (_fmt(row[index].get("value")) for row in self.rows)
+        """A row of the column at ``index`` labelled ``label``, a suite's with its counts."""
+        cells = (_fmt(row[index].get("value")) + self._count(label, row[0]["value"])
+                 for row in self.rows)
         return f"| {label} | " + " | ".join(cells) + " |"
+
+    def _count(self, suite: str, model: str) -> str:
+        count = self.scored.get((suite, model))
+        return "" if count is None else f" (n={count:g})"
 
     def start(self, mean_label: str) -> list[str]:
         """The header lines and the Mean score row."""

@@ -4,7 +4,8 @@ A HELM ``ReferenceMetric`` sees every condition's ``RequestState`` of an instanc
 state is matched to its condition by the tag its reference carries (see
 :mod:`syntaxgym_helm.harness.scenario`); runs written before references were tagged are matched by
 reference order. The item's stats are those of :mod:`syntaxgym_helm.harness.stats`; an unscorable
-item's reason is logged as a warning. HELM averages each stat over the items that have it.
+item's reason is logged as a warning. HELM averages each stat over the items that have it; the
+metric then adds the run's count of items scored (:func:`syntaxgym_helm.harness.stats.run_stats`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import List
 
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
 from helm.benchmark.adaptation.request_state import RequestState
-from helm.benchmark.metrics.metric import MetricMetadata
+from helm.benchmark.adaptation.scenario_state import ScenarioState
+from helm.benchmark.metrics.metric import MetricMetadata, MetricResult
 from helm.benchmark.metrics.metric_name import MetricName
 from helm.benchmark.metrics.metric_service import MetricService
 from helm.benchmark.metrics.reference_metric import ReferenceMetric
@@ -30,7 +32,7 @@ from syntaxgym_helm.core.item_evaluation import (
     evaluate_item,
 )
 from syntaxgym_helm.core.suite import Condition, Item, Suite
-from syntaxgym_helm.harness.stats import item_stat_values, metric_metadata
+from syntaxgym_helm.harness.stats import item_stat_values, metric_metadata, run_stats
 
 
 class SyntaxGymMetric(ReferenceMetric):
@@ -39,6 +41,13 @@ class SyntaxGymMetric(ReferenceMetric):
     def __init__(self, first_token: str = "error", prefix: str = "auto") -> None:
         self.first_token = check_first_token_policy(first_token)
         self.prefix = prefix  # the run entry's prefix argument, as given (the prompt shows it)
+
+    def evaluate(self, scenario_state: ScenarioState, metric_service: MetricService,
+                 eval_cache_path: str, parallelism: int) -> MetricResult:
+        """HELM's evaluation, plus the count of items scored (HELM keeps only means)."""
+        result = super().evaluate(scenario_state, metric_service, eval_cache_path, parallelism)
+        return MetricResult([*result.aggregated_stats, *run_stats(result.per_instance_stats)],
+                            result.per_instance_stats)
 
     def evaluate_references(
         self,

@@ -14,6 +14,11 @@ Tables: one per suite; one per circuit of Hu et al. (2020) and one for the SG sc
 score" column is the paper's SG score over the suites run); the built-in suites (``sgh_*``)
 together; every suite together. Models are rows. Metric fields come from the metric's own
 metadata (:func:`syntaxgym_helm.harness.stats.metric_metadata`).
+
+The number of items scored (``syntaxgym_scored_items``, a per-run stat whose value is the count)
+has a metric group of its own: in a suite's table it is the column after the accuracy; a parent
+table (SG score, circuit, ...) shows it as a second table, one column per suite, with no mean and
+no win rate. Runs written before the stat existed have no such column.
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ from syntaxgym_helm.harness.stats import (
     DEFAULT_DESCRIBED_PREDICTIONS,
     DETAILS_GROUP,
     FIRST_PREDICTION_ACCURACY,
+    ITEMS_GROUP,
     MAIN_GROUP,
+    SCORED_ITEMS,
     UNSCORABLE,
     metric_metadata,
     prediction_accuracy_name,
@@ -52,6 +59,7 @@ class SuiteColumn:
     name: str  # as the run group names it: syntaxgym_<name> (file stem for paths and URLs)
     description: str
     predictions: int | None  # how many predictions (so which stats it has); None: not known
+    scored_items: bool = True  # its runs have the count of items scored (older runs do not)
 
     @property
     def group(self) -> str:
@@ -133,7 +141,7 @@ def run_suites(run_suite_dir: Path) -> list[SuiteColumn]:
     ordered = [n for n in known if n in stat_names] + sorted(set(stat_names) - set(known))
     return [SuiteColumn(name, _registered_description(name) if name in known
                         else f"SyntaxGym suite {name} ({sources[name]}).",
-                        _prediction_count(stat_names[name]))
+                        _prediction_count(stat_names[name]), SCORED_ITEMS in stat_names[name])
             for name in ordered]
 
 
@@ -191,7 +199,11 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
     main = {"name": MAIN_GROUP, "display_name": "SyntaxGym accuracy",
             "aggregation_strategies": ["mean"],
             "metrics": [{"name": "${main_name}", "split": "${main_split}"}]}
-    return {"metrics": metrics, "perturbations": [], "metric_groups": [main, *details],
+    # A count: no "Mean score" (it would average counts) and no win rate.
+    items = {"name": ITEMS_GROUP, "display_name": "Items scored", "hide_win_rates": True,
+             "aggregation_strategies": [],
+             "metrics": [{"name": SCORED_ITEMS, "split": "${main_split}"}]}
+    return {"metrics": metrics, "perturbations": [], "metric_groups": [main, items, *details],
             "run_groups": groups}
 
 
@@ -227,7 +239,8 @@ def _parent(name: str, display_name: str, description: str, members: Iterable[st
 def _suite_group(suite: SuiteColumn) -> dict[str, Any]:
     return {"name": suite.group, "display_name": suite.name, "description": suite.description,
             "category": "SyntaxGym suites",
-            "metric_groups": [MAIN_GROUP, suite.details_group],
+            "metric_groups": [MAIN_GROUP, *([ITEMS_GROUP] if suite.scored_items else []),
+                              suite.details_group],
             "environment": {"main_name": suite.main_metric, "main_split": "test"},
             "taxonomy": dict(_TAXONOMY)}
 

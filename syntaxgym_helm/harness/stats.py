@@ -13,21 +13,39 @@ Per item:
 - ``syntaxgym_prediction_<i>_accuracy``: each prediction on its own;
 - ``syntaxgym_unscorable``: 1 when the item could not be scored. Such an item has no accuracy stat
   at all, so it is never counted as a pass or a fail.
+
+Per run (:func:`run_stats`, added by the metric after HELM's averaging):
+
+- ``syntaxgym_scored_items``: how many items were scored, the n behind the accuracy. HELM keeps
+  only each stat's mean in ``stats.json`` (its ``count`` is the number of train trials, not of
+  items) and a table cell shows a stat's mean, so the count is a stat of its own whose value is the
+  count; the leaderboard shows it beside the accuracy.
 """
 
 from __future__ import annotations
 
-from helm.benchmark.metrics.metric import MetricMetadata
+from collections import Counter
+from dataclasses import replace
+from typing import Sequence
+
+from helm.benchmark.metrics.metric import MetricMetadata, PerInstanceStats
+from helm.benchmark.metrics.metric_name import MetricName
+from helm.benchmark.metrics.statistic import Stat
 
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
 
 ACCURACY = "syntaxgym_accuracy"
 FIRST_PREDICTION_ACCURACY = "syntaxgym_first_prediction_accuracy"
 UNSCORABLE = "syntaxgym_unscorable"
+SCORED_ITEMS = "syntaxgym_scored_items"
+#: The column name the leaderboard gives ``SCORED_ITEMS`` (``leaderboard show`` finds it by it).
+SCORED_ITEMS_SHORT_NAME = "Items scored"
 
 #: HELM metric groups (``MetricMetadata.group``): the main column, and the details beside it.
 MAIN_GROUP = "syntaxgym_accuracy"
 DETAILS_GROUP = "syntaxgym_details"
+#: The count of items scored, shown beside the accuracy (no mean, no win rate: it is a count).
+ITEMS_GROUP = "syntaxgym_items"
 
 #: How many per-prediction stats ``SyntaxGymMetric.get_metadata()`` describes when it does not know
 #: the suite: the most any registered or built-in suite has (Hu et al. 2020: fgd_hierarchy and
@@ -52,6 +70,22 @@ def item_stat_values(score: ItemEvaluation) -> dict[str, float]:
     return values
 
 
+def run_stats(per_instance_stats: Sequence[PerInstanceStats]) -> list[Stat]:
+    """``SCORED_ITEMS`` for each metric context (split, perturbation) the items' stats have: the
+    number of scorable items, averaged over train trials as HELM averages every stat. Every item
+    has an ``UNSCORABLE`` stat, so a run whose items were all unscorable counts 0, not nothing."""
+    counts: Counter[tuple[int, MetricName]] = Counter()
+    for entry in per_instance_stats:
+        for stat in entry.stats:
+            if stat.name.name == UNSCORABLE:
+                key = entry.train_trial_index, replace(stat.name, name=SCORED_ITEMS)
+                counts[key] += 0 if stat.mean else 1
+    by_name: dict[MetricName, Stat] = {}
+    for (_, name), count in counts.items():
+        by_name.setdefault(name, Stat(name)).add(count)
+    return list(by_name.values())
+
+
 def metric_metadata(predictions: int = DEFAULT_DESCRIBED_PREDICTIONS) -> list[MetricMetadata]:
     """Display text of every stat, with per-prediction stats for ``predictions`` predictions."""
     return [
@@ -73,6 +107,14 @@ def metric_metadata(predictions: int = DEFAULT_DESCRIBED_PREDICTIONS) -> list[Me
                         "could not be aligned to regions, undefined region value); they count in "
                         "no accuracy.",
             lower_is_better=True, group=DETAILS_GROUP),
+        MetricMetadata(
+            name=SCORED_ITEMS, display_name="Items scored",
+            short_display_name=SCORED_ITEMS_SHORT_NAME,
+            description="Number of items scored: the n of the accuracy. Suites are small (19 to "
+                        "40 items): 18 of 30 (0.600) has a 95% interval of 0.42 to 0.75, so a "
+                        "difference of a few points is noise; `syntaxgym-helm report` gives each "
+                        "accuracy's interval and `syntaxgym-helm compare` paired tests.",
+            lower_is_better=None, group=ITEMS_GROUP),
         *(MetricMetadata(
             name=prediction_accuracy_name(i), display_name=f"Prediction {i} accuracy",
             short_display_name=f"Pred. {i}",

@@ -66,9 +66,17 @@ def test_the_schema_describes_stats_with_the_metrics_own_metadata() -> None:
         assert fields[metadata.name]["description"] == metadata.description
     parsed = read_schema(str(ROOT / "configs" / "schema_syntaxgym.yaml"))
     groups = {group.name: group for group in parsed.run_groups}
-    # A built-in suite has one prediction: no column repeats its accuracy.
-    details = {g.name: g for g in parsed.metric_groups}[groups["syntaxgym_sgh_mvrr"].metric_groups[1]]
-    assert [m.name for m in details.metrics] == ["syntaxgym_unscorable"]
+    # A built-in suite has one prediction: no column repeats its accuracy. The items scored
+    # sit right after the accuracy, then the details.
+    metric_groups = {g.name: g for g in parsed.metric_groups}
+    main, items, details = groups["syntaxgym_sgh_mvrr"].metric_groups
+    assert (main, items) == ("syntaxgym_accuracy", "syntaxgym_items")
+    assert [m.name for m in metric_groups[details].metrics] == ["syntaxgym_unscorable"]
+    # A count has no "Mean score" (it would average counts) and no win rate.
+    assert [m.name for m in metric_groups[items].metrics] == ["syntaxgym_scored_items"]
+    assert metric_groups[items].aggregation_strategies == []
+    assert metric_groups[items].hide_win_rates
+    assert fields["syntaxgym_scored_items"]["display_name"] == "Items scored"
 
 
 def test_the_script_checks_the_committed_files(tmp_path: Path) -> None:
@@ -92,8 +100,9 @@ def test_a_run_suites_schema_shows_only_what_was_run(tmp_path: Path) -> None:
     assert set(groups) == {"syntaxgym_sg_score", "syntaxgym_circuit_agreement", "syntaxgym",
                            "syntaxgym_number_prep"}
     assert groups["syntaxgym_sg_score"].subgroups == ["syntaxgym_number_prep"]
-    details = {g.name: g for g in parsed.metric_groups}[groups["syntaxgym_number_prep"]
-                                                        .metric_groups[1]]
+    # The run predates the count of items scored: no column for it (helm-summarize would warn).
+    main, details_name = groups["syntaxgym_number_prep"].metric_groups
+    details = {g.name: g for g in parsed.metric_groups}[details_name]
     assert [m.name for m in details.metrics] == ["syntaxgym_unscorable"]  # one prediction
 
 

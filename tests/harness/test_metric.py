@@ -28,6 +28,7 @@ from syntaxgym_helm.harness.scenario import (
 from syntaxgym_helm.harness.stats import (
     ACCURACY,
     FIRST_PREDICTION_ACCURACY,
+    SCORED_ITEMS,
     UNSCORABLE,
     metric_metadata,
     prediction_accuracy_name,
@@ -157,7 +158,36 @@ def test_metadata_describes_every_stat_a_two_prediction_suite_emits(instance: In
     assert stats[prediction_accuracy_name(1)] == 1.0 and stats[ACCURACY] == 1.0
     described = {metadata.name for metadata in SyntaxGymMetric().get_metadata()}
     assert set(stats) <= described
-    assert {m.name for m in metric_metadata(predictions=1)} == set(_stats(_states(instance,
-                                                                                   PASSING)))
+    per_item = set(_stats(_states(instance, PASSING)))
+    per_run = {SCORED_ITEMS}  # the run's count, added after HELM's averaging
+    assert {m.name for m in metric_metadata(predictions=1)} == per_item | per_run
     assert all(m.display_name and m.description and m.group for m in metric_metadata(3))
 
+
+
+def test_the_run_counts_the_items_scored_as_a_stat_of_its_own(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """HELM's own evaluation over three items (a pass, a fail, a failed request): the accuracy is
+    averaged over the two scorable items, and ``syntaxgym_scored_items`` is 2 in the test split
+    (HELM's ``stats.json`` keeps only means, so the count is a stat whose mean is the count)."""
+    from helm.benchmark.adaptation.adapter_spec import (
+        ADAPT_MULTIPLE_CHOICE_SEPARATE_ORIGINAL,
+        AdapterSpec,
+    )
+    from helm.benchmark.adaptation.scenario_state import ScenarioState
+
+    instances = SyntaxGymScenario(suite=SUITE).get_instances(
+        str(tmp_path_factory.mktemp("three")))[:3]
+    states = [*_states(instances[0], PASSING),
+              *_states(instances[1], {**PASSING, "mismatch_plural": 1.0}),
+              *[_state(instances[2], index, 1.0, success=index != 1) for index in range(4)]]
+    state = ScenarioState(AdapterSpec(method=ADAPT_MULTIPLE_CHOICE_SEPARATE_ORIGINAL), states)
+    result = SyntaxGymMetric().evaluate(state, None, "", 1)  # type: ignore[arg-type]
+    plain = {stat.name.name: stat for stat in result.aggregated_stats
+             if stat.name.perturbation is None}
+    assert plain[ACCURACY].mean == 0.5 and plain[UNSCORABLE].mean == pytest.approx(1 / 3)
+    assert plain[SCORED_ITEMS].mean == 2 and plain[SCORED_ITEMS].count == 1
+    assert plain[SCORED_ITEMS].name.split == plain[ACCURACY].name.split == "test"
+    assert len(result.per_instance_stats) == 3  # per item: the item's own stats only
+    assert all(SCORED_ITEMS not in {s.name.name for s in entry.stats}
+               for entry in result.per_instance_stats)
