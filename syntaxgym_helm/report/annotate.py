@@ -7,7 +7,8 @@ writes exactly that structure, and keeps everything it adds under one key, ``syn
 three levels, so a reader of syntaxgym-core output finds what it expects and can ignore the rest:
 
 - top level: the run (model, HELM run and run suite, scoring settings), the suite's predictions,
-  the metric they were evaluated with, and the run's accuracies;
+  the metric they were evaluated with, and the run's accuracies (``accuracy_interval``: its 95%
+  Wilson interval, ``low``/``high`` null when no item was scored);
 - each item: its HELM instance id, whether it was scorable (and why not), whether it passed, and
   each prediction's outcome (``holds`` true, false, or null when it could not be evaluated);
 - each condition: its tokens as the model returned them, the region each counts for (null: not
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from syntaxgym_helm.core.region_stats import METRICS
+from syntaxgym_helm.core.uncertainty import Interval
+from syntaxgym_helm.report.intervals import suite_estimate
 from syntaxgym_helm.report.runs import RunRecord
 from syntaxgym_helm.report.summary import RunAccuracy
 from syntaxgym_helm.core.item_evaluation import ConditionValues, ItemEvaluation
@@ -70,9 +73,15 @@ def annotated_suite(run: RunRecord) -> dict[str, Any]:
             "items": accuracy.items,
             "scorable_items": accuracy.scorable,
             "accuracy": finite_or_none(accuracy.accuracy),
+            "accuracy_interval": _interval(suite_estimate(accuracy.outcomes).interval),
             "first_prediction_accuracy": finite_or_none(accuracy.first_prediction),
         },
     }
+
+
+def _interval(interval: Interval) -> dict[str, Any]:
+    return {"low": finite_or_none(interval.low), "high": finite_or_none(interval.high),
+            "method": interval.method, "confidence": interval.confidence}
 
 
 def _item(item: Item, score: ItemEvaluation, instance_id: str) -> dict[str, Any]:

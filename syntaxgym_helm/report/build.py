@@ -4,6 +4,7 @@ Layout under the output folder (default ``benchmark_output/syntaxgym_report``, w
 ``helm-server`` also serves under ``/benchmark_output/syntaxgym_report/``)::
 
     <run suite>/summary.md                      accuracy per suite, circuit and SG score by model
+    <run suite>/accuracy.csv                    the same accuracies with their 95% intervals
     <run suite>/predictions.csv                 every model, suite, item and prediction
     <run suite>/regions.csv                     every model, suite, item, condition and region
     <run suite>/<suite>/surprisal_profile.png   mean region surprisal, one panel per model
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from syntaxgym_helm.report.accuracy_csv import AccuracyRow, accuracy_rows
 from syntaxgym_helm.report.annotate import write_annotated
 from syntaxgym_helm.report.plots import plot_suite
 from syntaxgym_helm.report.runs import RunRecord
@@ -62,6 +64,7 @@ def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
     text = summary_markdown(runs)
     files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
     files.summary.write_text(text, encoding="utf-8")
+    files.tables.append(write_csv(accuracy_rows(runs), folder / "accuracy.csv", AccuracyRow))
     files.tables.append(write_csv(all_prediction_rows(runs), folder / "predictions.csv",
                                   PredictionRow))
     files.tables.append(write_csv(all_region_rows(runs), folder / "regions.csv", RegionRow))

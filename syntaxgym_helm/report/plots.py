@@ -5,6 +5,9 @@ The chart SyntaxGym's website draws for a suite: regions on the x axis (named fr
 y axis, standard-error bars, one line per condition. Models sit side by side in panels that share
 the y axis, so their profiles compare at a glance.
 
+Each panel's title gives the model's accuracy on the suite with its 95% Wilson interval and the
+number of items scored.
+
 Only scorable items are averaged, so every condition of a panel has the same items. A region that
 is empty in a condition (e.g. the gap of a filler-gap suite) has no surprisal to plot: the line
 joins the regions that have one.
@@ -23,6 +26,7 @@ matplotlib.use("Agg")  # files only: no display, and safe in threads and on serv
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 
+from syntaxgym_helm.report.intervals import suite_estimate  # noqa: E402
 from syntaxgym_helm.report.runs import RunRecord  # noqa: E402
 from syntaxgym_helm.report.summary import RunAccuracy  # noqa: E402
 
@@ -85,12 +89,19 @@ def plot_suite(runs: Sequence[RunRecord], path: Path) -> Path:
     for extra in range(len(runs), rows * columns):
         axes[extra // columns][extra % columns].set_visible(False)
     axes[0][0].legend(title="condition", fontsize="small", title_fontsize="small")
-    figure.suptitle(f"{runs[0].suite_name}: mean region surprisal (± 1 s.e.)", fontsize=13)
+    figure.suptitle(f"{runs[0].suite_name}: mean region surprisal (± 1 s.e.); accuracy with its "
+                    "95% Wilson interval", fontsize=13)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path
+
+
+def panel_title(run: RunRecord) -> str:
+    """``model`` and, below it, ``accuracy 0.633 [0.46, 0.78], n=30`` (n: items scored)."""
+    accuracy = RunAccuracy.of(run)
+    return f"{run.name}\naccuracy {suite_estimate(accuracy.outcomes).text()}, n={accuracy.scorable}"
 
 
 def _style_panel(ax: Axes, run: RunRecord, region_meta: dict[int, str], is_first: bool) -> None:
@@ -101,9 +112,7 @@ def _style_panel(ax: Axes, run: RunRecord, region_meta: dict[int, str], is_first
     ax.set_xlim(numbers[0] - 0.5, numbers[-1] + 0.5)
     ax.grid(axis="y", alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
-    accuracy = RunAccuracy.of(run)
-    score = "–" if math.isnan(accuracy.accuracy) else f"{accuracy.accuracy:.3f}"
-    ax.set_title(f"{run.name}\naccuracy {score} ({accuracy.scorable} items)", fontsize="medium")
+    ax.set_title(panel_title(run), fontsize="medium")
     ax.set_xlabel("region")
     if is_first:
         ax.set_ylabel("surprisal (bits)")

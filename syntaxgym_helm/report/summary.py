@@ -9,6 +9,10 @@ were run (Hu et al. 2020 average all 31).
 
 Where a model is one of the paper's, two columns follow it: our first-prediction accuracy and the
 paper's figure (which scored the first prediction only), averaged over the same suites.
+
+Each of our accuracies carries its 95% interval (:mod:`syntaxgym_helm.report.intervals`): Wilson
+over a suite's items, a bootstrap over items within suites for a circuit and the SG score. The
+paper's figures are printed as published, without one.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from syntaxgym_helm.harness.stats import (
     UNSCORABLE,
     item_stat_values,
 )
+from syntaxgym_helm.report.intervals import INTERVALS_NOTE, mean_estimate, suite_estimate
 from syntaxgym_helm.report.paper import (
     SHORT_CITATION,
     paper_accuracy,
@@ -37,25 +42,36 @@ SG_SCORE_ROW = "**SG score** (mean over the suites run)"
 
 @dataclass(frozen=True)
 class RunAccuracy:
-    """A run's item counts and accuracies (NaN when no item could be scored)."""
+    """A run's item counts and accuracies (NaN when no item could be scored), with the item
+    outcomes (1.0 pass, 0.0 fail, scorable items only) the intervals are computed from."""
 
     items: int
     scorable: int
     accuracy: float
     first_prediction: float
+    outcomes: tuple[float, ...] = ()
+    first_outcomes: tuple[float, ...] = ()
 
     @classmethod
     def of(cls, run: RunRecord) -> RunAccuracy:
         """The means of the metric's own per-item stat values, over the items that have them
         (exactly what HELM puts in ``stats.json``)."""
         values = [item_stat_values(score) for score in run.scores]
+        outcomes = tuple(item[ACCURACY] for item in values if ACCURACY in item)
+        first = tuple(item[FIRST_PREDICTION_ACCURACY] for item in values
+                      if FIRST_PREDICTION_ACCURACY in item)
         return cls(
             items=len(values),
             scorable=sum(1 for item in values if not item[UNSCORABLE]),
-            accuracy=_mean([item[ACCURACY] for item in values if ACCURACY in item]),
-            first_prediction=_mean([item[FIRST_PREDICTION_ACCURACY] for item in values
-                                    if FIRST_PREDICTION_ACCURACY in item]),
+            accuracy=_mean(outcomes),
+            first_prediction=_mean(first),
+            outcomes=outcomes,
+            first_outcomes=first,
         )
+
+    def item_outcomes(self, measure: str) -> tuple[float, ...]:
+        """``outcomes`` (measure ``accuracy``) or ``first_outcomes`` (``first_prediction``)."""
+        return {"accuracy": self.outcomes, "first_prediction": self.first_outcomes}[measure]
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -98,8 +114,23 @@ def fmt(value: float | None) -> str:
 
 @dataclass(frozen=True)
 class _Column:
+    """A column of numbers: ours (item outcomes, so intervals) or the paper's (figures only)."""
+
     header: str
-    suite_value: Callable[[str], float | None]  # accuracy on a suite; None: not run
+    suite_value: Callable[[str], float | None]  # the paper's accuracy on a suite; None: not run
+    outcomes: Callable[[str], Sequence[float] | None] | None = None  # ours; None: not run
+
+    def suite_cell(self, suite: str) -> str:
+        if self.outcomes is None:
+            return fmt(self.suite_value(suite))
+        outcomes = self.outcomes(suite)
+        return "–" if outcomes is None else suite_estimate(outcomes).text()
+
+    def mean_cell(self, suites: Sequence[str]) -> str:
+        """Mean over the suites this column has a number for (as HELM's "Mean score" does)."""
+        if self.outcomes is None:
+            return fmt(_mean_of(self, suites))
+        return mean_estimate([o for o in map(self.outcomes, suites) if o is not None]).text()
 
 
 def accuracy_table(runs: Sequence[RunRecord]) -> Table:
@@ -110,12 +141,13 @@ def accuracy_table(runs: Sequence[RunRecord]) -> Table:
         by_label.setdefault(run.name, {})[run.suite_name] = RunAccuracy.of(run)
     columns: list[_Column] = []
     for label, accuracies in by_label.items():
-        columns.append(_Column(label, lambda s, a=accuracies: _get(a, s, "accuracy")))
+        columns.append(_Column(label, lambda s: None,
+                               lambda s, a=accuracies: _outcomes(a, s, "accuracy")))
         model = next(run.model for run in runs if run.name == label)
         paper = paper_model(model)
         if paper:
-            columns.append(_Column(f"{label} (first pred.)",
-                                   lambda s, a=accuracies: _get(a, s, "first_prediction")))
+            columns.append(_Column(f"{label} (first pred.)", lambda s: None,
+                                   lambda s, a=accuracies: _outcomes(a, s, "first_prediction")))
             columns.append(_Column(f"{SHORT_CITATION} {paper}",
                                    lambda s, a=accuracies, p=paper:
                                    paper_accuracy(p, s) if s in a else None))
@@ -123,24 +155,25 @@ def accuracy_table(runs: Sequence[RunRecord]) -> Table:
     sg_suites = [s for s in suites if suite_circuit(s)]
     rows: list[tuple[str, tuple[str, ...]]] = []
     if sg_suites:  # no row at all when no suite of the paper's SG score was run
-        rows.append((SG_SCORE_ROW, tuple(fmt(_mean_of(column, sg_suites)) for column in columns)))
+        rows.append((SG_SCORE_ROW, tuple(column.mean_cell(sg_suites) for column in columns)))
     for circuit in CIRCUITS:
         members = [s for s in suites if suite_circuit(s) == circuit]
         if members:
             rows.append((f"circuit: {circuit}",
-                         tuple(fmt(_mean_of(column, members)) for column in columns)))
-    rows += [(suite, tuple(fmt(column.suite_value(suite)) for column in columns))
+                         tuple(column.mean_cell(members) for column in columns)))
+    rows += [(suite, tuple(column.suite_cell(suite) for column in columns))
              for suite in suites]
     return Table("", tuple(column.header for column in columns), tuple(rows))
 
 
-def _get(accuracies: dict[str, RunAccuracy], suite: str, field: str) -> float | None:
+def _outcomes(accuracies: dict[str, RunAccuracy], suite: str, measure: str
+              ) -> tuple[float, ...] | None:
     accuracy = accuracies.get(suite)
-    return None if accuracy is None else getattr(accuracy, field)
+    return None if accuracy is None else accuracy.item_outcomes(measure)
 
 
 def _mean_of(column: _Column, suites: Sequence[str]) -> float | None:
-    """Mean over the suites this column has a number for (as HELM's "Mean score" does)."""
+    """Mean of the paper's figures over the suites this column has one for."""
     values = [v for v in (column.suite_value(s) for s in suites) if v is not None
               and not math.isnan(v)]
     return _mean(values) if values else None
@@ -178,7 +211,7 @@ def summary_markdown(runs: Sequence[RunRecord]) -> str:
     run_suites = sorted({run.run_suite for run in runs})
     return "\n\n".join([
         f"# SyntaxGym results ({', '.join(run_suites)})",
-        accuracy_table(runs).markdown(),
+        accuracy_table(runs).markdown() + "\n\n" + INTERVALS_NOTE,
         coverage_table(runs).markdown(),
         *notes,
     ]) + "\n"

@@ -14,7 +14,7 @@ import csv
 import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from syntaxgym_helm.report.runs import RunRecord
 
@@ -97,9 +97,9 @@ def region_rows(run: RunRecord) -> list[RegionRow]:
     return rows
 
 
-def write_csv(rows: Sequence[PredictionRow] | Sequence[RegionRow], path: Path,
-              row_type: type) -> Path:
-    """Write dataclass rows with a header (written even when there are no rows)."""
+def write_csv(rows: Sequence[Any], path: Path, row_type: type) -> Path:
+    """Write dataclass rows of ``row_type`` with a header (written even when there are no
+    rows)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as stream:
         writer = csv.writer(stream)
