@@ -4,7 +4,8 @@
 (``benchmark_output/runs/S/<run>``), a run-suite folder (``benchmark_output/runs/S``) or a
 ``benchmark_output`` folder; ``--model-a/-b`` and ``--run-suite-a/-b`` narrow a side to one run per
 SyntaxGym test suite, ``--test-suite`` (repeatable) to some test suites. (``--suite`` is HELM's run
-suite, as in ``helm-run``.) Exit status 1 when a test suite is flagged as disagreeing beyond
+suite, as in ``helm-run``.) Whether an accuracy difference is real: McNemar per suite and overall
+and a paired bootstrap (see :mod:`syntaxgym_helm.report.paired_tests`). Exit status 1 when a test suite is flagged as disagreeing beyond
 rounding (see :mod:`syntaxgym_helm.report.compare`), 2 when runs cannot be found or paired.
 """
 
@@ -24,8 +25,8 @@ from syntaxgym_helm.report.compare import (
 
 def register(commands: argparse._SubParsersAction) -> None:
     compare = commands.add_parser(
-        "compare", help="compare two sets of runs: accuracy, disagreeing items, surprisal "
-                        "correlation, backend-bug check",
+        "compare", help="compare two sets of runs: accuracy, disagreeing items, paired tests "
+                        "(McNemar, paired bootstrap), surprisal correlation, backend-bug check",
         description="A and B: a run folder, a run-suite folder (benchmark_output/runs/S) or "
                     "benchmark_output. Runs are paired by SyntaxGym suite; each side needs one "
                     "run per suite (narrow with --model-X / --run-suite-X). Exit status 1 when "

@@ -16,6 +16,10 @@ with the same first-token policy, a suite is flagged when
 - the Pearson r of the region surprisals is below ``min_r`` = 0.999 (a systematic difference), or
 - an item is scorable on one side only (e.g. one backend returns tokens that cannot be aligned).
 
+Whether a difference in accuracy is real or noise: :mod:`syntaxgym_helm.report.paired_tests`
+(McNemar per suite and overall, a paired bootstrap of the mean over suites), in the markdown and
+the JSON.
+
 "Same weights" means the same model name after the organisation (our models are named per weights
 variant: ``helmhf/x`` and ``syntaxgym/x`` are the same weights); ``same_weights=True/False``
 overrides it. For different models nothing is flagged: r is reported as a measure of similarity.
@@ -25,8 +29,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Sequence
 
+from syntaxgym_helm.report.paired_tests import (
+    PairedOutcomes,
+    PairedTests,
+    format_p,
+    paired_tests,
+    suite_test_json,
+)
 from syntaxgym_helm.report.runs import RunRecord, RunsError
 from syntaxgym_helm.report.summary import Table, fmt
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
@@ -70,6 +82,7 @@ class SuiteComparison:
     mean_abs_diff: float | None
     same_scorer: bool  # same weights and first-token policy: the thresholds apply
     problems: tuple[str, ...]  # why it is flagged (empty: not flagged)
+    paired: PairedOutcomes  # each side's outcome on the items both scored: the paired tests
 
     @property
     def flagged(self) -> bool:
@@ -101,6 +114,11 @@ class Comparison:
     def flagged(self) -> bool:
         return any(suite.flagged for suite in self.suites)
 
+    @cached_property
+    def tests(self) -> PairedTests:
+        """McNemar per suite and overall, and the paired bootstrap of the mean over suites."""
+        return paired_tests([suite.paired for suite in self.suites])
+
     def markdown(self, max_items: int = 20) -> str:
         return comparison_markdown(self, max_items)
 
@@ -114,6 +132,7 @@ class Comparison:
             "flagged": self.flagged,
             "only_a": list(self.only_a),
             "only_b": list(self.only_b),
+            "paired_tests": self.tests.to_json(),
             "suites": [
                 {"suite": s.suite, "a": s.label_a, "b": s.label_b,
                  "common_items": s.common_items, "both_scored": s.both_scored,
@@ -122,12 +141,13 @@ class Comparison:
                  "pearson_r": number(s.pearson_r), "max_abs_diff": number(s.max_abs_diff),
                  "mean_abs_diff": number(s.mean_abs_diff), "same_scorer": s.same_scorer,
                  "flagged": s.flagged, "problems": list(s.problems),
+                 "mcnemar": suite_test_json(test),
                  "disagreements": [
                      {"item": d.item, "passed_a": d.passed_a, "passed_b": d.passed_b,
                       "predictions": [{"index": i, "holds_a": a, "holds_b": b}
                                       for i, a, b in d.predictions]}
                      for d in s.disagreements]}
-                for s in self.suites
+                for s, test in zip(self.suites, self.tests.suites)
             ],
         }
 
@@ -196,7 +216,10 @@ def compare_suite(run_a: RunRecord, run_b: RunRecord, thresholds: Thresholds = T
         accuracy_b=_accuracy([scores_b[n] for n in both]),
         disagreements=disagreements, regions=len(pairs), pearson_r=r, max_abs_diff=max_diff,
         mean_abs_diff=math.fsum(diffs) / len(diffs) if diffs else None,
-        same_scorer=same_scorer, problems=tuple(problems))
+        same_scorer=same_scorer, problems=tuple(problems),
+        paired=PairedOutcomes(run_a.suite_name, tuple(both),
+                              tuple(bool(scores_a[n].passed) for n in both),
+                              tuple(bool(scores_b[n].passed) for n in both)))
 
 
 def _accuracy(scores: Sequence[ItemEvaluation]) -> float:
@@ -262,15 +285,23 @@ def comparison_markdown(comparison: Comparison, max_items: int = 20) -> str:
     lines += [f"- backend check (same weights and first-token policy): flagged when a region "
               f"differs by more than {t.max_abs_diff:g} bits or Pearson r < {t.min_r:g}; "
               "different models: r is reported only", ""]
-    table = Table("suite", ("items (both scored)", "acc. A", "acc. B", "B − A",
-                            "items disagreeing", "regions", "Pearson r", "max abs diff (bits)",
-                            "mean abs diff (bits)", "verdict"), tuple(
+    table = Table("suite", ("items (both scored)", "acc. A", "acc. B", "B − A", "only A",
+                            "only B", "McNemar p (Holm)", "items disagreeing", "regions",
+                            "Pearson r", "max abs diff (bits)", "mean abs diff (bits)",
+                            "verdict"), tuple(
         (s.suite, (f"{s.common_items} ({s.both_scored})", fmt(s.accuracy_a), fmt(s.accuracy_b),
-                   _signed(s.accuracy_diff), str(len(s.disagreements)), str(s.regions),
+                   _signed(s.accuracy_diff), str(test.mcnemar.only_a),
+                   str(test.mcnemar.only_b),
+                   f"{format_p(test.mcnemar.p_value)} ({format_p(test.p_holm)})",
+                   str(len(s.disagreements)), str(s.regions),
                    "–" if s.pearson_r is None else f"{s.pearson_r:.5f}",
                    _small(s.max_abs_diff), _small(s.mean_abs_diff), s.verdict))
-        for s in comparison.suites))
+        for s, test in zip(comparison.suites, comparison.tests.suites)))
     lines.append(table.markdown())
+    lines += ["", "Accuracies are over the items both sides scored; only A / only B: items "
+                  "passed by one side alone (McNemar's discordant items); items disagreeing also "
+                  "counts a prediction's outcome or scorability that differs.", ""]
+    lines += comparison.tests.markdown_lines()
     if comparison.only_a or comparison.only_b:
         lines += ["", f"Suites in A only: {', '.join(comparison.only_a) or 'none'}; "
                       f"in B only: {', '.join(comparison.only_b) or 'none'}."]
