@@ -4,7 +4,7 @@
 - ``level`` ``suite``: ``items`` run, ``scorable``, ``passed``, ``accuracy`` = passed / scorable
   and the Wilson interval ``low``, ``high``;
 - ``level`` ``circuit`` or ``sg_score``: the mean of the member suites' accuracies (those with a
-  scorable item) and its bootstrap interval; ``items`` and ``scorable`` are summed over the
+  scorable item) and its bootstrap interval (Wilson for a single suite, as in the summary); ``items`` and ``scorable`` are summed over the
   suites, ``passed`` is empty (a mean of suite accuracies is not passed / scorable);
 - ``measure``: ``accuracy`` (all of a suite's predictions hold) or ``first_prediction`` (the first
   prediction alone, as Hu et al. 2020 scored).
@@ -39,7 +39,7 @@ class AccuracyRow:
     accuracy: float
     low: float
     high: float
-    method: str  # wilson or bootstrap
+    method: str  # wilson or bootstrap (see syntaxgym_helm.report.intervals)
     confidence: float
 
 

@@ -8,7 +8,9 @@ anything from 0.46 to 0.78 is compatible with it. The reports therefore never pr
 - a mean over suites (a circuit, the SG score) gets a percentile bootstrap that resamples items
   within each suite, the suites themselves fixed
   (:func:`syntaxgym_helm.core.uncertainty.bootstrap_interval`; seeded, so a report is the same
-  every time it is written).
+  every time it is written). A "mean" over a single suite is that suite's accuracy and gets its
+  Wilson interval: the same number gets the same interval (a percentile bootstrap of a few items
+  is coarser, e.g. [0.25, 0.88] against Wilson's [0.31, 0.86] for 5 of 8).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from syntaxgym_helm.core.uncertainty import (
 INTERVALS_NOTE = (
     f"In brackets: {CONFIDENCE:.0%} intervals. A suite's accuracy: the Wilson score interval over "
     "its scorable items. A circuit or the SG score (a mean over suites): a percentile bootstrap, "
-    f"items resampled within each suite ({RESAMPLES:,} resamples, seed {SEED}).")
+    f"items resampled within each suite ({RESAMPLES:,} resamples, seed {SEED}); over one suite, "
+    "that suite's Wilson interval.")
 
 
 @dataclass(frozen=True)
@@ -58,10 +61,13 @@ def suite_estimate(outcomes: Sequence[float]) -> Estimate:
 
 
 def mean_estimate(suites: Sequence[Sequence[float]]) -> Estimate:
-    """The mean of suite accuracies (suites without a scorable item left out), bootstrapped."""
+    """The mean of suite accuracies (suites without a scorable item left out), bootstrapped; one
+    suite's is its own :func:`suite_estimate`."""
     kept = [outcomes for outcomes in suites if outcomes]
     if not kept:
         return Estimate(math.nan, no_interval("bootstrap"))
+    if len(kept) == 1:
+        return suite_estimate(kept[0])
     return Estimate(mean_of_means(kept), bootstrap_interval(kept))
 
 

@@ -49,6 +49,9 @@ def test_a_mean_over_suites_is_bootstrapped_within_suites() -> None:
     width = estimate.interval.high - estimate.interval.low
     assert width < wilson_interval(20, 30).high - wilson_interval(20, 30).low
     assert mean_estimate([[], []]).text() == "–"
+    # A mean over one suite is that suite's accuracy: the same interval as the suite's row.
+    assert mean_estimate([[1.0] * 5 + [0.0] * 3, []]) == suite_estimate([1.0] * 5 + [0.0] * 3)
+    assert bootstrap_interval([[1.0] * 5 + [0.0] * 3]).text() == "[0.25, 0.88]"  # coarser
 
 
 def _pairs(suite: str, a: str, b: str) -> PairedOutcomes:
@@ -120,7 +123,8 @@ def test_report_of_a_saved_run_gives_each_accuracy_its_interval(tmp_path: Path) 
     assert row == f"| number_prep | {passed / items:.3f} {wilson.text()} |"
     assert INTERVALS_NOTE in files.summary_text
     sg_row = next(line for line in files.summary_text.splitlines() if "SG score" in line)
-    assert bootstrap_interval([outcomes]).text() in sg_row  # one suite: a bootstrap all the same
+    # One suite: the SG score is its accuracy, with the same interval.
+    assert sg_row.endswith(f" | {passed / items:.3f} {wilson.text()} |")
     with (tmp_path / "accuracy.csv").open(newline="") as stream:
         rows = list(csv.DictReader(stream))
     suite_rows = {r["measure"]: r for r in rows if r["level"] == "suite"}
@@ -132,7 +136,8 @@ def test_report_of_a_saved_run_gives_each_accuracy_its_interval(tmp_path: Path) 
     assert (row["method"], float(row["confidence"])) == ("wilson", 0.95)
     assert {r["level"] for r in rows} == {"suite", "circuit", "sg_score"}
     sg = next(r for r in rows if r["level"] == "sg_score" and r["measure"] == "accuracy")
-    assert sg["method"] == "bootstrap" and sg["passed"] == "" and sg["suites"] == "1"
+    assert sg["method"] == "wilson" and sg["passed"] == "" and sg["suites"] == "1"
+    assert (sg["low"], sg["high"]) == (row["low"], row["high"])
     assert files.folder / "accuracy.csv" in files.tables
     assert panel_title(run) == f"{run.name}\naccuracy {passed / items:.3f} {wilson.text()}, n=3"
     annotated = json.loads(files.annotated[0].read_text())["syntaxgym_helm"]
