@@ -117,19 +117,19 @@ class _Column:
     """A column of numbers: ours (item outcomes, so intervals) or the paper's (figures only)."""
 
     header: str
-    suite_value: Callable[[str], float | None]  # the paper's accuracy on a suite; None: not run
     outcomes: Callable[[str], Sequence[float] | None] | None = None  # ours; None: not run
+    paper: Callable[[str], float | None] | None = None  # the paper's accuracy; None: not run
 
     def suite_cell(self, suite: str) -> str:
         if self.outcomes is None:
-            return fmt(self.suite_value(suite))
+            return fmt(self.paper(suite) if self.paper else None)
         outcomes = self.outcomes(suite)
         return "–" if outcomes is None else suite_estimate(outcomes).text()
 
     def mean_cell(self, suites: Sequence[str]) -> str:
         """Mean over the suites this column has a number for (as HELM's "Mean score" does)."""
         if self.outcomes is None:
-            return fmt(_mean_of(self, suites))
+            return fmt(_paper_mean(self, suites))
         return mean_estimate([o for o in map(self.outcomes, suites) if o is not None]).text()
 
 
@@ -141,15 +141,15 @@ def accuracy_table(runs: Sequence[RunRecord]) -> Table:
         by_label.setdefault(run.name, {})[run.suite_name] = RunAccuracy.of(run)
     columns: list[_Column] = []
     for label, accuracies in by_label.items():
-        columns.append(_Column(label, lambda s: None,
-                               lambda s, a=accuracies: _outcomes(a, s, "accuracy")))
+        columns.append(_Column(label, outcomes=lambda s, a=accuracies:
+                               _outcomes(a, s, "accuracy")))
         model = next(run.model for run in runs if run.name == label)
         paper = paper_model(model)
         if paper:
-            columns.append(_Column(f"{label} (first pred.)", lambda s: None,
-                                   lambda s, a=accuracies: _outcomes(a, s, "first_prediction")))
+            columns.append(_Column(f"{label} (first pred.)", outcomes=lambda s, a=accuracies:
+                                   _outcomes(a, s, "first_prediction")))
             columns.append(_Column(f"{SHORT_CITATION} {paper}",
-                                   lambda s, a=accuracies, p=paper:
+                                   paper=lambda s, a=accuracies, p=paper:
                                    paper_accuracy(p, s) if s in a else None))
     suites = suite_order({run.suite_name for run in runs})
     sg_suites = [s for s in suites if suite_circuit(s)]
@@ -172,9 +172,11 @@ def _outcomes(accuracies: dict[str, RunAccuracy], suite: str, measure: str
     return None if accuracy is None else accuracy.item_outcomes(measure)
 
 
-def _mean_of(column: _Column, suites: Sequence[str]) -> float | None:
+def _paper_mean(column: _Column, suites: Sequence[str]) -> float | None:
     """Mean of the paper's figures over the suites this column has one for."""
-    values = [v for v in (column.suite_value(s) for s in suites) if v is not None
+    if column.paper is None:
+        return None
+    values = [v for v in map(column.paper, suites) if v is not None
               and not math.isnan(v)]
     return _mean(values) if values else None
 
