@@ -7,7 +7,8 @@ end (1), split into the mean share of the words in each region: the critical reg
 sentences differ) starts where the prefix ends. Then one heat map per model: the mean surprisal
 difference bad - good (bits) of the regions critical, next_word and rest and of the whole sentence
 (blue: the good sentence is the less surprising there, red: the bad one), with the value written
-in each cell and the model's BLiMP accuracy at the right. The prefix is not drawn: its difference
+in each cell and the model's BLiMP accuracy at the right; a region no pair of the paradigm has
+words in is left blank. The prefix is not drawn: its difference
 is 0 by construction (:mod:`.blimp_regions`; the CSV keeps it as a check). All heat maps share one
 colour scale, so models compare cell by cell.
 """
@@ -34,6 +35,9 @@ HEAT_COLUMNS = (("delta_critical", "critical"), ("delta_next_word", "next word")
                 ("delta_rest", "rest"), ("delta_total", "sentence"))
 SHARE_COLUMNS = (("share_prefix", "prefix", "#d9d9d9"), ("share_critical", "critical", "#d62728"),
                  ("share_next_word", "next word", "#ff9f1c"), ("share_rest", "rest", "#9ecae1"))
+#: The share of the words that tells whether a region column has any words at all.
+SHARE_OF = {"delta_critical": "share_critical", "delta_next_word": "share_next_word",
+            "delta_rest": "share_rest"}
 ROW_HEIGHT = 0.24  # inches per row: 67 paradigms and 12 headers make a figure about 20 in high
 
 
@@ -67,8 +71,8 @@ def plot_blimp_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
         gridspec_kw={"width_ratios": [1.3] + [1.0] * len(models)}, squeeze=False)
     y = np.arange(len(layout))
     _plot_positions(axes[0][0], layout, first, y)
-    values = np.array([[getattr(by_key[model, paradigm], field) if (model, paradigm) in by_key
-                        and paradigm else math.nan for field, _ in HEAT_COLUMNS]
+    values = np.array([[_heat_value(by_key.get((model, paradigm)) if paradigm else None, field)
+                        for field, _ in HEAT_COLUMNS]
                        for model in models for _, paradigm in layout], dtype=float)
     finite = values[np.isfinite(values)]
     scale = float(np.max(np.abs(finite))) if finite.size and np.max(np.abs(finite)) > 0 else 1.0
@@ -93,6 +97,15 @@ def plot_blimp_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
     figure.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(figure)
     return path
+
+
+def _heat_value(row: RegionAnalysisRow | None, field: str) -> float:
+    """A heat map cell: NaN (drawn blank) where the model did not run the paradigm, or where no
+    pair of it has words in that region (e.g. nothing after a sentence-final critical word)."""
+    if row is None:
+        return math.nan
+    share = SHARE_OF.get(field)
+    return math.nan if share and getattr(row, share) == 0 else getattr(row, field)
 
 
 def _plot_positions(ax: Axes, layout: list[tuple[str, str | None]],

@@ -21,7 +21,8 @@ from syntaxgym_helm.cli.main import main
 from syntaxgym_helm.core.blimp.paper import PAPER_COLUMNS, paper_means, paper_paradigms
 from syntaxgym_helm.core.blimp.sources import PARADIGMS
 from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY
-from syntaxgym_helm.report.blimp_plots import _layout
+from syntaxgym_helm.harness.stats import prediction_accuracy_name
+from syntaxgym_helm.report.blimp_plots import _heat_value, _layout
 from syntaxgym_helm.report.blimp_regions import RegionAnalysisRow, analyse
 from syntaxgym_helm.report.blimp_summary import (
     BlimpResults,
@@ -163,6 +164,23 @@ def test_positions_are_shares_of_the_sentences_words(runs: list[RunRecord]) -> N
     assert rows[SMOLLM, "only_npi_scope"].share_prefix == 0.0
     # The same items for both models: the positions agree.
     assert rows[GEMMA, "only_npi_scope"].critical_end == rows[SMOLLM, "only_npi_scope"].critical_end
+
+
+def test_a_region_alone_is_the_prefix_method_where_blimp_defines_one(
+        runs: list[RunRecord]) -> None:
+    """``positive_critical`` in a one-prefix paradigm and ``positive_next_word`` in a two-prefix
+    one are the share of pairs passing prediction 1 (HELM's stat), the paper's prefix methods."""
+    rows = {(row.model, row.paradigm): row for row in analyse(runs)}
+    for uid, field in (("anaphor_number_agreement", "positive_critical"),
+                       ("determiner_noun_agreement_2", "positive_next_word")):
+        run = next(r for r in runs if r.model == SMOLLM and r.suite_name == f"blimp_{uid}")
+        assert getattr(rows[SMOLLM, uid], field) == pytest.approx(
+            _stat(run, prediction_accuracy_name(1)))
+    # The reflexive ends every sentence: no next word, no rest, so the plot leaves them blank.
+    anaphor = rows[SMOLLM, "anaphor_number_agreement"]
+    assert anaphor.share_next_word == anaphor.share_rest == 0.0
+    assert math.isnan(_heat_value(anaphor, "delta_rest"))
+    assert _heat_value(anaphor, "delta_critical") == anaphor.delta_critical
 
 
 def test_the_report_writes_the_blimp_summary_plot_and_csv(runs: list[RunRecord],
