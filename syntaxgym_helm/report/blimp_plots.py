@@ -68,7 +68,8 @@ def plot_blimp_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
     height = ROW_HEIGHT * len(layout) + 2.2
     figure, axes = plt.subplots(
         1, 1 + len(models), figsize=(4.2 + 3.4 * len(models) + 3.6, height), sharey=True,
-        gridspec_kw={"width_ratios": [1.3] + [1.0] * len(models)}, squeeze=False)
+        gridspec_kw={"width_ratios": [1.3] + [1.0] * len(models), "wspace": 0.08},
+        squeeze=False)
     y = np.arange(len(layout))
     _plot_positions(axes[0][0], layout, first, y)
     values = np.array([[_heat_value(by_key.get((model, paradigm)) if paradigm else None, field)
@@ -124,8 +125,8 @@ def _plot_positions(ax: Axes, layout: list[tuple[str, str | None]],
     ax.tick_params(axis="x", labelsize=7)
     ax.set_xlabel("position in the sentence (share of its words;\nnumber: mean words)",
                   fontsize=8)
-    ax.set_title("where the pair differs", fontsize=9)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.03), ncol=4, fontsize=6,
+    ax.set_title("where the pair differs", fontsize=9, pad=16)  # room for the legend below it
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=6,
               frameon=False, handlelength=1.0, columnspacing=0.8)
     ax.spines[["top", "right"]].set_visible(False)
 
