@@ -97,7 +97,7 @@ def region_rows(run: RunRecord) -> list[RegionRow]:
     return rows
 
 
-def write_csv(rows: Sequence[PredictionRow] | Sequence[RegionRow], path: Path,
+def write_csv(rows: Sequence[object], path: Path,
               row_type: type) -> Path:
     """Write dataclass rows with a header (written even when there are no rows)."""
     path.parent.mkdir(parents=True, exist_ok=True)
