@@ -38,7 +38,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -48,10 +47,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from markdown_sections import machine, write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITES_DIR = ROOT.parent / "shared" / "suites" / "hu2020"
 BIN = Path(sys.executable).parent
 BOS = "<|endoftext|>"
+SCRIPT = "benchmarks/bench_scoring.py"
 
 Outcomes = dict[str, dict[int, list[bool | None] | None]]  # suite -> item -> per prediction
 
@@ -353,24 +355,6 @@ def accuracy(outcomes: Outcomes) -> tuple[int, int, int]:
     return sum(all(o) for o in scorable), len(scorable), len(items)
 
 
-def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    import torch
-    import transformers
-
-    return (f"{cpu}, {os.cpu_count()} cores, {memory:.0f} GiB RAM, {platform.platform()}; "
-            f"Python {platform.python_version()}, torch {torch.__version__} "
-            f"({torch.get_num_threads()} threads), transformers {transformers.__version__}")
-
-
 PARTS = {
     # key: (label, model attribute, run-entry prefix, --num-threads, prefetch)
     "a": ("(a) raw floor: transformers, batch 32, length-sorted, no HELM", None, None, None, None),
@@ -509,23 +493,6 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
     return "\n".join(lines)
 
 
-START = "<!-- benchmarks/bench_scoring.py: start -->"
-END = "<!-- benchmarks/bench_scoring.py: end -->"
-
-
-def write_section(path: Path, text: str) -> None:
-    """Put ``text`` in ``path`` between this script's markers, replacing an earlier report of
-    this script and leaving the rest of the file (other benchmarks) as it is."""
-    section = f"{START}\n{text.rstrip()}\n{END}\n"
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    if START in old and END in old:
-        before, rest = old.split(START, 1)
-        new = before + section + rest.split(END, 1)[1].lstrip("\n")
-    else:
-        new = old.rstrip("\n") + "\n\n" + section
-    path.write_text(new)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suites-dir", type=Path, default=DEFAULT_SUITES_DIR)
@@ -597,7 +564,7 @@ def main() -> None:
     text = report(suites, args.suites_dir, parts, load, os.getloadavg())
     print(text)
     if args.output:
-        write_section(args.output, text)
+        write_section(args.output, text, SCRIPT)
     print(f"work folder: {work}")
 
 

@@ -3,8 +3,12 @@
 Layout under the output folder (default ``benchmark_output/syntaxgym_report``, which
 ``helm-server`` also serves under ``/benchmark_output/syntaxgym_report/``)::
 
-    <run suite>/summary.md                      accuracy per suite, circuit and SG score by model
-    <run suite>/accuracy.csv                    the same accuracies with their 95% intervals
+    <run suite>/summary.md                      accuracy per suite, circuit and SG score by model;
+                                                for BLiMP runs, per paradigm, phenomenon and overall
+                                                beside Warstadt et al. (2020)
+    <run suite>/blimp_regions.png, .csv         BLiMP runs only: where the pairs differ and which
+                                                region each model's preference comes from
+    <run suite>/accuracy.csv                    every accuracy of the summary with its 95% interval
     <run suite>/predictions.csv                 every model, suite, item and prediction
     <run suite>/regions.csv                     every model, suite, item, condition and region
     <run suite>/<suite>/surprisal_profile.png   mean region surprisal, one panel per model
@@ -22,6 +26,9 @@ from typing import Sequence
 
 from syntaxgym_helm.report.accuracy_csv import AccuracyRow, accuracy_rows
 from syntaxgym_helm.report.annotate import write_annotated
+from syntaxgym_helm.report.blimp_plots import plot_blimp_regions
+from syntaxgym_helm.report.blimp_regions import RegionAnalysisRow, analyse
+from syntaxgym_helm.report.blimp_summary import blimp_summary_markdown, split_blimp
 from syntaxgym_helm.report.plots import plot_suite
 from syntaxgym_helm.report.runs import RunRecord
 from syntaxgym_helm.report.summary import summary_markdown
@@ -37,6 +44,7 @@ from syntaxgym_helm.report.tables import (
 
 REPORT_DIR_NAME = "syntaxgym_report"
 PLOT_NAME = "surprisal_profile.png"
+BLIMP_REGIONS_NAME = "blimp_regions"
 
 
 @dataclass
@@ -61,10 +69,15 @@ def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
     from tqdm import tqdm
 
     folder.mkdir(parents=True, exist_ok=True)
-    text = summary_markdown(runs)
+    text = summary_text(runs)
     files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
     files.summary.write_text(text, encoding="utf-8")
     files.tables.append(write_csv(accuracy_rows(runs), folder / "accuracy.csv", AccuracyRow))
+    blimp_rows = analyse(runs)
+    if blimp_rows:
+        files.tables.append(write_csv(blimp_rows, folder / f"{BLIMP_REGIONS_NAME}.csv",
+                                      RegionAnalysisRow))
+        files.plots.append(plot_blimp_regions(blimp_rows, folder / f"{BLIMP_REGIONS_NAME}.png"))
     files.tables.append(write_csv(all_prediction_rows(runs), folder / "predictions.csv",
                                   PredictionRow))
     files.tables.append(write_csv(all_region_rows(runs), folder / "regions.csv", RegionRow))
@@ -83,6 +96,16 @@ def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
                                           RegionRow))
         files.plots.append(plot_suite(suite_runs, suite_dir / PLOT_NAME))
     return files
+
+
+def summary_text(runs: Sequence[RunRecord]) -> str:
+    """summary.md: the SyntaxGym summary of the runs that are not BLiMP's, then (where BLiMP
+    runs are present) the BLiMP summary, whose accuracy and published figures differ."""
+    blimp, others = split_blimp(runs)
+    parts = [summary_markdown(others)] if others else []
+    if blimp:
+        parts.append(blimp_summary_markdown(blimp))
+    return "\n".join(parts)
 
 
 def _unique_slugs(labels: Sequence[str]) -> list[str]:

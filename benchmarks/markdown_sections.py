@@ -1,0 +1,46 @@
+"""What every benchmark script shares: a description of the machine, and writing its report as a
+section of BENCHMARKS.md between the script's own markers (other sections stay as they are)."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+
+def machine() -> str:
+    """CPU, cores, memory, OS, and the versions that decide the numbers."""
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    import torch
+    import transformers
+
+    return (f"{cpu}, {os.cpu_count()} cores, {memory:.0f} GiB RAM, {platform.platform()}; "
+            f"Python {platform.python_version()}, torch {torch.__version__} "
+            f"({torch.get_num_threads()} threads), transformers {transformers.__version__}")
+
+
+def markers(script: str) -> tuple[str, str]:
+    """The start and end markers of ``script``'s section (e.g. ``benchmarks/bench_scoring.py``)."""
+    return f"<!-- {script}: start -->", f"<!-- {script}: end -->"
+
+
+def write_section(path: Path, text: str, script: str) -> None:
+    """Put ``text`` in ``path`` between ``script``'s markers, replacing its earlier report and
+    leaving the rest of the file as it is (a new section goes at the end)."""
+    start, end = markers(script)
+    section = f"{start}\n{text.rstrip()}\n{end}\n"
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    if start in old and end in old:
+        before, rest = old.split(start, 1)
+        new = before + section + rest.split(end, 1)[1].lstrip("\n")
+    else:
+        new = old.rstrip("\n") + "\n\n" + section
+    path.write_text(new)

@@ -1,0 +1,135 @@
+"""Where in the sentence a BLiMP pair differs, and which region a model's preference comes from.
+
+Every BLiMP suite splits both sentences of a pair into the same four regions (docs/blimp.md):
+1 ``prefix`` (shared beginning), 2 ``critical`` (where they differ), 3 ``next_word``, 4 ``rest``.
+Per model and paradigm this module computes
+
+- the **position** of the difference: each region's share of the sentence's words (mean over the
+  two sentences of a pair, then over items), so the critical region starts at the mean share of
+  the prefix and ends that plus its own share (0 = the first word, 1 = the end);
+- the **surprisal difference bad - good** of each region (sum over its tokens, bits; mean over
+  scorable items). The four add up to the whole-sentence difference that BLiMP's accuracy
+  compares (positive: the model prefers the good sentence). The prefix is the same words in both
+  sentences and is scored before any difference, so its difference is 0 for any causal model: a
+  non-zero value means a scoring bug;
+- per region the share of items whose difference is positive: the accuracy the model would have
+  comparing that region alone (for ``critical`` in one-prefix paradigms this is BLiMP's one-prefix
+  method, for ``next_word`` in two-prefix paradigms the two-prefix method; for ``rest``, how often
+  the preference persists after the difference).
+
+One row per model and paradigm, written as ``blimp_regions.csv``; :mod:`.blimp_plots` draws it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from syntaxgym_helm.core.blimp.regions import REGION_NAMES
+from syntaxgym_helm.core.item_evaluation import ItemEvaluation
+from syntaxgym_helm.core.suite import Item
+from syntaxgym_helm.report.blimp_summary import blimp_paradigm, paradigm_order
+from syntaxgym_helm.report.runs import RunRecord
+
+GOOD, BAD = "good", "bad"
+#: Region numbers, in the suites' order (1 prefix ... 4 rest).
+REGION_NUMBERS = {name: number for number, name in enumerate(REGION_NAMES, 1)}
+
+
+@dataclass(frozen=True)
+class RegionAnalysisRow:
+    """One model on one paradigm. Shares and positions are fractions of the sentence's words;
+    ``delta_*`` are mean bad - good surprisals (bits) over ``items`` scorable items;
+    ``positive_*`` the share of those items whose difference in that region is above 0."""
+
+    model: str
+    paradigm: str
+    phenomenon: str
+    items: int  # scorable items (the differences' sample)
+    items_run: int  # items of the run (the positions' sample)
+    accuracy: float  # BLiMP's: the share of scorable items with delta_total > 0
+    words: float  # mean words per sentence
+    share_prefix: float
+    share_critical: float
+    share_next_word: float
+    share_rest: float
+    critical_start: float  # = share_prefix
+    critical_end: float  # = share_prefix + share_critical
+    delta_prefix: float
+    delta_critical: float
+    delta_next_word: float
+    delta_rest: float
+    delta_total: float
+    positive_critical: float
+    positive_next_word: float
+    positive_rest: float
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def item_shares(item: Item) -> tuple[list[float], float]:
+    """Each region's share of the words (mean over the item's conditions) and the mean word
+    count."""
+    shares = [0.0] * len(REGION_NAMES)
+    total_words = 0
+    for condition in item.conditions:
+        counts = {region.region_number: _words(region.content) for region in condition.regions}
+        total = sum(counts.values())
+        total_words += total
+        for index, number in enumerate(REGION_NUMBERS.values()):
+            shares[index] += counts.get(number, 0) / total / len(item.conditions)
+    return shares, total_words / len(item.conditions)
+
+
+def item_deltas(score: ItemEvaluation) -> dict[str, float] | None:
+    """bad - good summed surprisal per region and ``total`` (the whole sentence); None when the
+    item is unscorable or lacks one of the two conditions."""
+    values = {condition.condition_name: condition for condition in score.conditions}
+    if not score.scorable or GOOD not in values or BAD not in values:
+        return None
+    deltas = {name: values[BAD].value("sum", number) - values[GOOD].value("sum", number)
+              for name, number in REGION_NUMBERS.items()}
+    deltas["total"] = values[BAD].value("sum", None) - values[GOOD].value("sum", None)
+    return deltas
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values) if values else math.nan
+
+
+def analyse_run(run: RunRecord) -> RegionAnalysisRow | None:
+    """The row of one BLiMP run (None for a run of another suite)."""
+    paradigm = blimp_paradigm(run)
+    if paradigm is None:
+        return None
+    shares = [item_shares(item) for item in run.suite.items]
+    share = [_mean([s[0][index] for s in shares]) for index in range(len(REGION_NAMES))]
+    deltas = [d for d in (item_deltas(score) for score in run.scores) if d is not None]
+
+    def delta(name: str) -> float:
+        return _mean([d[name] for d in deltas])
+
+    def positive(name: str) -> float:
+        return _mean([float(d[name] > 0) for d in deltas])
+
+    return RegionAnalysisRow(
+        model=run.name, paradigm=paradigm.uid, phenomenon=paradigm.phenomenon,
+        items=len(deltas), items_run=len(run.scores), accuracy=positive("total"),
+        words=_mean([s[1] for s in shares]),
+        share_prefix=share[0], share_critical=share[1], share_next_word=share[2],
+        share_rest=share[3], critical_start=share[0], critical_end=share[0] + share[1],
+        delta_prefix=delta("prefix"), delta_critical=delta("critical"),
+        delta_next_word=delta("next_word"), delta_rest=delta("rest"), delta_total=delta("total"),
+        positive_critical=positive("critical"), positive_next_word=positive("next_word"),
+        positive_rest=positive("rest"))
+
+
+def analyse(runs: Sequence[RunRecord]) -> list[RegionAnalysisRow]:
+    """Rows of the BLiMP runs among ``runs``, by phenomenon, paradigm, then model (in run order)."""
+    models = list(dict.fromkeys(run.name for run in runs))
+    rows = [row for row in (analyse_run(run) for run in runs) if row is not None]
+    order = {uid: index for index, uid in enumerate(paradigm_order({r.paradigm for r in rows}))}
+    return sorted(rows, key=lambda row: (order[row.paradigm], models.index(row.model)))
