@@ -30,7 +30,7 @@ import random
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Sequence, TypeVar
+from typing import Any, Mapping, Sequence, TypeVar
 
 from syntaxgym_helm.core.context_polarity import polarity
 from syntaxgym_helm.core.errors import SuiteFileError
@@ -85,6 +85,16 @@ class ContextSpec:
             return NONE
         plural = "" if self.sentences == 1 else "s"
         return f"{self.label}, {self.sentences} sentence{plural}, seed {self.seed}"
+
+
+def spec_from_args(args: Mapping[str, Any]) -> ContextSpec:
+    """The context recorded in a run's scenario arguments (``run_spec.json``); none when it has
+    none (runs made before contexts existed, or without one)."""
+    context = str(args.get("context", NONE))
+    kind = context if context in KINDS else FILE
+    return ContextSpec(kind, int(args.get("context_sentences", DEFAULT_SENTENCES)),
+                       int(args.get("context_seed", DEFAULT_SEED)),
+                       context if kind == FILE else "", str(args.get("context_sha256", "")))
 
 
 def parse_context(context: str, sentences: str | int, seed: str | int) -> ContextSpec:

@@ -37,11 +37,9 @@ from syntaxgym_helm.clients.registration import register_with_helm
 from syntaxgym_helm.core.context import (
     DEFAULT_SEED,
     DEFAULT_SENTENCES,
-    FILE,
-    KINDS,
     NONE,
-    ContextSpec,
     item_contexts,
+    spec_from_args,
 )
 from syntaxgym_helm.core.registry import load_named_suite
 from syntaxgym_helm.core.suite import Item, Suite
@@ -98,9 +96,9 @@ class SyntaxGymScenario(Scenario):
         super().__init__()
         self.suite_spec = suite
         self.suites_dir = suites_dir
-        kind = context if context in KINDS else FILE
-        self.context = ContextSpec(kind, int(context_sentences), int(context_seed),
-                                   "" if kind != FILE else context, context_sha256)
+        self.context = spec_from_args({"context": context, "context_sentences": context_sentences,
+                                       "context_seed": context_seed,
+                                       "context_sha256": context_sha256})
 
     def load(self, cache_path: str) -> Suite:
         return load_named_suite(self.suite_spec, cache_path, self.suites_dir)
