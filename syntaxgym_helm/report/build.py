@@ -4,6 +4,9 @@ Layout under the output folder (default ``benchmark_output/syntaxgym_report``, w
 ``helm-server`` also serves under ``/benchmark_output/syntaxgym_report/``)::
 
     <run suite>/summary.md                      accuracy per suite, circuit and SG score by model
+                                                (runs without context), then robustness to context
+    <run suite>/robustness.csv                  accuracy per model, suite and context, the change
+                                                from no context and its interval (context runs)
     <run suite>/predictions.csv                 every model, suite, item and prediction
     <run suite>/regions.csv                     every model, suite, item, condition and region
     <run suite>/<suite>/surprisal_profile.png   mean region surprisal, one panel per model
@@ -21,6 +24,7 @@ from typing import Sequence
 
 from syntaxgym_helm.report.annotate import write_annotated
 from syntaxgym_helm.report.plots import plot_suite
+from syntaxgym_helm.report.robustness import RobustnessRow, robustness_markdown, robustness_rows
 from syntaxgym_helm.report.runs import RunRecord
 from syntaxgym_helm.report.summary import summary_markdown
 from syntaxgym_helm.report.tables import (
@@ -59,9 +63,16 @@ def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
     from tqdm import tqdm
 
     folder.mkdir(parents=True, exist_ok=True)
-    text = summary_markdown(runs)
+    # The accuracy tables hold the runs without context (all runs if every one has a context);
+    # context runs are compared with them in the robustness section.
+    plain = [run for run in runs if not run.context.active] or list(runs)
+    robustness = robustness_markdown(runs)
+    text = summary_markdown(plain) + ("\n" + robustness if robustness else "")
     files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
     files.summary.write_text(text, encoding="utf-8")
+    if robustness:
+        files.tables.append(write_csv(robustness_rows(runs), folder / "robustness.csv",
+                                      RobustnessRow))
     files.tables.append(write_csv(all_prediction_rows(runs), folder / "predictions.csv",
                                   PredictionRow))
     files.tables.append(write_csv(all_region_rows(runs), folder / "regions.csv", RegionRow))
