@@ -1,0 +1,218 @@
+"""Benchmark: robustness to context (``context=`` run entries), its cost and its results.
+
+Two parts, each a subsection of the "Robustness to context" section of BENCHMARKS.md (between
+this script's markers; the rest of the file is kept):
+
+``cost``
+    One ``helm-run`` per context length (``--sentences 0,1,3,6``, kind ``--kind``, default
+    ``acceptable``) of the built-in suites (or ``--suites hu2020``: the 34 of Hu et al. 2020 from
+    ``--suites-dir``) on SmolLM2-135M through the plugin's engine, each in a fresh folder (cold
+    request cache). Per length: the whole process's wall time, the time in HELM's execution
+    phase, and the engine's own counts (its log line "this run scored N prompts (T tokens)
+    computing P positions"), summed over runs. Without prefix sharing an engine computes at
+    least every token of every prompt; with it, an item's conditions share the context, so the
+    positions grow with the context about (conditions) times slower than the tokens.
+``robustness``
+    Every kind of context (none, acceptable, unacceptable, unrelated; ``--sentences-full``
+    sentences, default 3) on both embedded models (those installed), the built-in suites
+    (``run_specs/syntaxgym_context.conf``) and the 34 Hu et al. suites
+    (``run_specs/syntaxgym_context_hu2020.conf``) in one run suite, then ``syntaxgym-helm
+    report``: its robustness tables, the command and the whole time.
+
+Not a test. Run from the project root, e.g.::
+
+    python benchmarks/bench_context.py --parts cost,robustness --output BENCHMARKS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench_scoring import helm_phases, timed  # same folder: run as a script
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SUITES_DIR = ROOT.parent / "shared" / "suites" / "hu2020"
+BIN = Path(sys.executable).parent
+SECTION = "## Robustness to context"
+_COUNTS = re.compile(r"this run scored (\d+) prompts \((\d+) tokens\) computing (\d+) positions "
+                     r"in (\d+) forward passes")
+
+
+def engine_counts(log: str) -> dict[str, int]:
+    """The engine's log lines of a helm-run, summed: prompts, tokens, positions, passes."""
+    totals = dict.fromkeys(("prompts", "tokens", "positions", "passes"), 0)
+    for match in _COUNTS.finditer(log):
+        for key, value in zip(totals, match.groups()):
+            totals[key] += int(value)
+    return totals
+
+
+def helm_run(entries: list[str] | None, confs: list[Path] | None, models: list[str],
+             folder: Path, env: dict[str, str], run_suite: str) -> dict[str, Any]:
+    """One helm-run in the fresh ``folder``, timed; its phases and engine counts."""
+    folder.mkdir(parents=True)
+    command = [str(BIN / "helm-run"), "--suite", run_suite, "--max-eval-instances", "100000"]
+    if entries:
+        command += ["--run-entries", *entries]
+    if confs:
+        command += ["--conf-paths", *map(str, confs), "--models-to-run", *models]
+    result = timed(command, folder, env, folder / "helm-run.log")
+    result["phases"] = helm_phases(result["log"], result["started"], result["ended"])
+    result["counts"] = engine_counts(result["log"])
+    result["command"] = " ".join(["helm-run", *command[1:]])
+    return result
+
+
+def cost_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+    from syntaxgym_helm.core.registry import HU2020_SUITES, builtin_suites
+
+    suites = sorted(HU2020_SUITES) if args.suites == "hu2020" else builtin_suites()
+    model = SMOLLM2_135M.syntaxgym_name
+    rows = []
+    for count in args.sentences:
+        entries = [f"syntaxgym:suite={s},context={args.kind},context_sentences={count},"
+                   f"model={model}" for s in suites]
+        result = helm_run(entries, None, [], work / f"cost-{count}", env, f"cost{count}")
+        rows.append((count, result))
+        counts = result["counts"]
+        print(f"context_sentences={count}: {result['wall_s']:.1f} s, {counts['tokens']} tokens, "
+              f"{counts['positions']} positions", flush=True)
+    base = rows[0][1]
+    which = "Hu et al. (2020)" if args.suites == "hu2020" else "built-in"
+    lines = [f"**Cost of a context** ({len(suites)} {which} suites, `{model}`, context={args.kind}, cold request cache, one helm-run per "
+             "length; tokens: what the engine scored, the least a scorer without prefix "
+             "sharing computes; positions: what it computed)", "",
+             "| context_sentences | prompts | tokens | positions computed | positions / tokens "
+             "| forward passes | execution (s) | whole helm-run (s) | peak RSS (MB) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for count, result in rows:
+        c = result["counts"]
+        lines.append(f"| {count} | {c['prompts']} | {c['tokens']} | {c['positions']} | "
+                     f"{c['positions'] / max(c['tokens'], 1):.2f} | {c['passes']} | "
+                     f"{result['phases']['execution']:.1f} | {result['wall_s']:.1f} | "
+                     f"{result['peak_rss_mb']:.0f} |")
+    last_count, last = rows[-1]
+
+    def grow(key: str) -> float:
+        return last["counts"][key] / max(base["counts"][key], 1)
+
+    example = (f"syntaxgym:suite={suites[0]},context={args.kind},context_sentences=N,"
+               f"model={model}")
+    lines += ["", f"From {rows[0][0]} to {last_count} sentences the tokens grow "
+              f"{grow('tokens'):.2f}x, the positions computed {grow('positions'):.2f}x, the "
+              f"whole helm-run {last['wall_s'] / base['wall_s']:.2f}x.", "",
+              f"Command (per length N): `helm-run --run-entries {example} ... (one run entry per "
+              f"suite) --suite costN --max-eval-instances 100000`", ""]
+    return _stamped("cost", lines, args)
+
+
+def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
+    from syntaxgym_helm.clients.embedded.catalogue import installed_syntaxgym_names
+
+    models = installed_syntaxgym_names()
+    confs = [ROOT / "run_specs" / "syntaxgym_context.conf",
+             ROOT / "run_specs" / "syntaxgym_context_hu2020.conf"]
+    folder = work / "robustness"
+    # The confs hold the default context_sentences; another count goes through a copy.
+    if args.sentences_full != 3:
+        confs = [_with_count(conf, args.sentences_full, work) for conf in confs]
+    result = helm_run(None, confs, models, folder, env, "context")
+    print(f"robustness: {result['wall_s']:.1f} s", flush=True)
+    report = subprocess.run([str(BIN / "syntaxgym-helm"), "report", "benchmark_output",
+                             "--suite", "context"], cwd=folder, env=env, capture_output=True,
+                            text=True, check=True, timeout=3600)
+    summary = (folder / "benchmark_output" / "syntaxgym_report" / "context" / "summary.md")
+    text = summary.read_text()
+    section = text[text.index("## Robustness to context"):].split("\n", 1)[1]
+    section = section.replace("\n### ", "\n#### ")
+    c = result["counts"]
+    lines = [f"**Robustness run**: {', '.join(f'`{m}`' for m in models)}; the 11 built-in and "
+             f"34 Hu et al. (2020) suites; context none, acceptable, unacceptable, unrelated "
+             f"({args.sentences_full} sentences, seed 0); {c['prompts']} prompts, "
+             f"{c['tokens']} tokens, {c['positions']} positions computed. Whole helm-run: "
+             f"**{result['wall_s']:.0f} s** (peak RSS {result['peak_rss_mb']:.0f} MB); then "
+             "`syntaxgym-helm report benchmark_output --suite context`.", "",
+             f"Command: `SYNTAXGYM_SUITES_DIR={args.suites_dir} {result['command']}`", "",
+             section.strip(), ""]
+    return _stamped("robustness", lines, args)
+
+
+def _with_count(conf: Path, count: int, work: Path) -> Path:
+    text = re.sub(r",context=(\w+),", rf",context=\1,context_sentences={count},",
+                  conf.read_text())
+    copy = work / conf.name
+    copy.write_text(text)
+    return copy
+
+
+def _stamped(part: str, lines: list[str], args: argparse.Namespace) -> str:
+    load = os.getloadavg()
+    machine = (f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+               f", load average {load[0]:.1f} at the end (the CPU is shared)")
+    return "\n".join([*lines, f"_Measured {dt.datetime.now():%Y-%m-%d %H:%M} on {machine} by "
+                      f"`python benchmarks/bench_context.py --parts {part}` ({part})._", ""])
+
+
+def _markers(part: str) -> tuple[str, str]:
+    return (f"<!-- benchmarks/bench_context.py {part}: start -->",
+            f"<!-- benchmarks/bench_context.py {part}: end -->")
+
+
+def write_part(path: Path, part: str, text: str) -> None:
+    """Put ``text`` between the part's markers under :data:`SECTION` (made at the end of the
+    file when missing), replacing an earlier report of that part; the rest stays."""
+    start, end = _markers(part)
+    block = f"{start}\n{text.rstrip()}\n{end}\n"
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    if start in old and end in old:
+        before, rest = old.split(start, 1)
+        path.write_text(before + block + rest.split(end, 1)[1].lstrip("\n"))
+        return
+    if SECTION not in old:
+        old = old.rstrip("\n") + f"\n\n{SECTION}\n\n"
+    head, tail = old.split(SECTION, 1)
+    # After the section's other blocks: before the next "## " heading, if any.
+    following = re.search(r"\n## ", tail)
+    cut = following.start() + 1 if following else len(tail)
+    path.write_text(head + SECTION + tail[:cut].rstrip("\n") + "\n\n" + block
+                    + ("\n" + tail[cut:] if following else ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parts", default="cost", help="comma-separated: cost, robustness")
+    parser.add_argument("--suites", default="builtin", choices=("builtin", "hu2020"),
+                        help="the cost part's suites")
+    parser.add_argument("--kind", default="acceptable", help="the cost part's context kind")
+    parser.add_argument("--sentences", default="0,1,3,6",
+                        type=lambda text: [int(n) for n in text.split(",")])
+    parser.add_argument("--sentences-full", type=int, default=3,
+                        help="context_sentences of the robustness part")
+    parser.add_argument("--suites-dir", type=Path, default=DEFAULT_SUITES_DIR)
+    parser.add_argument("--workdir", type=Path, help="default: a new temporary folder")
+    parser.add_argument("--output", type=Path, help="BENCHMARKS.md: write the parts into it")
+    args = parser.parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="syntaxgym-bench-context-"))
+    work.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(args.suites_dir),
+           "PYTHONPATH": str(ROOT)}
+    parts = {"cost": cost_part, "robustness": robustness_part}
+    for part in args.parts.split(","):
+        text = parts[part](args, work, env)
+        print(text)
+        if args.output:
+            write_part(args.output, part, text)
+
+
+if __name__ == "__main__":
+    main()
