@@ -14,10 +14,10 @@ this script's markers; the rest of the file is kept):
     positions grow with the context about (conditions) times slower than the tokens.
 ``robustness``
     Every kind of context (none, acceptable, unacceptable, unrelated; ``--sentences-full``
-    sentences, default 3) on both embedded models (those installed), the built-in suites
-    (``run_specs/syntaxgym_context.conf``) and the 34 Hu et al. suites
-    (``run_specs/syntaxgym_context_hu2020.conf``) in one run suite, then ``syntaxgym-helm
-    report``: its robustness tables, the command and the whole time.
+    sentences, default 3) on both embedded models (those installed): the built-in suites
+    (``run_specs/syntaxgym_context.conf``, run suite ``context_builtin``), then the 34 Hu et al.
+    suites (``run_specs/syntaxgym_context_hu2020.conf``, ``context_hu2020``), each followed by
+    ``syntaxgym-helm report``: the robustness tables, the commands and the whole time.
 
 Not a test. Run from the project root, e.g.::
 
@@ -57,15 +57,19 @@ def engine_counts(log: str) -> dict[str, int]:
 
 
 def helm_run(entries: list[str] | None, confs: list[Path] | None, models: list[str],
-             folder: Path, env: dict[str, str], run_suite: str) -> dict[str, Any]:
-    """One helm-run in the fresh ``folder``, timed; its phases and engine counts."""
-    folder.mkdir(parents=True)
+             folder: Path | None, env: dict[str, str], run_suite: str,
+             cwd: Path | None = None) -> dict[str, Any]:
+    """One helm-run in the fresh ``folder`` (or, with ``folder`` None, in ``cwd``, which an
+    earlier run made), timed; its phases and engine counts."""
+    if folder is not None:
+        folder.mkdir(parents=True)
+    folder = folder or cwd
     command = [str(BIN / "helm-run"), "--suite", run_suite, "--max-eval-instances", "100000"]
     if entries:
         command += ["--run-entries", *entries]
     if confs:
         command += ["--conf-paths", *map(str, confs), "--models-to-run", *models]
-    result = timed(command, folder, env, folder / "helm-run.log")
+    result = timed(command, folder, env, folder / f"helm-run-{run_suite}.log")
     result["phases"] = helm_phases(result["log"], result["started"], result["ended"])
     result["counts"] = engine_counts(result["log"])
     result["command"] = " ".join(["helm-run", *command[1:]])
@@ -120,30 +124,38 @@ def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -
     from syntaxgym_helm.clients.embedded.catalogue import installed_syntaxgym_names
 
     models = installed_syntaxgym_names()
-    confs = [ROOT / "run_specs" / "syntaxgym_context.conf",
-             ROOT / "run_specs" / "syntaxgym_context_hu2020.conf"]
     folder = work / "robustness"
-    # The confs hold the default context_sentences; another count goes through a copy.
-    if args.sentences_full != 3:
-        confs = [_with_count(conf, args.sentences_full, work) for conf in confs]
-    result = helm_run(None, confs, models, folder, env, "context")
-    print(f"robustness: {result['wall_s']:.1f} s", flush=True)
-    report = subprocess.run([str(BIN / "syntaxgym-helm"), "report", "benchmark_output",
-                             "--suite", "context"], cwd=folder, env=env, capture_output=True,
-                            text=True, check=True, timeout=3600)
-    summary = (folder / "benchmark_output" / "syntaxgym_report" / "context" / "summary.md")
-    text = summary.read_text()
-    section = text[text.index("## Robustness to context"):].split("\n", 1)[1]
-    section = section.replace("\n### ", "\n#### ")
-    c = result["counts"]
-    lines = [f"**Robustness run**: {', '.join(f'`{m}`' for m in models)}; the 11 built-in and "
-             f"34 Hu et al. (2020) suites; context none, acceptable, unacceptable, unrelated "
-             f"({args.sentences_full} sentences, seed 0); {c['prompts']} prompts, "
-             f"{c['tokens']} tokens, {c['positions']} positions computed. Whole helm-run: "
-             f"**{result['wall_s']:.0f} s** (peak RSS {result['peak_rss_mb']:.0f} MB); then "
-             "`syntaxgym-helm report benchmark_output --suite context`.", "",
-             f"Command: `SYNTAXGYM_SUITES_DIR={args.suites_dir} {result['command']}`", "",
-             section.strip(), ""]
+    parts = [("builtin", "the 11 built-in suites", "syntaxgym_context.conf"),
+             ("hu2020", "the 34 Hu et al. (2020) suites", "syntaxgym_context_hu2020.conf")]
+    lines = [f"**Robustness run**: {', '.join(f'`{m}`' for m in models)}; context none, "
+             f"acceptable, unacceptable, unrelated ({args.sentences_full} sentences, seed 0); "
+             "one run suite per family of suites, each followed by `syntaxgym-helm report "
+             "benchmark_output --suite RUN_SUITE`.", ""]
+    total = 0.0
+    for index, (name, label, conf_name) in enumerate(parts):
+        conf = ROOT / "run_specs" / conf_name
+        # The confs hold the default context_sentences; another count goes through a copy.
+        if args.sentences_full != 3:
+            conf = _with_count(conf, args.sentences_full, work)
+        run_suite = f"context_{name}"
+        result = helm_run(None, [conf], models, folder if index == 0 else None, env, run_suite,
+                          cwd=folder)
+        total += result["wall_s"]
+        print(f"robustness {name}: {result['wall_s']:.1f} s", flush=True)
+        subprocess.run([str(BIN / "syntaxgym-helm"), "report", "benchmark_output", "--suite",
+                        run_suite], cwd=folder, env=env, capture_output=True, text=True,
+                       check=True, timeout=3600)
+        summary = (folder / "benchmark_output" / "syntaxgym_report" / run_suite / "summary.md")
+        text = summary.read_text()
+        section = text[text.index("## Robustness to context"):].split("\n", 1)[1]
+        section = section.replace("\n### ", "\n#### ")
+        c = result["counts"]
+        lines += [f"**{label[0].upper() + label[1:]}** ({c['prompts']} prompts, {c['tokens']} "
+                  f"tokens, {c['positions']} positions computed; whole helm-run "
+                  f"**{result['wall_s']:.0f} s**, peak RSS {result['peak_rss_mb']:.0f} MB). "
+                  f"Command: `SYNTAXGYM_SUITES_DIR={args.suites_dir} {result['command']}`", "",
+                  section.strip(), ""]
+    lines.insert(1, f"Whole time of the two helm-runs: **{total:.0f} s**.")
     return _stamped("robustness", lines, args)
 
 

@@ -6,6 +6,7 @@ arithmetic. ``tests/harness/test_context_end_to_end.py`` makes real context runs
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,22 @@ def test_the_section_has_a_table_per_model_and_lists_unpaired_runs() -> None:
     assert "0.000 (-0.500 [" in text
     assert "mvrr, org/lonely [context=unrelated, 3 sentences, seed 0]: 1.000" in text
     assert robustness_markdown(runs[:1]) == ""  # no context run: no section
+
+
+def test_the_annotated_suite_names_the_runs_context(tmp_path: Path) -> None:
+    from syntaxgym_helm.core.item_evaluation import ConditionValues
+    from syntaxgym_helm.report.annotate import write_annotated
+
+    suite = load_suite(HU2020 / "number_prep.json")
+    item = suite.items[0]
+    conditions = tuple(ConditionValues(c.condition_name, tuple(r.content for r in c.regions),
+                                       tuple(r.region_number for r in c.regions),
+                                       tuple(1.0 for _ in c.regions)) for c in item.conditions)
+    score = ItemEvaluation(item.item_number, "sum", conditions,
+                           (PredictionOutcome(0, "f", True),), ())
+    run = RunRecord(run_dir=Path("."), run_name="r", run_suite="rs", model="org/model",
+                    suite_name="number_prep", suite=suite, scores=(score,),
+                    instance_ids=("item1",), prefix="", first_token="error", context=ACCEPTABLE)
+    path = write_annotated(run, tmp_path / "a.json")
+    extra = json.loads(path.read_text())["syntaxgym_helm"]
+    assert extra["context"] == {"kind": "acceptable", "sentences": 3, "seed": 0, "file": None}
