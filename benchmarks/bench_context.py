@@ -22,6 +22,9 @@ this script's markers; the rest of the file is kept):
 Not a test. Run from the project root, e.g.::
 
     python benchmarks/bench_context.py --parts cost,robustness --output BENCHMARKS.md
+
+``--families builtin`` runs the robustness part on the built-in suites only; ``--max-items 2``
+makes a quick trial of either part (helm-run's ``--max-eval-instances``).
 """
 
 from __future__ import annotations
@@ -64,7 +67,8 @@ def helm_run(entries: list[str] | None, confs: list[Path] | None, models: list[s
     if folder is not None:
         folder.mkdir(parents=True)
     folder = folder or cwd
-    command = [str(BIN / "helm-run"), "--suite", run_suite, "--max-eval-instances", "100000"]
+    command = [str(BIN / "helm-run"), "--suite", run_suite, "--max-eval-instances",
+               str(env.get("BENCH_CONTEXT_MAX_ITEMS", "100000"))]
     if entries:
         command += ["--run-entries", *entries]
     if confs:
@@ -116,7 +120,7 @@ def cost_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
               f"{grow('tokens'):.2f}x, the positions computed {grow('positions'):.2f}x, the "
               f"whole helm-run {last['wall_s'] / base['wall_s']:.2f}x.", "",
               f"Command (per length N): `helm-run --run-entries {example} ... (one run entry per "
-              f"suite) --suite costN --max-eval-instances 100000`", ""]
+              f"suite) --suite costN --max-eval-instances {args.max_items}`", ""]
     return _stamped("cost", lines, args)
 
 
@@ -132,6 +136,7 @@ def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -
              "one run suite per family of suites, each followed by `syntaxgym-helm report "
              "benchmark_output --suite RUN_SUITE`.", ""]
     total = 0.0
+    parts = [part for part in parts if part[0] in args.families]
     for index, (name, label, conf_name) in enumerate(parts):
         conf = ROOT / "run_specs" / conf_name
         # The confs hold the default context_sentences; another count goes through a copy.
@@ -155,7 +160,7 @@ def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -
                   f"**{result['wall_s']:.0f} s**, peak RSS {result['peak_rss_mb']:.0f} MB). "
                   f"Command: `SYNTAXGYM_SUITES_DIR={args.suites_dir} {result['command']}`", "",
                   section.strip(), ""]
-    lines.insert(1, f"Whole time of the two helm-runs: **{total:.0f} s**.")
+    lines.insert(1, f"Whole time of the helm-runs: **{total:.0f} s**.")
     return _stamped("robustness", lines, args)
 
 
@@ -211,13 +216,17 @@ def main() -> None:
     parser.add_argument("--sentences-full", type=int, default=3,
                         help="context_sentences of the robustness part")
     parser.add_argument("--suites-dir", type=Path, default=DEFAULT_SUITES_DIR)
+    parser.add_argument("--families", default="builtin,hu2020", type=lambda t: t.split(","),
+                        help="the robustness part's suites: builtin, hu2020 or both")
     parser.add_argument("--workdir", type=Path, help="default: a new temporary folder")
     parser.add_argument("--output", type=Path, help="BENCHMARKS.md: write the parts into it")
+    parser.add_argument("--max-items", type=int, default=100000,
+                        help="helm-run's --max-eval-instances (fewer: a quick trial)")
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="syntaxgym-bench-context-"))
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(args.suites_dir),
-           "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": str(ROOT), "BENCH_CONTEXT_MAX_ITEMS": str(args.max_items)}
     parts = {"cost": cost_part, "robustness": robustness_part}
     for part in args.parts.split(","):
         text = parts[part](args, work, env)
