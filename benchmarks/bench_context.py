@@ -64,20 +64,41 @@ def helm_run(entries: list[str] | None, confs: list[Path] | None, models: list[s
              cwd: Path | None = None) -> dict[str, Any]:
     """One helm-run in the fresh ``folder`` (or, with ``folder`` None, in ``cwd``, which an
     earlier run made), timed; its phases and engine counts."""
-    if folder is not None:
-        folder.mkdir(parents=True)
-    folder = folder or cwd
     command = [str(BIN / "helm-run"), "--suite", run_suite, "--max-eval-instances",
                str(env.get("BENCH_CONTEXT_MAX_ITEMS", "100000"))]
     if entries:
         command += ["--run-entries", *entries]
     if confs:
         command += ["--conf-paths", *map(str, confs), "--models-to-run", *models]
-    result = timed(command, folder, env, folder / f"helm-run-{run_suite}.log")
+    log_path = (folder or cwd) / f"helm-run-{run_suite}.log"
+    if env.get("BENCH_CONTEXT_REUSE") and log_path.is_file():
+        result = logged(log_path)  # a finished run of an earlier call: read, not run again
+    else:
+        if folder is not None:
+            folder.mkdir(parents=True)
+        result = timed(command, folder or cwd, env, log_path)
     result["phases"] = helm_phases(result["log"], result["started"], result["ended"])
     result["counts"] = engine_counts(result["log"])
     result["command"] = " ".join(["helm-run", *command[1:]])
     return result
+
+
+def logged(log_path: Path) -> dict[str, Any]:
+    """What :func:`bench_scoring.timed` returns, read back from a finished run's log (its
+    ``/usr/bin/time -v`` lines; the end is the log's modification time)."""
+    text = log_path.read_text()
+
+    def number(label: str) -> float:
+        return float(re.search(rf"{re.escape(label)}: ([0-9.:]+)", text).group(1).split(":")[-1])
+
+    clock = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([0-9:.]+)", text)
+    wall = sum(float(part) * 60 ** index
+               for index, part in enumerate(reversed(clock.group(1).split(":"))))
+    ended = log_path.stat().st_mtime
+    return {"wall_s": wall, "cpu_s": number("User time (seconds)")
+            + number("System time (seconds)"),
+            "peak_rss_mb": number("Maximum resident set size (kbytes)") / 1024, "log": text,
+            "started": ended - wall, "ended": ended}
 
 
 def cost_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
@@ -101,13 +122,14 @@ def cost_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
              "length; tokens: what the engine scored, the least a scorer without prefix "
              "sharing computes; positions: what it computed)", "",
              "| context_sentences | prompts | tokens | positions computed | positions / tokens "
-             "| forward passes | execution (s) | whole helm-run (s) | peak RSS (MB) |",
+             "| forward passes | helm-run CPU time (s) | whole helm-run, wall (s) | "
+             "peak RSS (MB) |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for count, result in rows:
         c = result["counts"]
         lines.append(f"| {count} | {c['prompts']} | {c['tokens']} | {c['positions']} | "
                      f"{c['positions'] / max(c['tokens'], 1):.2f} | {c['passes']} | "
-                     f"{result['phases']['execution']:.1f} | {result['wall_s']:.1f} | "
+                     f"{result['cpu_s']:.1f} | {result['wall_s']:.1f} | "
                      f"{result['peak_rss_mb']:.0f} |")
     last_count, last = rows[-1]
 
@@ -118,7 +140,9 @@ def cost_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
                f"model={model}")
     lines += ["", f"From {rows[0][0]} to {last_count} sentences the tokens grow "
               f"{grow('tokens'):.2f}x, the positions computed {grow('positions'):.2f}x, the "
-              f"whole helm-run {last['wall_s'] / base['wall_s']:.2f}x.", "",
+              f"helm-run's CPU time {last['cpu_s'] / base['cpu_s']:.2f}x (its wall time "
+              f"{last['wall_s'] / base['wall_s']:.2f}x: the machine is shared, so wall times "
+              "depend on what else runs; CPU time much less).", "",
               f"Command (per length N): `helm-run --run-entries {example} ... (one run entry per "
               f"suite) --suite costN --max-eval-instances {args.max_items}`", ""]
     return _stamped("cost", lines, args)
@@ -157,7 +181,8 @@ def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -
         c = result["counts"]
         lines += [f"**{label[0].upper() + label[1:]}** ({c['prompts']} prompts, {c['tokens']} "
                   f"tokens, {c['positions']} positions computed; whole helm-run "
-                  f"**{result['wall_s']:.0f} s**, peak RSS {result['peak_rss_mb']:.0f} MB). "
+                  f"**{result['wall_s']:.0f} s** wall, {result['cpu_s']:.0f} s CPU, peak RSS "
+                  f"{result['peak_rss_mb']:.0f} MB). "
                   f"Command: `SYNTAXGYM_SUITES_DIR={args.suites_dir} {result['command']}`", "",
                   section.strip(), ""]
     lines.insert(1, f"Whole time of the helm-runs: **{total:.0f} s**.")
@@ -220,13 +245,16 @@ def main() -> None:
                         help="the robustness part's suites: builtin, hu2020 or both")
     parser.add_argument("--workdir", type=Path, help="default: a new temporary folder")
     parser.add_argument("--output", type=Path, help="BENCHMARKS.md: write the parts into it")
+    parser.add_argument("--reuse", action="store_true",
+                        help="read the runs already in --workdir instead of running them again")
     parser.add_argument("--max-items", type=int, default=100000,
                         help="helm-run's --max-eval-instances (fewer: a quick trial)")
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="syntaxgym-bench-context-"))
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(args.suites_dir),
-           "PYTHONPATH": str(ROOT), "BENCH_CONTEXT_MAX_ITEMS": str(args.max_items)}
+           "PYTHONPATH": str(ROOT), "BENCH_CONTEXT_MAX_ITEMS": str(args.max_items),
+           **({"BENCH_CONTEXT_REUSE": "1"} if args.reuse else {})}
     parts = {"cost": cost_part, "robustness": robustness_part}
     for part in args.parts.split(","):
         text = parts[part](args, work, env)
