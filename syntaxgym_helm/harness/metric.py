@@ -38,9 +38,13 @@ from syntaxgym_helm.harness.stats import item_stat_values, metric_metadata, run_
 class SyntaxGymMetric(ReferenceMetric):
     """Region surprisals (bits) from echoed token logprobs, and the suite's predictions over them."""
 
-    def __init__(self, first_token: str = "error", prefix: str = "auto") -> None:
+    def __init__(self, first_token: str = "error", prefix: str = "auto", context: str = "none",
+                 context_sentences: int = 0, context_seed: int = 0) -> None:
         self.first_token = check_first_token_policy(first_token)
         self.prefix = prefix  # the run entry's prefix argument, as given (the prompt shows it)
+        # The run's context, recorded for readers of run_spec.json: scoring needs nothing of it,
+        # since the prompt minus the sentence (prefix and context) is never scored.
+        self.context = (context, int(context_sentences), int(context_seed))
 
     def evaluate(self, scenario_state: ScenarioState, metric_service: MetricService,
                  eval_cache_path: str, parallelism: int) -> MetricResult:

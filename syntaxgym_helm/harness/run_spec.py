@@ -13,7 +13,13 @@ Arguments (all optional but ``suite``):
   nothing; any other text is used as given, e.g. ``prefix=<|endoftext|>``;
 - ``first_token``: ``error`` (default) or ``exclude``: what to do when the sentence's first token
   comes back without context anyway (see :mod:`syntaxgym_helm.core.item_evaluation`);
-- ``suites_dir``: a local folder with ``<name>.json`` suite files that stands in for the download.
+- ``suites_dir``: a local folder with ``<name>.json`` suite files that stands in for the download;
+- ``context``: ``none`` (default), ``acceptable``, ``unacceptable``, ``unrelated`` or the path of a
+  text file: sentences put before every condition of an item (:mod:`syntaxgym_helm.core.context`),
+  ``context_sentences`` of them (default 3), drawn with ``context_seed`` (default 0). A run with a
+  context is named after it, records it in its scenario and metric arguments, and belongs to the
+  run groups ``syntaxgym_context_<kind>`` and ``syntaxgym_<suite>_context_<kind>`` instead of
+  ``syntaxgym`` and ``syntaxgym_<suite>``, so the leaderboard shows it in tables of its own.
 """
 
 from __future__ import annotations
@@ -35,6 +41,14 @@ from helm.benchmark.scenarios.scenario import ScenarioSpec
 from helm.benchmark.tokenizer_config_registry import get_tokenizer_config
 
 from syntaxgym_helm.clients.class_paths import LOCAL_CLIENTS
+from syntaxgym_helm.core.context import (
+    DEFAULT_SEED,
+    DEFAULT_SENTENCES,
+    NONE,
+    ContextError,
+    ContextSpec,
+    parse_context,
+)
 from syntaxgym_helm.core.item_evaluation import check_first_token_policy
 
 NO_PREFIX = "none"
@@ -73,6 +87,9 @@ def get_syntaxgym_spec(
     prefix: str = AUTO_PREFIX,
     first_token: str = "error",
     suites_dir: str | None = None,
+    context: str = NONE,
+    context_sentences: str = str(DEFAULT_SENTENCES),
+    context_seed: str = str(DEFAULT_SEED),
 ) -> RunSpec:
     if not suite.strip():
         raise RunSpecError("syntaxgym needs a suite: syntaxgym:suite=NAME_OR_PATH_OR_URL,model=...")
@@ -80,21 +97,40 @@ def get_syntaxgym_spec(
         check_first_token_policy(first_token)
     except ValueError as error:
         raise RunSpecError(f"syntaxgym: {error}") from None
+    try:
+        context_spec = parse_context(context, context_sentences, context_seed)
+    except ContextError as error:
+        raise RunSpecError(f"syntaxgym: {error}") from None
     prefix_text = "" if prefix in (NO_PREFIX, AUTO_PREFIX) else prefix
     if prefix_text.strip() != prefix_text:
         raise RunSpecError(f"syntaxgym: prefix={prefix!r} must not begin or end with spaces")
-    scenario_args: dict[str, str] = {"suite": suite}
+    scenario_args: dict[str, str | int] = {"suite": suite}
     if suites_dir:
         scenario_args["suites_dir"] = suites_dir
-    suite_label = suite_group_name(suite)
+    metric_args: dict[str, str | int] = {"first_token": first_token, "prefix": prefix}
+    context_args = context_arguments(context_spec)
+    scenario_args.update(context_args)
+    metric_args.update({k: v for k, v in context_args.items() if k != "context_sha256"})
     return RunSpec(
-        name=_run_name(suite, prefix, first_token),
+        name=_run_name(suite, prefix, first_token, context_spec),
         scenario_spec=ScenarioSpec(class_name=SCENARIO_CLASS, args=scenario_args),
         adapter_spec=syntaxgym_adapter_spec(prefix_text),
-        metric_specs=[MetricSpec(class_name=METRIC_CLASS,
-                                 args={"first_token": first_token, "prefix": prefix})],
-        groups=["syntaxgym", suite_label],
+        metric_specs=[MetricSpec(class_name=METRIC_CLASS, args=metric_args)],
+        groups=run_groups(suite, context_spec),
     )
+
+
+def context_arguments(spec: ContextSpec) -> dict[str, str | int]:
+    """The scenario arguments that record a context (none for no context, so a run without one
+    has the run spec it had before contexts existed)."""
+    if not spec.active:
+        return {}
+    args: dict[str, str | int] = {"context": spec.path or spec.kind,
+                                  "context_sentences": spec.sentences,
+                                  "context_seed": spec.seed}
+    if spec.sha256:
+        args["context_sha256"] = spec.sha256
+    return args
 
 
 def suite_group_name(suite: str) -> str:
@@ -104,12 +140,32 @@ def suite_group_name(suite: str) -> str:
     return f"syntaxgym_{stem}"
 
 
-def _run_name(suite: str, prefix: str, first_token: str) -> str:
+def context_group_name(label: str) -> str:
+    """The run group of every run with one kind of context: ``syntaxgym_context_<kind>``."""
+    return f"syntaxgym_context_{label}"
+
+
+def suite_context_group_name(suite: str, label: str) -> str:
+    """The run group of a suite's runs with one kind of context."""
+    return f"{suite_group_name(suite)}_context_{label}"
+
+
+def run_groups(suite: str, context: ContextSpec) -> list[str]:
+    if not context.active:
+        return ["syntaxgym", suite_group_name(suite)]
+    return [context_group_name(context.label), suite_context_group_name(suite, context.label)]
+
+
+def _run_name(suite: str, prefix: str, first_token: str, context: ContextSpec) -> str:
     parts = [f"suite={suite}"]
     if prefix != AUTO_PREFIX:
         parts.append(f"prefix={prefix}")
     if first_token != "error":
         parts.append(f"first_token={first_token}")
+    if context.active:
+        # A file is named by its label, not its path: HELM makes the run name a folder name.
+        parts += [f"context={context.label}", f"context_sentences={context.sentences}",
+                  f"context_seed={context.seed}"]
     return "syntaxgym:" + ",".join(parts)
 
 

@@ -10,6 +10,11 @@ suite, so scoring never re-reads the suite from disk. It travels as compact JSON
 ``dataclasses.asdict``, which deep-copies a dict once per condition, and on the 34 Hu et al. suites
 that copying was 60% of the time spent writing ``scenario_state.json``; a string is not copied.
 :func:`read_item_payload` also reads runs written with the dict.
+
+With a context (``context=`` of the run entry; :mod:`syntaxgym_helm.core.context`), the item's
+context text, which ends in a space, is ``Instance.input``: the adapter writes the input, then the
+reference, so every condition's prompt is ``prefix + context + sentence`` and the metric, which
+scores only what follows ``prompt`` minus the sentence, never scores the context.
 """
 
 from __future__ import annotations
@@ -29,6 +34,13 @@ from helm.benchmark.scenarios.scenario import (
 )
 
 from syntaxgym_helm.clients.registration import register_with_helm
+from syntaxgym_helm.core.context import (
+    DEFAULT_SEED,
+    DEFAULT_SENTENCES,
+    NONE,
+    item_contexts,
+    spec_from_args,
+)
 from syntaxgym_helm.core.registry import load_named_suite
 from syntaxgym_helm.core.suite import Item, Suite
 from syntaxgym_helm.harness.stats import ACCURACY
@@ -78,32 +90,38 @@ class SyntaxGymScenario(Scenario):
     )
     tags = ["syntax", "language_modeling", "minimal_pairs"]
 
-    def __init__(self, suite: str, suites_dir: str | None = None) -> None:
+    def __init__(self, suite: str, suites_dir: str | None = None, context: str = NONE,
+                 context_sentences: int = DEFAULT_SENTENCES, context_seed: int = DEFAULT_SEED,
+                 context_sha256: str = "") -> None:
         super().__init__()
         self.suite_spec = suite
         self.suites_dir = suites_dir
+        self.context = spec_from_args({"context": context, "context_sentences": context_sentences,
+                                       "context_seed": context_seed,
+                                       "context_sha256": context_sha256})
 
     def load(self, cache_path: str) -> Suite:
         return load_named_suite(self.suite_spec, cache_path, self.suites_dir)
 
     def get_instances(self, output_path: str) -> List[Instance]:
         suite = self.load(output_path)
+        contexts = item_contexts(suite, self.context)
         data = suite.to_json_dict()
         items_json = data.pop("items")
         return [
-            self._instance(item, {**data, "items": [item_json]})
+            self._instance(item, {**data, "items": [item_json]}, contexts[item.item_number])
             for item, item_json in zip(suite.items, items_json)
         ]
 
     @staticmethod
-    def _instance(item: Item, one_item_suite: dict[str, Any]) -> Instance:
+    def _instance(item: Item, one_item_suite: dict[str, Any], context: str = "") -> Instance:
         references = [
             Reference(Output(text=condition.sentence),
                       tags=[condition_tag(condition.condition_name)])
             for condition in item.conditions
         ]
         return Instance(
-            input=Input(text=""),
+            input=Input(text=context),
             references=references,
             split=TEST_SPLIT,
             id=f"item{item.item_number}",

@@ -19,6 +19,12 @@ The number of items scored (``syntaxgym_scored_items``, a per-run stat whose val
 has a metric group of its own: in a suite's table it is the column after the accuracy; a parent
 table (SG score, circuit, ...) shows it as a second table, one column per suite, with no mean and
 no win rate. Runs written before the stat existed have no such column.
+
+Runs with a context (``context=`` of the run entry) belong to run groups of their own (see
+:mod:`syntaxgym_helm.harness.run_spec`): per kind of context a table of its suites
+(``syntaxgym_context_<kind>``, "Mean score" their mean accuracy) and a table per suite and kind.
+The tables above hold only runs without a context, so adding context runs to a run suite leaves
+them as they were.
 """
 
 from __future__ import annotations
@@ -30,9 +36,14 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from syntaxgym_helm.core.blimp.paper import blimp_groups
+from syntaxgym_helm.core.context import NONE, spec_from_args
 from syntaxgym_helm.core.blimp.sources import paradigm_of_suite
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, builtin_suites, sg_score_suites
-from syntaxgym_helm.harness.run_spec import suite_group_name
+from syntaxgym_helm.harness.run_spec import (
+    context_group_name,
+    suite_context_group_name,
+    suite_group_name,
+)
 from syntaxgym_helm.harness.scenario import MAIN_METRIC
 from syntaxgym_helm.harness.stats import (
     DEFAULT_DESCRIBED_PREDICTIONS,
@@ -50,6 +61,7 @@ _TAXONOMY = {"task": "targeted syntactic evaluation", "what": "constructed minim
              "who": "linguists", "when": "2020", "language": "English"}
 CITATION = "[(Hu et al., 2020)](https://aclanthology.org/2020.acl-main.158/)"
 BLIMP_CITATION = "[(Warstadt et al., 2020)](https://doi.org/10.1162/tacl_a_00321)"
+CONTEXT_CATEGORY = "SyntaxGym with context"
 
 
 @dataclass(frozen=True)
@@ -60,10 +72,17 @@ class SuiteColumn:
     description: str
     predictions: int | None  # how many predictions (so which stats it has); None: not known
     scored_items: bool = True  # its runs have the count of items scored (older runs do not)
+    context: str = NONE  # the kind of context of its runs (ContextSpec.label)
 
     @property
     def group(self) -> str:
-        return suite_group_name(self.name)
+        if self.context == NONE:
+            return suite_group_name(self.name)
+        return suite_context_group_name(self.name, self.context)
+
+    @property
+    def display_name(self) -> str:
+        return self.name if self.context == NONE else f"{self.name} (context: {self.context})"
 
     @property
     def is_blimp(self) -> bool:
@@ -119,8 +138,9 @@ def registry_suites() -> list[SuiteColumn]:
 
 def run_suites(run_suite_dir: Path) -> list[SuiteColumn]:
     """The suites run in ``benchmark_output/runs/NAME``, their prediction counts read from the
-    stats of their runs (every model's), in registry order, then the others by name."""
-    stat_names: dict[str, set[str]] = {}
+    stats of their runs (every model's), in registry order, then the others by name; a suite run
+    with a context is a column of its own per kind of context, after those without."""
+    stat_names: dict[tuple[str, str], set[str]] = {}
     sources: dict[str, str] = {}
     for spec_path in sorted(Path(run_suite_dir).glob("*/run_spec.json")):
         spec = json.loads(spec_path.read_text())
@@ -129,20 +149,25 @@ def run_suites(run_suite_dir: Path) -> list[SuiteColumn]:
         stats_path = spec_path.parent / "stats.json"
         if not stats_path.is_file():
             continue  # an unfinished run: helm-summarize skips it too
-        source = spec["scenario_spec"]["args"]["suite"]
+        args = spec["scenario_spec"]["args"]
+        source = args["suite"]
         name = suite_group_name(source).removeprefix("syntaxgym_")
         sources.setdefault(name, source)
-        stat_names.setdefault(name, set()).update(
+        key = (name, spec_from_args(args).label)
+        stat_names.setdefault(key, set()).update(
             stat["name"]["name"] for stat in json.loads(stats_path.read_text()))
     if not stat_names:
         raise FileNotFoundError(f"{run_suite_dir} holds no finished SyntaxGym run (run_spec.json "
                                 "and stats.json of a syntaxgym run): run helm-run first")
     known = [s.name for s in registry_suites()]
-    ordered = [n for n in known if n in stat_names] + sorted(set(stat_names) - set(known))
+    names = {name for name, _ in stat_names}
+    ordered = [n for n in known if n in names] + sorted(names - set(known))
+    contexts = sorted({context for _, context in stat_names}, key=lambda c: (c != NONE, c))
     return [SuiteColumn(name, _registered_description(name) if name in known
                         else f"SyntaxGym suite {name} ({sources[name]}).",
-                        _prediction_count(stat_names[name]), SCORED_ITEMS in stat_names[name])
-            for name in ordered]
+                        _prediction_count(stat_names[name, context]),
+                        SCORED_ITEMS in stat_names[name, context], context)
+            for context in contexts for name in ordered if (name, context) in stat_names]
 
 
 def _prediction_count(names: set[str]) -> int | None:
@@ -154,7 +179,8 @@ def _prediction_count(names: set[str]) -> int | None:
 
 def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
     """The HELM schema showing ``suites`` as a plain dict (write it as YAML)."""
-    present = {suite.name for suite in suites}
+    plain = [suite for suite in suites if suite.context == NONE]
+    present = {suite.name for suite in plain}
     sg = [s for s in sg_score_suites() if s in present]
     builtins = [s for s in builtin_suites() if s in present]
     blimp = blimp_groups()
@@ -185,11 +211,21 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
           for phenomenon, members in blimp.by_phenomenon.items()],
         ("syntaxgym", "SyntaxGym (all suites)",
          "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020), the built-in suites, "
-         "BLiMP's paradigms and any other.", [s.name for s in suites]),
+         "BLiMP's paradigms and any other.", [s.name for s in plain]),
     ]
-    groups = [_parent(name, display, description, members, hidden)
+    groups = [_parent(name, display, description,
+                      [suite_group_name(s) for s in members], hidden)
               for name, display, description, members in parents if members]
-    groups += [_suite_group(suite) for suite in suites]
+    groups += [_suite_group(suite) for suite in plain]
+    for context in dict.fromkeys(s.context for s in suites if s.context != NONE):
+        members = [s for s in suites if s.context == context]
+        groups.append(_parent(
+            context_group_name(context), f"Context: {context}",
+            f"Runs with context={context}: sentences put before every condition of each item "
+            "(see docs/context.md); the Mean score column is the mean accuracy over the suites "
+            "run. Compare with the same suites' tables without a context.",
+            [s.group for s in members], hidden, CONTEXT_CATEGORY))
+        groups += [_suite_group(suite) for suite in members]
     most = max([s.predictions or 0 for s in suites] + [DEFAULT_DESCRIBED_PREDICTIONS])
     metrics = [{key: value for key, value in (
         ("name", m.name), ("display_name", m.display_name),
@@ -227,18 +263,19 @@ def _details_groups(suites: Iterable[SuiteColumn]) -> list[dict[str, Any]]:
     return [groups[name] for name in sorted(groups)]
 
 
-def _parent(name: str, display_name: str, description: str, members: Iterable[str],
-            hidden: list[str]) -> dict[str, Any]:
+def _parent(name: str, display_name: str, description: str, subgroups: Iterable[str],
+            hidden: list[str], category: str = "SyntaxGym") -> dict[str, Any]:
     # No metric groups of its own: HELM then builds the table from the subgroups' metric groups
     # (the details hidden: one accuracy column per suite) and gives the parent no column.
     return {"name": name, "display_name": display_name, "description": description,
-            "category": "SyntaxGym", "subgroups": [suite_group_name(s) for s in members],
+            "category": category, "subgroups": list(subgroups),
             "subgroup_metric_groups_hidden": list(hidden)}
 
 
 def _suite_group(suite: SuiteColumn) -> dict[str, Any]:
-    return {"name": suite.group, "display_name": suite.name, "description": suite.description,
-            "category": "SyntaxGym suites",
+    return {"name": suite.group, "display_name": suite.display_name,
+            "description": suite.description,
+            "category": "SyntaxGym suites" if suite.context == NONE else CONTEXT_CATEGORY,
             "metric_groups": [MAIN_GROUP, *([ITEMS_GROUP] if suite.scored_items else []),
                               suite.details_group],
             "environment": {"main_name": suite.main_metric, "main_split": "test"},

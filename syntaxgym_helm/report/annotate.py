@@ -6,9 +6,9 @@ surprisal (bits) aggregated with each metric (``sum mean median range max min``)
 writes exactly that structure, and keeps everything it adds under one key, ``syntaxgym_helm``, at
 three levels, so a reader of syntaxgym-core output finds what it expects and can ignore the rest:
 
-- top level: the run (model, HELM run and run suite, scoring settings), the suite's predictions,
-  the metric they were evaluated with, and the run's accuracies (``accuracy_interval``: its 95%
-  Wilson interval, ``low``/``high`` null when no item was scored);
+- top level: the run (model, HELM run and run suite, scoring settings, its context or null), the
+  suite's predictions, the metric they were evaluated with, and the run's accuracies
+  (``accuracy_interval``: its 95% Wilson interval, ``low``/``high`` null when no item was scored);
 - each item: its HELM instance id, whether it was scorable (and why not), whether it passed, and
   each prediction's outcome (``holds`` true, false, or null when it could not be evaluated);
 - each condition: its tokens as the model returned them, the region each counts for (null: not
@@ -67,6 +67,9 @@ def annotated_suite(run: RunRecord) -> dict[str, Any]:
             "suite": run.suite_name,
             "prefix": run.prefix,
             "first_token": run.first_token,
+            "context": {"kind": run.context.label, "sentences": run.context.sentences,
+                        "seed": run.context.seed, "file": run.context.path or None}
+            if run.context.active else None,
             "surprisal_unit": SURPRISAL_UNIT,
             "prediction_metric": run.suite.meta.main_metric,
             "predictions": suite_json["predictions"],

@@ -3,12 +3,15 @@
 Layout under the output folder (default ``benchmark_output/syntaxgym_report``, which
 ``helm-server`` also serves under ``/benchmark_output/syntaxgym_report/``)::
 
-    <run suite>/summary.md                      accuracy per suite, circuit and SG score by model;
+    <run suite>/summary.md                      accuracy per suite, circuit and SG score by model
+                                                (runs without context), then robustness to context;
                                                 for BLiMP runs, per paradigm, phenomenon and overall
                                                 beside Warstadt et al. (2020)
     <run suite>/blimp_regions.png, .csv         BLiMP runs only: where the pairs differ and which
                                                 region each model's preference comes from
     <run suite>/accuracy.csv                    every accuracy of the summary with its 95% interval
+    <run suite>/robustness.csv                  accuracy per model, suite and context, the change
+                                                from no context and its interval (context runs)
     <run suite>/predictions.csv                 every model, suite, item and prediction
     <run suite>/regions.csv                     every model, suite, item, condition and region
     <run suite>/<suite>/surprisal_profile.png   mean region surprisal, one panel per model
@@ -30,6 +33,7 @@ from syntaxgym_helm.report.blimp_plots import plot_blimp_regions
 from syntaxgym_helm.report.blimp_regions import RegionAnalysisRow, analyse
 from syntaxgym_helm.report.blimp_summary import blimp_summary_markdown, split_blimp
 from syntaxgym_helm.report.plots import plot_suite
+from syntaxgym_helm.report.robustness import RobustnessRow, robustness_markdown, robustness_rows
 from syntaxgym_helm.report.runs import RunRecord
 from syntaxgym_helm.report.summary import summary_markdown
 from syntaxgym_helm.report.tables import (
@@ -72,8 +76,12 @@ def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
     text = summary_text(runs)
     files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
     files.summary.write_text(text, encoding="utf-8")
-    files.tables.append(write_csv(accuracy_rows(runs), folder / "accuracy.csv", AccuracyRow))
-    blimp_rows = analyse(runs)
+    files.tables.append(write_csv(accuracy_rows(_without_context(runs)), folder / "accuracy.csv",
+                                  AccuracyRow))
+    if any(run.context.active for run in runs):
+        files.tables.append(write_csv(robustness_rows(runs), folder / "robustness.csv",
+                                      RobustnessRow))
+    blimp_rows = analyse(_without_context(runs))
     if blimp_rows:
         files.tables.append(write_csv(blimp_rows, folder / f"{BLIMP_REGIONS_NAME}.csv",
                                       RegionAnalysisRow))
@@ -98,13 +106,23 @@ def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
     return files
 
 
+def _without_context(runs: Sequence[RunRecord]) -> list[RunRecord]:
+    """The runs without a context (all runs if every one has a context): the accuracy tables
+    hold these; context runs are compared with them in the robustness section."""
+    return [run for run in runs if not run.context.active] or list(runs)
+
+
 def summary_text(runs: Sequence[RunRecord]) -> str:
-    """summary.md: the SyntaxGym summary of the runs that are not BLiMP's, then (where BLiMP
-    runs are present) the BLiMP summary, whose accuracy and published figures differ."""
-    blimp, others = split_blimp(runs)
+    """summary.md: the SyntaxGym summary of the runs without context that are not BLiMP's, then
+    (where BLiMP runs are present) the BLiMP summary, whose accuracy and published figures differ,
+    then (where context runs are present) robustness to context."""
+    blimp, others = split_blimp(_without_context(runs))
     parts = [summary_markdown(others)] if others else []
     if blimp:
         parts.append(blimp_summary_markdown(blimp))
+    robustness = robustness_markdown(runs)
+    if robustness:
+        parts.append(robustness)
     return "\n".join(parts)
 
 

@@ -22,6 +22,7 @@ import dacite
 from syntaxgym_helm.harness.metric import evaluate_request_states  # noqa: I001
 from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
 from syntaxgym_helm.harness.run_spec import suite_group_name
+from syntaxgym_helm.core.context import ContextSpec, spec_from_args
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
 from syntaxgym_helm.core.suite import Suite
 
@@ -47,6 +48,7 @@ class RunRecord:
     prefix: str  # text put before each sentence (``adapter_spec.global_prefix``)
     first_token: str  # the metric's first-token policy
     label: str = ""  # how reports name the run among others: the model, plus settings if needed
+    context: ContextSpec = ContextSpec()  # what was put before each item (none: nothing)
 
     @property
     def weights(self) -> str:
@@ -134,6 +136,7 @@ def load_run(run_dir: Path) -> RunRecord:
         instance_ids=tuple(instance_id for _, instance_id, _ in scored),
         prefix=state.adapter_spec.global_prefix,
         first_token=first_token,
+        context=spec_from_args(spec["scenario_spec"]["args"]),
     )
 
 
@@ -174,7 +177,8 @@ def load_runs(run_dirs: Iterable[Path], progress: bool = True) -> list[RunRecord
 
 def assign_labels(runs: Sequence[RunRecord]) -> list[RunRecord]:
     """Name each run by its model, adding its settings (and run suite) where that alone is
-    ambiguous: the same model run on the same suite under two settings gets two columns."""
+    ambiguous: the same model run on the same suite under two settings gets two columns. A run
+    with a context always says which (``[context=unrelated, 3 sentences, seed 0]``)."""
     def clashes(group: Callable[[RunRecord], tuple], key: Callable[[RunRecord], Hashable]
                 ) -> set[str]:
         """Models (the second part of a group) with runs in one group that differ in key."""
@@ -184,13 +188,15 @@ def assign_labels(runs: Sequence[RunRecord]) -> list[RunRecord]:
         return {g[1] for g, values in seen.items() if len(values) > 1}
 
     by_settings = clashes(lambda run: (run.suite_name, run.model), lambda run: run.settings)
-    by_run_suite = clashes(lambda run: (run.suite_name, run.model, run.settings),
+    by_run_suite = clashes(lambda run: (run.suite_name, run.model, run.settings, run.context),
                            lambda run: run.run_suite)
     labelled = []
     for run in runs:
         label = run.model
         if run.model in by_settings:
             label += f" [{run.settings}]"
+        if run.context.active:
+            label += f" [context={run.context.describe()}]"
         if run.model in by_run_suite:
             label += f" ({run.run_suite})"
         labelled.append(replace(run, label=label))

@@ -537,3 +537,20 @@ def test_alignment_error_is_a_syntaxgym_error() -> None:
     assert AlignmentError is errors.AlignmentError  # the package re-exports the one class
     with pytest.raises(errors.SyntaxGymError):
         align(REGIONS, ["nothing"])
+
+
+def test_a_context_of_several_sentences_before_the_sentence_is_never_scored() -> None:
+    """context= puts sentences and a space before the item (prefix + context + sentence): the
+    token that carries that space into the first word counts for region 1, in GPT-2-style and
+    SentencePiece forms; a token joining the context's last word to the first region is an error
+    (region 1 would lose text)."""
+    context = "The cats near the dog sleep. No author has ever won. "
+    regions = [(1, "The key"), (2, "is"), (3, "here")]
+    gpt2 = ["The", "Ġcats", "Ġnear", "Ġthe", "Ġdog", "Ġsleep", ".", "ĠNo", "Ġauthor", "Ġhas",
+            "Ġever", "Ġwon", ".", "ĠThe", "Ġkey", "Ġis", "Ġhere"]
+    assert align_tokens(regions, gpt2, prefix=context) == [None] * 13 + [1, 1, 2, 3]
+    pieces = ["<bos>", "▁The", "▁cats", "▁near", "▁the", "▁dog", "▁sleep", ".", "▁No",
+              "▁author", "▁has", "▁ever", "▁won", ".", "▁The", "▁key", "▁is", "▁here"]
+    assert align_tokens(regions, pieces, prefix=context) == [None] * 14 + [1, 1, 2, 3]
+    joined = gpt2[:12] + [". The"] + gpt2[14:]
+    assert "runs from the prefix into the sentence" in failure(regions, joined, prefix=context)

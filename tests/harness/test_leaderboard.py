@@ -57,6 +57,12 @@ def test_run_entry_files_name_every_suite() -> None:
     sg = (ROOT / "run_specs" / "syntaxgym_sg_score.conf").read_text()
     assert hu2020.count("syntaxgym:suite=") == 34 and sg.count("syntaxgym:suite=") == 31
     assert "suite=nn-nv-rpl," in hu2020 and "suite=nn-nv-rpl," not in sg
+    # The context files: every suite under every kind of context, none (the baseline) included.
+    context = (ROOT / "run_specs" / "syntaxgym_context_hu2020.conf").read_text()
+    assert context.count("syntaxgym:suite=") == 4 * 34
+    for kind in ("acceptable", "unacceptable", "unrelated"):
+        assert context.count(f",context={kind},") == 34
+    assert context.count("suite=mvrr,model=") == 1
 
 
 def test_the_schema_describes_stats_with_the_metrics_own_metadata() -> None:
@@ -104,6 +110,38 @@ def test_a_run_suites_schema_shows_only_what_was_run(tmp_path: Path) -> None:
     main, details_name = groups["syntaxgym_number_prep"].metric_groups
     details = {g.name: g for g in parsed.metric_groups}[details_name]
     assert [m.name for m in details.metrics] == ["syntaxgym_unscorable"]  # one prediction
+
+
+def test_context_runs_get_tables_of_their_own_and_leave_the_others_unchanged(
+        tmp_path: Path) -> None:
+    """The saved run, and a copy recorded as a context run (the run spec a context run entry
+    makes), in one run suite: the schema's no-context part is what it is for the saved run
+    alone."""
+    from syntaxgym_helm.harness.run_spec import get_syntaxgym_spec
+
+    alone = read_schema(str(write_config(OLD_OUTPUT, "old_layout", folder=tmp_path / "alone",
+                                         local_path=tmp_path / "none").schema))
+    output = tmp_path / "benchmark_output"
+    shutil.copytree(OLD_OUTPUT, output)
+    (run,) = (output / "runs" / "old_layout").iterdir()
+    context_spec = get_syntaxgym_spec(suite="number_prep", context="unrelated")
+    copy = run.parent / context_spec.name
+    shutil.copytree(run, copy)
+    spec = json.loads((copy / "run_spec.json").read_text())
+    spec.update(name=context_spec.name, groups=context_spec.groups)
+    spec["scenario_spec"]["args"] = context_spec.scenario_spec.args
+    (copy / "run_spec.json").write_text(json.dumps(spec))
+    written = write_config(output, "old_layout", folder=tmp_path / "both",
+                           local_path=tmp_path / "none")
+    both = read_schema(str(written.schema))
+    groups = {group.name: group for group in both.run_groups}
+    assert groups["syntaxgym_context_unrelated"].subgroups == [
+        "syntaxgym_number_prep_context_unrelated"]
+    suite_group = groups["syntaxgym_number_prep_context_unrelated"]
+    assert suite_group.display_name == "number_prep (context: unrelated)"
+    assert suite_group.environment["main_name"] == "syntaxgym_accuracy"
+    plain = [g for g in both.run_groups if "context" not in g.name]
+    assert plain == alone.run_groups
 
 
 def test_model_metadata_names_the_embedded_models_and_keeps_the_users(tmp_path: Path) -> None:

