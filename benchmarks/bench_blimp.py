@@ -117,7 +117,9 @@ def section(workdir: Path, model: str) -> str:
         "Accuracy: the share of pairs whose acceptable sentence has the lower total surprisal "
         "(BLiMP's own method; our first prediction `(*;%good%) < (*;%bad%)`: token log "
         "probabilities summed after the beginning-of-text token, no length normalisation). "
-        "The paper's columns are its published figures.", "",
+        "The paper's columns are the per-paradigm figures of BLiMP's repository "
+        "(`models_summary.jsonl`, corrected after publication: the repository's errata of 16 August "
+        "2021; the TACL tables differ in places) and its human agreement.", "",
     ]
     if missing:
         lines += [f"Not in this run: {', '.join(missing)}.", ""]
