@@ -139,13 +139,16 @@ def cost_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
     example = (f"syntaxgym:suite={suites[0]},context={args.kind},context_sentences=N,"
                f"model={model}")
     lines += ["", f"From {rows[0][0]} to {last_count} sentences the tokens grow "
-              f"{grow('tokens'):.2f}x, the positions computed {grow('positions'):.2f}x, the "
+              f"{grow('tokens'):.2f}x, the positions computed {grow('positions'):.2f}x: the "
+              f"context adds {last['counts']['tokens'] - base['counts']['tokens']} tokens but "
+              f"only {last['counts']['positions'] - base['counts']['positions']} positions "
+              "(the conditions of an item share it); the "
               f"helm-run's CPU time {last['cpu_s'] / base['cpu_s']:.2f}x (its wall time "
               f"{last['wall_s'] / base['wall_s']:.2f}x: the machine is shared, so wall times "
               "depend on what else runs; CPU time much less).", "",
               f"Command (per length N): `helm-run --run-entries {example} ... (one run entry per "
               f"suite) --suite costN --max-eval-instances {args.max_items}`", ""]
-    return _stamped("cost", lines, args)
+    return _stamped("cost", lines, args, dt.datetime.fromtimestamp(last["ended"]))
 
 
 def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
@@ -186,7 +189,7 @@ def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -
                   f"Command: `SYNTAXGYM_SUITES_DIR={args.suites_dir} {result['command']}`", "",
                   section.strip(), ""]
     lines.insert(1, f"Whole time of the helm-runs: **{total:.0f} s**.")
-    return _stamped("robustness", lines, args)
+    return _stamped("robustness", lines, args, dt.datetime.fromtimestamp(result["ended"]))
 
 
 def _with_count(conf: Path, count: int, work: Path) -> Path:
@@ -197,11 +200,11 @@ def _with_count(conf: Path, count: int, work: Path) -> Path:
     return copy
 
 
-def _stamped(part: str, lines: list[str], args: argparse.Namespace) -> str:
+def _stamped(part: str, lines: list[str], args: argparse.Namespace, when: dt.datetime) -> str:
     load = os.getloadavg()
     machine = (f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
                f", load average {load[0]:.1f} at the end (the CPU is shared)")
-    return "\n".join([*lines, f"_Measured {dt.datetime.now():%Y-%m-%d %H:%M} on {machine} by "
+    return "\n".join([*lines, f"_Measured (last run ended {when:%Y-%m-%d %H:%M}) on {machine} by "
                       f"`python benchmarks/bench_context.py --parts {part}` ({part})._", ""])
 
 
