@@ -75,7 +75,7 @@ def helm_run(entries: list[str] | None, confs: list[Path] | None, models: list[s
         result = logged(log_path)  # a finished run of an earlier call: read, not run again
     else:
         if folder is not None:
-            folder.mkdir(parents=True)
+            folder.mkdir(parents=True, exist_ok=True)
         result = timed(command, folder or cwd, env, log_path)
     result["phases"] = helm_phases(result["log"], result["started"], result["ended"])
     result["counts"] = engine_counts(result["log"])
@@ -139,13 +139,16 @@ def cost_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
     example = (f"syntaxgym:suite={suites[0]},context={args.kind},context_sentences=N,"
                f"model={model}")
     lines += ["", f"From {rows[0][0]} to {last_count} sentences the tokens grow "
-              f"{grow('tokens'):.2f}x, the positions computed {grow('positions'):.2f}x, the "
+              f"{grow('tokens'):.2f}x, the positions computed {grow('positions'):.2f}x: the "
+              f"context adds {last['counts']['tokens'] - base['counts']['tokens']} tokens but "
+              f"only {last['counts']['positions'] - base['counts']['positions']} positions "
+              "(the conditions of an item share it); the "
               f"helm-run's CPU time {last['cpu_s'] / base['cpu_s']:.2f}x (its wall time "
               f"{last['wall_s'] / base['wall_s']:.2f}x: the machine is shared, so wall times "
               "depend on what else runs; CPU time much less).", "",
               f"Command (per length N): `helm-run --run-entries {example} ... (one run entry per "
               f"suite) --suite costN --max-eval-instances {args.max_items}`", ""]
-    return _stamped("cost", lines, args)
+    return _stamped("cost", lines, args, dt.datetime.fromtimestamp(last["ended"]))
 
 
 def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
@@ -155,10 +158,9 @@ def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -
     folder = work / "robustness"
     parts = [("builtin", "the 11 built-in suites", "syntaxgym_context.conf"),
              ("hu2020", "the 34 Hu et al. (2020) suites", "syntaxgym_context_hu2020.conf")]
-    lines = [f"**Robustness run**: {', '.join(f'`{m}`' for m in models)}; context none, "
-             f"acceptable, unacceptable, unrelated ({args.sentences_full} sentences, seed 0); "
-             "one run suite per family of suites, each followed by `syntaxgym-helm report "
-             "benchmark_output --suite RUN_SUITE`.", ""]
+    lines = [f"**Robustness run**: context none, acceptable, unacceptable, unrelated "
+             f"({args.sentences_full} sentences, seed 0); one run suite per family of suites, "
+             "each followed by `syntaxgym-helm report benchmark_output --suite RUN_SUITE`.", ""]
     total = 0.0
     parts = [part for part in parts if part[0] in args.families]
     for index, (name, label, conf_name) in enumerate(parts):
@@ -167,7 +169,9 @@ def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -
         if args.sentences_full != 3:
             conf = _with_count(conf, args.sentences_full, work)
         run_suite = f"context_{name}"
-        result = helm_run(None, [conf], models, folder if index == 0 else None, env, run_suite,
+        chosen = [m for m in models if name != "hu2020" or not args.hu2020_models
+                  or m in args.hu2020_models]
+        result = helm_run(None, [conf], chosen, folder if index == 0 else None, env, run_suite,
                           cwd=folder)
         total += result["wall_s"]
         print(f"robustness {name}: {result['wall_s']:.1f} s", flush=True)
@@ -179,14 +183,15 @@ def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -
         section = text[text.index("## Robustness to context"):].split("\n", 1)[1]
         section = section.replace("\n### ", "\n#### ")
         c = result["counts"]
-        lines += [f"**{label[0].upper() + label[1:]}** ({c['prompts']} prompts, {c['tokens']} "
+        lines += [f"**{label[0].upper() + label[1:]}**, {', '.join(f'`{m}`' for m in chosen)} "
+                  f"({c['prompts']} prompts, {c['tokens']} "
                   f"tokens, {c['positions']} positions computed; whole helm-run "
                   f"**{result['wall_s']:.0f} s** wall, {result['cpu_s']:.0f} s CPU, peak RSS "
                   f"{result['peak_rss_mb']:.0f} MB). "
                   f"Command: `SYNTAXGYM_SUITES_DIR={args.suites_dir} {result['command']}`", "",
                   section.strip(), ""]
     lines.insert(1, f"Whole time of the helm-runs: **{total:.0f} s**.")
-    return _stamped("robustness", lines, args)
+    return _stamped("robustness", lines, args, dt.datetime.fromtimestamp(result["ended"]))
 
 
 def _with_count(conf: Path, count: int, work: Path) -> Path:
@@ -197,11 +202,11 @@ def _with_count(conf: Path, count: int, work: Path) -> Path:
     return copy
 
 
-def _stamped(part: str, lines: list[str], args: argparse.Namespace) -> str:
+def _stamped(part: str, lines: list[str], args: argparse.Namespace, when: dt.datetime) -> str:
     load = os.getloadavg()
     machine = (f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
                f", load average {load[0]:.1f} at the end (the CPU is shared)")
-    return "\n".join([*lines, f"_Measured {dt.datetime.now():%Y-%m-%d %H:%M} on {machine} by "
+    return "\n".join([*lines, f"_Measured (last run ended {when:%Y-%m-%d %H:%M}) on {machine} by "
                       f"`python benchmarks/bench_context.py --parts {part}` ({part})._", ""])
 
 
@@ -245,6 +250,9 @@ def main() -> None:
                         help="the robustness part's suites: builtin, hu2020 or both")
     parser.add_argument("--workdir", type=Path, help="default: a new temporary folder")
     parser.add_argument("--output", type=Path, help="BENCHMARKS.md: write the parts into it")
+    parser.add_argument("--hu2020-models", type=lambda t: t.split(","), default=None,
+                        help="the robustness part's models on the Hu et al. suites (default: "
+                        "every embedded model installed)")
     parser.add_argument("--reuse", action="store_true",
                         help="read the runs already in --workdir instead of running them again")
     parser.add_argument("--max-items", type=int, default=100000,
