@@ -193,3 +193,36 @@ def test_gemma_saved_tokenizer_equals_the_one_converted_from_the_gguf_file() -> 
     assert (original.bos_token, original.eos_token) == (copy.bos_token, copy.eos_token) == (
         GEMMA_BOS, "<eos>")
     assert original("The")["input_ids"][0] == original.bos_token_id  # it adds <bos> itself
+
+
+@needs_gemma
+@pytest.mark.slow
+def test_gemma_prefix_sharing_holds_a_past_longer_than_its_sliding_window() -> None:
+    """Gemma-3's sliding-window layers (512 positions): a prefix-shared pass whose stored past
+    holds more positions than that (items with an unrelated context) scores exactly as plain
+    batches do. The engine once built sliding cache layers there, which dropped stored keys the
+    pass's mask still covered ("size of tensor a (624) must match ... b (896)")."""
+    from importlib import resources
+
+    from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
+    from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
+    from syntaxgym_helm.core.context import ContextSpec, item_contexts
+    from syntaxgym_helm.core.suite import load_suite
+
+    path = GEMMA3_270M.gguf_path()
+    model, tokenizer = load_model_and_tokenizer(str(path.parent), gguf_file=path.name)
+    suite = load_suite(resources.files("syntaxgym_helm") / "suites" / "sgh_agreement_rc.json")
+    contexts = item_contexts(suite, ContextSpec("unrelated", 3, 0))
+    prompts = [contexts[item.item_number] + condition.sentence
+               for item in suite.items for condition in item.conditions]
+    # One big pass after the contexts alone were stored: each of its rows holds many items,
+    # whose stored contexts together are far more than 512 positions of past.
+    shared = LogprobEngine(model, tokenizer, bos_text=GEMMA_BOS, max_row_nodes=4096,
+                           max_batch_positions=4096, batch_size=1000)
+    plain = LogprobEngine(model, tokenizer, bos_text=GEMMA_BOS, prefix_sharing=False)
+    assert shared.prefix_sharing
+    shared.prompt_logprobs(sorted(set(contexts.values())))
+    worst = max(max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs))
+                for a, b in zip(shared.prompt_logprobs(prompts), plain.prompt_logprobs(prompts)))
+    assert worst < 1e-3  # nats
+    assert shared.counts["reused"] > 0

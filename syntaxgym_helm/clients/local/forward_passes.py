@@ -155,9 +155,7 @@ class SharedPasses:
         if computed:
             inputs = pack_rows(computed, store.index, self.dtype)
             length, past_length = inputs.length, inputs.past_length
-            past = None
-            if inputs.past_slots is not None:
-                past = store.past_key_values(inputs.past_slots, self.config)
+            past = store.past_key_values(inputs.past_slots, self.config)
             with cpu_kernels.packed_kernels(packed):
                 out = self.base(input_ids=inputs.input_ids.to(self.device),
                                 attention_mask=inputs.mask[:, None].to(self.device),

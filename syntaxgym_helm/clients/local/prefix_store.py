@@ -49,13 +49,23 @@ class PrefixStore:
     def device(self) -> torch.device:
         return self.hidden.device
 
-    def past_key_values(self, slots: torch.Tensor, config) -> DynamicCache:
+    def past_key_values(self, slots: torch.Tensor | None, config) -> DynamicCache:
         """Every layer's stored keys and values at ``slots`` (rows x past positions) as the
-        model's past keys and values (``config``: the model's config)."""
+        model's past keys and values, empty for None (``config``: the model's config, unused:
+        see below)."""
+        # Every layer a full layer, also a sliding-window one (Gemma-3's 512): a pass packs many
+        # sequences in a row, so its past and its new nodes can each exceed the window although
+        # no sequence does, and a sliding layer would drop the oldest keys while the pass's mask
+        # covers them all ("size of tensor a (624) must match ... b (896)"), or keep too few new
+        # ones (:meth:`keep`'s "index 932 is out of bounds ... size 511"). An empty cache too:
+        # given none, the model would make its own, with sliding layers. The mask says what
+        # each node sees.
+        if slots is None:
+            return DynamicCache()
         slots = slots.to(self.device)
         return DynamicCache(ddp_cache_data=[
             (keys[slots].transpose(1, 2), values[slots].transpose(1, 2))
-            for keys, values in zip(self.keys, self.values)], config=config)
+            for keys, values in zip(self.keys, self.values)])
 
     def keep(self, rows: list[PackedRow], kv, hidden: torch.Tensor, past_length: int,
              output_rows: Mapping[int, int], normaliser: torch.Tensor | None) -> None:
