@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITES_DIR = ROOT.parent / "shared" / "suites" / "hu2020"
 BIN = Path(sys.executable).parent
 SECTION = "## Robustness to context"
-_COUNTS = re.compile(r"this run scored (\d+) prompts \((\d+) tokens\) computing (\d+) positions "
+_COUNTS = re.compile(r"(?:this run|the engine) scored (\d+) prompts \((\d+) tokens\) computing (\d+) positions "
                      r"in (\d+) forward passes")
 
 
