@@ -104,6 +104,8 @@ _HU2020 = (
 )
 
 HU2020_SUITES: dict[str, _Hu2020Suite] = {suite.name: suite for suite in _HU2020}
+#: Hu et al. suites with a single item: a context of the suite's other items cannot exist for them.
+ONE_ITEM_HU2020_SUITES = frozenset({"nn-nv-rpl"})
 
 
 def circuit_of(name: str) -> str | None:

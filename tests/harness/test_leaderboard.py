@@ -17,7 +17,7 @@ from helm.benchmark.model_metadata_registry import ModelMetadataList
 from helm.benchmark.presentation.schema import read_schema
 
 from syntaxgym_helm.cli.main import main as cli_main
-from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES
+from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, ONE_ITEM_HU2020_SUITES
 from syntaxgym_helm.harness.leaderboard import (
     embedded_model_metadata,
     generated_files,
@@ -57,12 +57,23 @@ def test_run_entry_files_name_every_suite() -> None:
     sg = (ROOT / "run_specs" / "syntaxgym_sg_score.conf").read_text()
     assert hu2020.count("syntaxgym:suite=") == 34 and sg.count("syntaxgym:suite=") == 31
     assert "suite=nn-nv-rpl," in hu2020 and "suite=nn-nv-rpl," not in sg
-    # The context files: every suite under every kind of context, none (the baseline) included.
+    # The context files: every suite under every kind of context, none (the baseline) included,
+    # except that a suite of one item has no other items to make a same-suite context of (that
+    # run would fail: tests/core/test_context.py).
     context = (ROOT / "run_specs" / "syntaxgym_context_hu2020.conf").read_text()
-    assert context.count("syntaxgym:suite=") == 4 * 34
-    for kind in ("acceptable", "unacceptable", "unrelated"):
-        assert context.count(f",context={kind},") == 34
+    assert context.count("syntaxgym:suite=") == 4 * 34 - 2
+    for kind in ("acceptable", "unacceptable"):
+        assert context.count(f",context={kind},") == 33
+        assert f"suite=nn-nv-rpl,context={kind}," not in context
+    assert context.count(",context=unrelated,") == 34
     assert context.count("suite=mvrr,model=") == 1
+
+
+def test_the_one_item_suites_are_those_with_one_item() -> None:
+    counts = {path.stem: len(json.loads(path.read_text())["items"])
+              for path in (ROOT / "tests" / "fixtures" / "suites" / "hu2020").glob("*.json")}
+    assert sorted(counts) == sorted(HU2020_SUITES)
+    assert {name for name, items in counts.items() if items == 1} == ONE_ITEM_HU2020_SUITES
 
 
 def test_the_schema_describes_stats_with_the_metrics_own_metadata() -> None:
