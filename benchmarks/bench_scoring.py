@@ -27,7 +27,8 @@ Not a test. Run from the project root, e.g. (about 10 minutes on 2 CPU cores)::
 
 ``--parts a,b,b-np4`` picks parts, ``--suites number_prep,mvrr`` suites; ``--repeat 2`` runs
 every part twice, interleaved, and reports each part's fastest run (on a shared machine the
-least disturbed one). ``b-warm`` runs (b) again in (b)'s folder (request cache full);
+least disturbed one); ``--repeat-only a,b`` repeats only those parts. ``b-warm`` runs (b)
+again in (b)'s folder (request cache full);
 ``run-before`` and ``run-after`` time ``make run``'s helm-run (built-in suites, both embedded
 models, cold cache) with an older checkout (``--before``, default /tmp/before) and this one.
 
@@ -287,7 +288,8 @@ def run_helm(kind: str, model: str, prefix: str | None, suites: list[str], threa
     if folder is None:
         folder = work / kind
         folder.mkdir(parents=True)
-    result = timed(command, folder, env, work / f"{kind}.log")
+    # This checkout's plugin, whatever checkout the environment has installed.
+    result = timed(command, folder, {**env, "PYTHONPATH": str(ROOT)}, work / f"{kind}.log")
     result["phases"] = helm_phases(result["log"], result["started"], result["ended"])
     scoring, loading = scoring_seconds(result["log"])
     shown = [f"syntaxgym:suite={suites[0]}{',prefix=' + prefix if prefix else ''},model={model}"]
@@ -322,7 +324,8 @@ def run_builtin(kind: str, tree: Path, work: Path, env: dict[str, str]) -> dict[
     folder = work / kind
     folder.mkdir(parents=True)
     env = {**env, "PYTHONPATH": str(tree)}
-    result = timed(command, folder, env, work / f"{kind}.log")
+    # This checkout's plugin, whatever checkout the environment has installed.
+    result = timed(command, folder, {**env, "PYTHONPATH": str(ROOT)}, work / f"{kind}.log")
     result["phases"] = helm_phases(result["log"], result["started"], result["ended"])
     result.update(scoring_s=scoring_seconds(result["log"])[0], logprobs={},
                   outcomes=helm_outcomes(folder / "benchmark_output", suite_name, by_run=True),
@@ -508,6 +511,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the parts this many times, interleaved (a, b, c, a, b, c...); "
                         "each part's fastest run is reported (the least disturbed by other work)")
+    parser.add_argument("--repeat-only", help="comma-separated: with --repeat, only these parts "
+                        "run again (the others once, in the first round)")
     parser.add_argument("--workdir", type=Path, help="default: a new temporary folder")
     parser.add_argument("--output", type=Path, help="put the Markdown report in this file (as a "
                         "section of its own: the rest of the file is kept)")
@@ -529,6 +534,8 @@ def main() -> None:
     runs: dict[str, list[dict[str, Any]]] = {key: [] for key in args.parts.split(",")}
     for repetition in range(args.repeat):
         for key in runs:
+            if repetition and args.repeat_only and key not in args.repeat_only.split(","):
+                continue
             label, attribute, prefix, threads, prefetch = PARTS[key]
             env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(args.suites_dir)}
             if prefetch is False:
