@@ -8,8 +8,8 @@ this script's markers; the rest of the file is kept):
     ``acceptable``) of the built-in suites (or ``--suites hu2020``: the 34 of Hu et al. 2020 from
     ``--suites-dir``) on SmolLM2-135M through the plugin's engine, each in a fresh folder (cold
     request cache). Per length: the whole process's wall time, the time in HELM's execution
-    phase, and the engine's own counts (its log line "this run scored N prompts (T tokens)
-    computing P positions"), summed over runs. Without prefix sharing an engine computes at
+    phase, and the engine's own counts (its log lines "... scored N prompts (T tokens)
+    computing P positions", which add up over a helm-run), summed over runs. Without prefix sharing an engine computes at
     least every token of every prompt; with it, an item's conditions share the context, so the
     positions grow with the context about (conditions) times slower than the tokens.
 ``robustness``
@@ -17,7 +17,8 @@ this script's markers; the rest of the file is kept):
     sentences, default 3) on both embedded models (those installed): the built-in suites
     (``run_specs/syntaxgym_context.conf``, run suite ``context_builtin``), then the 34 Hu et al.
     suites (``run_specs/syntaxgym_context_hu2020.conf``, ``context_hu2020``), each followed by
-    ``syntaxgym-helm report``: the robustness tables, the commands and the whole time.
+    ``syntaxgym-helm report``: the robustness tables, the commands and the whole time, one
+    subsection per family (markers ``robustness-builtin``, ``robustness-hu2020``).
 
 Not a test. Run from the project root, e.g.::
 
@@ -46,7 +47,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITES_DIR = ROOT.parent / "shared" / "suites" / "hu2020"
 BIN = Path(sys.executable).parent
 SECTION = "## Robustness to context"
-_COUNTS = re.compile(r"(?:this run|the engine) scored (\d+) prompts \((\d+) tokens\) computing (\d+) positions "
+_COUNTS = re.compile(r"(?:this run|the engine) scored (\d+) prompts \((\d+) tokens\) computing "
+                     r"(\d+) positions "
                      r"in (\d+) forward passes")
 
 
@@ -79,7 +81,8 @@ def helm_run(entries: list[str] | None, confs: list[Path] | None, models: list[s
         result = timed(command, folder or cwd, env, log_path)
     result["phases"] = helm_phases(result["log"], result["started"], result["ended"])
     result["counts"] = engine_counts(result["log"])
-    result["command"] = " ".join(["helm-run", *command[1:]])
+    # Paths inside the repository as a reader's clone has them.
+    result["command"] = " ".join(["helm-run", *command[1:]]).replace(f"{ROOT}/", "")
     return result
 
 
@@ -151,17 +154,17 @@ def cost_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
     return _stamped("cost", lines, args, dt.datetime.fromtimestamp(last["ended"]))
 
 
-def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
+def robustness_part(args: argparse.Namespace, work: Path,
+                    env: dict[str, str]) -> list[tuple[str, str]]:
+    """One report per family of suites (``robustness-builtin``, ``robustness-hu2020``), each
+    with its own markers, so that running one family leaves the other's report in place."""
     from syntaxgym_helm.clients.embedded.catalogue import installed_syntaxgym_names
 
     models = installed_syntaxgym_names()
     folder = work / "robustness"
     parts = [("builtin", "the 11 built-in suites", "syntaxgym_context.conf"),
              ("hu2020", "the 34 Hu et al. (2020) suites", "syntaxgym_context_hu2020.conf")]
-    lines = [f"**Robustness run**: context none, acceptable, unacceptable, unrelated "
-             f"({args.sentences_full} sentences, seed 0); one run suite per family of suites, "
-             "each followed by `syntaxgym-helm report benchmark_output --suite RUN_SUITE`.", ""]
-    total = 0.0
+    reports = []
     parts = [part for part in parts if part[0] in args.families]
     for index, (name, label, conf_name) in enumerate(parts):
         conf = ROOT / "run_specs" / conf_name
@@ -173,7 +176,6 @@ def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -
                   or m in args.hu2020_models]
         result = helm_run(None, [conf], chosen, folder if index == 0 else None, env, run_suite,
                           cwd=folder)
-        total += result["wall_s"]
         print(f"robustness {name}: {result['wall_s']:.1f} s", flush=True)
         subprocess.run([str(BIN / "syntaxgym-helm"), "report", "benchmark_output", "--suite",
                         run_suite], cwd=folder, env=env, capture_output=True, text=True,
@@ -183,15 +185,20 @@ def robustness_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -
         section = text[text.index("## Robustness to context"):].split("\n", 1)[1]
         section = section.replace("\n### ", "\n#### ")
         c = result["counts"]
-        lines += [f"**{label[0].upper() + label[1:]}**, {', '.join(f'`{m}`' for m in chosen)} "
-                  f"({c['prompts']} prompts, {c['tokens']} "
-                  f"tokens, {c['positions']} positions computed; whole helm-run "
-                  f"**{result['wall_s']:.0f} s** wall, {result['cpu_s']:.0f} s CPU, peak RSS "
-                  f"{result['peak_rss_mb']:.0f} MB). "
-                  f"Command: `SYNTAXGYM_SUITES_DIR={args.suites_dir} {result['command']}`", "",
-                  section.strip(), ""]
-    lines.insert(1, f"Whole time of the helm-runs: **{total:.0f} s**.")
-    return _stamped("robustness", lines, args, dt.datetime.fromtimestamp(result["ended"]))
+        suites_dir = f"SYNTAXGYM_SUITES_DIR={args.suites_dir} " if name == "hu2020" else ""
+        lines = [f"**Robustness run, {label}**: context none, acceptable, unacceptable, "
+                 f"unrelated ({args.sentences_full} sentences, seed 0), then "
+                 f"`syntaxgym-helm report benchmark_output --suite {run_suite}`; models "
+                 f"{', '.join(f'`{m}`' for m in chosen)} ({c['prompts']} prompts, {c['tokens']} "
+                 f"tokens, {c['positions']} positions computed; whole helm-run "
+                 f"**{result['wall_s']:.0f} s** wall, {result['cpu_s']:.0f} s CPU, peak RSS "
+                 f"{result['peak_rss_mb']:.0f} MB). "
+                 f"Command: `{suites_dir}{result['command']}`", "",
+                 section.strip(), ""]
+        reports.append((f"robustness-{name}", _stamped(
+            "robustness", lines, args, dt.datetime.fromtimestamp(result["ended"]),
+            flags=f" --families {name}")))
+    return reports
 
 
 def _with_count(conf: Path, count: int, work: Path) -> Path:
@@ -202,12 +209,14 @@ def _with_count(conf: Path, count: int, work: Path) -> Path:
     return copy
 
 
-def _stamped(part: str, lines: list[str], args: argparse.Namespace, when: dt.datetime) -> str:
+def _stamped(part: str, lines: list[str], args: argparse.Namespace, when: dt.datetime,
+             flags: str = "") -> str:
     load = os.getloadavg()
     machine = (f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
                f", load average {load[0]:.1f} at the end (the CPU is shared)")
     return "\n".join([*lines, f"_Measured (last run ended {when:%Y-%m-%d %H:%M}) on {machine} by "
-                      f"`python benchmarks/bench_context.py --parts {part}` ({part})._", ""])
+                      f"`python benchmarks/bench_context.py --parts {part}{flags}` ({part})._",
+                      ""])
 
 
 def _markers(part: str) -> tuple[str, str]:
@@ -265,10 +274,11 @@ def main() -> None:
            **({"BENCH_CONTEXT_REUSE": "1"} if args.reuse else {})}
     parts = {"cost": cost_part, "robustness": robustness_part}
     for part in args.parts.split(","):
-        text = parts[part](args, work, env)
-        print(text)
-        if args.output:
-            write_part(args.output, part, text)
+        produced = parts[part](args, work, env)
+        for name, text in [(part, produced)] if isinstance(produced, str) else produced:
+            print(text)
+            if args.output:
+                write_part(args.output, name, text)
 
 
 if __name__ == "__main__":
