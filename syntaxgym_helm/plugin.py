@@ -7,9 +7,7 @@ HELM imports this module when it starts (``helm-run``, and anything else that lo
   expander, so ``prefix=auto`` is resolved for the model each run entry names;
 - the embedded models (``syntaxgym/...`` and ``helmhf/...``) whose packages are installed;
 - the executor hook that hands the local engine each run's requests before HELM sends them
-  (:mod:`.clients.local.prefetch`), so its batches are full, and the runner hook that hands it
-  every run's requests when ``helm-run`` starts (:mod:`.clients.local.run_ahead`), so it scores
-  later runs while HELM finishes earlier ones.
+  (:mod:`.clients.local.prefetch`), so its batches are full.
 
 The last two also happen when the scenario module is imported
 (:mod:`.clients.registration`), for HELM's parallel runners, whose workers load no plugins.

@@ -29,9 +29,7 @@ Below them, the engine the server runs, one concern a module:
 - :mod:`.cpu_kernels`: oneDNN-packed linear layers on CPU;
 - :mod:`.model_loading`: checkpoints, GGUF files (dequantised once and cached), devices, dtypes;
 - :mod:`.request_cache`: HELM's request cache, held open;
-- :mod:`.prefetch`: the executor hook that hands the client a run's requests up front;
-- :mod:`.run_ahead`: the runner hook that hands it every run's requests when ``helm-run``
-  starts its runs, so that the engine scores ahead of HELM.
+- :mod:`.prefetch`: the executor hook that hands the client a run's requests up front.
 
 Its log lines begin with ``syntaxgym local engine:``.
 """
