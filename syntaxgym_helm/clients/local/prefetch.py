@@ -23,7 +23,7 @@ import functools
 import os
 import sys
 from collections import Counter, defaultdict
-from typing import Any, Callable
+from typing import Any
 
 from syntaxgym_helm.clients.class_paths import LOCAL_CLIENT
 
@@ -41,32 +41,25 @@ def install_executor_prefetch() -> bool:
         from helm.benchmark.executor import Executor
     except Exception:  # noqa: BLE001 - no HELM executor, nothing to speed up
         return False
+    original = Executor.execute
+    if getattr(original, _MARK, False):
+        return True
 
-    def wrap(original: Callable) -> Callable:
-        def execute(self, scenario_state):
-            if getattr(self.execution_spec, "dry_run", False):
-                return original(self, scenario_state)
-            clients = syntaxgym_clients(self, scenario_state)
-            if prefetch_enabled():
-                prefetch_requests(clients)
-            try:
-                return original(self, scenario_state)
-            finally:
-                flush(clients)
-                log_counts({name: client for name, (client, _) in clients.items()})
-        return execute
+    @functools.wraps(original)
+    def execute(self, scenario_state):
+        if getattr(self.execution_spec, "dry_run", False):
+            return original(self, scenario_state)
+        clients = syntaxgym_clients(self, scenario_state)
+        if prefetch_enabled():
+            prefetch_requests(clients)
+        try:
+            return original(self, scenario_state)
+        finally:
+            flush(clients)
+            log_counts({name: client for name, (client, _) in clients.items()})
 
-    return wrap_once(Executor, "execute", _MARK, wrap)
-
-
-def wrap_once(owner: type, name: str, mark: str, wrap: Callable[[Callable], Callable]) -> bool:
-    """Replace the method ``owner.name`` with ``wrap(method)``, marked with ``mark``, unless the
-    method there already carries that mark (a second install changes nothing)."""
-    original = getattr(owner, name)
-    if not getattr(original, mark, False):
-        wrapper = functools.wraps(original)(wrap(original))
-        setattr(wrapper, mark, True)
-        setattr(owner, name, wrapper)
+    setattr(execute, _MARK, True)
+    Executor.execute = execute
     return True
 
 
@@ -75,7 +68,7 @@ def prefetch_enabled() -> bool:
         "0", "false", "no", "off")
 
 
-def is_syntaxgym_client_class(class_name: str) -> bool:
+def _is_syntaxgym_client_class(class_name: str) -> bool:
     """Whether a deployment's client class is SyntaxGymClient or a subclass (only classes from
     this package or from modules already imported are looked at: nothing new is imported)."""
     if class_name == LOCAL_CLIENT:
@@ -115,7 +108,7 @@ def syntaxgym_clients(executor: Any, scenario_state: Any) -> dict[str, tuple[Any
                 deployment = get_model_deployment(name)
             except Exception:  # noqa: BLE001 - unknown deployment: HELM reports it itself
                 continue
-            if is_syntaxgym_client_class(deployment.client_spec.class_name):
+            if _is_syntaxgym_client_class(deployment.client_spec.class_name):
                 client = get_client(name)
                 if hasattr(client, "prefetch"):
                     found[name] = (client, requests)

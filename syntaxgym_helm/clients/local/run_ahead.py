@@ -24,17 +24,17 @@ the per-run prefetch.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 from collections import defaultdict
-from typing import Any, Callable
+from typing import Any
 
 from syntaxgym_helm.clients.local.prefetch import (
-    is_syntaxgym_client_class,
+    _is_syntaxgym_client_class,
     log_counts,
     prefetch_enabled,
-    wrap_once,
 )
 
 _MARK = "__syntaxgym_run_ahead__"
@@ -50,19 +50,23 @@ def install_runner_run_ahead() -> bool:
         from helm.benchmark.runner import Runner
     except Exception:  # noqa: BLE001 - no HELM runner, nothing to speed up
         return False
+    original = Runner.run_all
+    if getattr(original, _MARK, False):
+        return True
 
-    def wrap(original: Callable) -> Callable:
-        def run_all(self, run_specs):
-            clients: dict[str, Any] = {}
-            if run_ahead_enabled() and not getattr(self, "dry_run", False):
-                clients = queue_runs_ahead(self, run_specs)
-            try:
-                return original(self, run_specs)
-            finally:
-                log_counts(clients, after_last_run=True)
-        return run_all
+    @functools.wraps(original)
+    def run_all(self, run_specs):
+        clients: dict[str, Any] = {}
+        if run_ahead_enabled() and not getattr(self, "dry_run", False):
+            clients = queue_runs_ahead(self, run_specs)
+        try:
+            return original(self, run_specs)
+        finally:
+            log_counts(clients, after_last_run=True)
 
-    return wrap_once(Runner, "run_all", _MARK, wrap)
+    setattr(run_all, _MARK, True)
+    Runner.run_all = run_all
+    return True
 
 
 def run_ahead_enabled() -> bool:
@@ -108,7 +112,7 @@ def queue_runs_ahead(runner: Any, run_specs: list) -> dict[str, Any]:
             try:
                 if name not in clients:
                     deployment = get_model_deployment(name)
-                    if not is_syntaxgym_client_class(deployment.client_spec.class_name):
+                    if not _is_syntaxgym_client_class(deployment.client_spec.class_name):
                         continue
                     client = get_client(name)
                     if not (hasattr(client, "prefetch_ahead")
