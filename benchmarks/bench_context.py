@@ -8,8 +8,8 @@ this script's markers; the rest of the file is kept):
     ``acceptable``) of the built-in suites (or ``--suites hu2020``: the 34 of Hu et al. 2020 from
     ``--suites-dir``) on SmolLM2-135M through the plugin's engine, each in a fresh folder (cold
     request cache). Per length: the whole process's wall time, the time in HELM's execution
-    phase, and the engine's own counts (its log lines "... scored N prompts (T tokens)
-    computing P positions", which add up over a helm-run), summed over runs. Without prefix sharing an engine computes at
+    phase, and the engine's own counts (its log line "this run scored N prompts (T tokens)
+    computing P positions"), summed over runs. Without prefix sharing an engine computes at
     least every token of every prompt; with it, an item's conditions share the context, so the
     positions grow with the context about (conditions) times slower than the tokens.
 ``robustness``
@@ -47,8 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITES_DIR = ROOT.parent / "shared" / "suites" / "hu2020"
 BIN = Path(sys.executable).parent
 SECTION = "## Robustness to context"
-_COUNTS = re.compile(r"(?:this run|the engine) scored (\d+) prompts \((\d+) tokens\) computing "
-                     r"(\d+) positions "
+_COUNTS = re.compile(r"this run scored (\d+) prompts \((\d+) tokens\) computing (\d+) positions "
                      r"in (\d+) forward passes")
 
 

@@ -10,13 +10,10 @@ process of its own (timed, peak memory by ``/usr/bin/time -v``):
     ``prefix=<|endoftext|>``).
 
 Optional parts ``b-np4`` and ``b-np32`` run (b) with the plugin's prefetch turned off
-(``SYNTAXGYM_HELM_PREFETCH=0``), so that batches hold only what 4 or 32 HELM threads send;
-``b-per-run`` runs (b) with each run's requests given to the engine only when it executes
-(``SYNTAXGYM_HELM_RUN_AHEAD=0``), as before the engine scored ahead of HELM.
+(``SYNTAXGYM_HELM_PREFETCH=0``), so that batches hold only what 4 or 32 HELM threads send.
 
 Scoring time is the forward-pass loop for (a) and HELM's ``Executor.execute`` blocks for the
-helm-run parts (model loading excluded). When the engine scores ahead of HELM (b), it also
-computes while HELM is between executions, so compare whole processes. Prediction outcomes are compared item by item: (b) must
+helm-run parts (model loading excluded). Prediction outcomes are compared item by item: (b) must
 equal (a); where (c) differs from (b) the items are listed.
 
 Not a test. Run from the project root, e.g. (about 10 minutes on 2 CPU cores)::
@@ -302,7 +299,7 @@ def run_helm(kind: str, model: str, prefix: str | None, suites: list[str], threa
         outcomes=helm_outcomes(folder / "benchmark_output", suite_name),
         logprobs=helm_logprobs(folder / "benchmark_output", suite_name, prefix),
         summaries=[line.split("INFO", 1)[-1].strip() for line in result["log"].splitlines()
-                   if "this run scored" in line or "the engine scored" in line],
+                   if "this run scored" in line],
     )
     return result
 
@@ -367,8 +364,6 @@ PARTS = {
     "b": ("(b) helm-run, SyntaxGymClient (`syntaxgym/...`)", "syntaxgym_name", None, 4, True),
     "c": ("(c) helm-run, HELM HuggingFaceClient (`helmhf/...`, prefix=<\\|endoftext\\|>)",
           "hf_name", BOS, 4, None),
-    "b-per-run": ("(b-per-run) as (b), each run's requests only when it executes "
-                  "(`SYNTAXGYM_HELM_RUN_AHEAD=0`)", "syntaxgym_name", None, 4, "per-run"),
     "b-np4": ("(b') as (b), prefetch off: batches of what 4 HELM threads send", "syntaxgym_name",
               None, 4, False),
     "b-np32": ("(b'') as (b), prefetch off, --num-threads 32", "syntaxgym_name", None, 32, False),
@@ -378,7 +373,7 @@ PARTS = {
                    None),
     "run-after": ("(run-after) `make run`'s helm-run, this checkout", None, None, None, None),
 }
-HU2020_PARTS = ("a", "b", "c", "b-per-run", "b-np4", "b-np32", "b-warm")
+HU2020_PARTS = ("a", "b", "c", "b-np4", "b-np32", "b-warm")
 
 
 def phase_table(parts: dict[str, dict[str, Any]]) -> list[str]:
@@ -495,8 +490,8 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
     for key, part in parts.items():
         if "command" in part:
             lines.append(f"- {PARTS[key][0].split(' ')[0]}: `{part['command']}`"
-                         + {False: " with `SYNTAXGYM_HELM_PREFETCH=0`",
-                            "per-run": " with `SYNTAXGYM_HELM_RUN_AHEAD=0`"}.get(PARTS[key][4], ""))
+                         + ("" if PARTS[key][4] is not False else
+                            " with `SYNTAXGYM_HELM_PREFETCH=0`"))
     lines.append("")
     return "\n".join(lines)
 
@@ -540,8 +535,6 @@ def main() -> None:
             env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(args.suites_dir)}
             if prefetch is False:
                 env["SYNTAXGYM_HELM_PREFETCH"] = "0"
-            elif prefetch == "per-run":
-                env["SYNTAXGYM_HELM_RUN_AHEAD"] = "0"
             tag = key if args.repeat == 1 else f"{key}-{repetition + 1}"
             if key in ("run-before", "run-after"):
                 result = run_builtin(tag, args.before if key == "run-before" else ROOT, work,

@@ -14,7 +14,6 @@ import threading
 
 from syntaxgym_helm.clients.embedded.catalogue import register_embedded_models
 from syntaxgym_helm.clients.local.prefetch import install_executor_prefetch
-from syntaxgym_helm.clients.local.run_ahead import install_runner_run_ahead
 
 _LOCK = threading.Lock()
 _REGISTERED: list[str] | None = None
@@ -28,5 +27,4 @@ def register_with_helm() -> list[str]:
         if _REGISTERED is None:
             _REGISTERED = register_embedded_models()
             install_executor_prefetch()  # the local engine gets each run's requests up front
-            install_runner_run_ahead()  # ... and, from helm-run, every run's at the start
         return list(_REGISTERED)

@@ -20,7 +20,7 @@ scores only what follows ``prompt`` minus the sentence, never scores the context
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, List
+from typing import Any, List
 
 from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
 from helm.benchmark.scenarios.scenario import (
@@ -89,8 +89,6 @@ class SyntaxGymScenario(Scenario):
         "must satisfy the suite's predictions (Hu et al. 2020)."
     )
     tags = ["syntax", "language_modeling", "minimal_pairs"]
-    #: Instances :meth:`get_instances_ahead` made, until :meth:`get_instances` takes them.
-    _made_ahead: ClassVar[dict[tuple, List[Instance]]] = {}
 
     def __init__(self, suite: str, suites_dir: str | None = None, context: str = NONE,
                  context_sentences: int = DEFAULT_SENTENCES, context_seed: int = DEFAULT_SEED,
@@ -106,21 +104,6 @@ class SyntaxGymScenario(Scenario):
         return load_named_suite(self.suite_spec, cache_path, self.suites_dir)
 
     def get_instances(self, output_path: str) -> List[Instance]:
-        made = SyntaxGymScenario._made_ahead.pop(self._ahead_key(output_path), None)
-        return made if made is not None else self._make_instances(output_path)
-
-    def get_instances_ahead(self, output_path: str) -> List[Instance]:
-        """The instances, made now and handed to the next :meth:`get_instances` call with the
-        same arguments (the local engine plans every run before HELM runs the first:
-        :mod:`syntaxgym_helm.clients.local.run_ahead`), so the suite is read once."""
-        instances = self._make_instances(output_path)
-        SyntaxGymScenario._made_ahead[self._ahead_key(output_path)] = instances
-        return instances
-
-    def _ahead_key(self, output_path: str) -> tuple:
-        return (self.suite_spec, self.suites_dir, repr(self.context), output_path)
-
-    def _make_instances(self, output_path: str) -> List[Instance]:
         suite = self.load(output_path)
         contexts = item_contexts(suite, self.context)
         data = suite.to_json_dict()

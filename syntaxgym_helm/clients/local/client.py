@@ -15,10 +15,7 @@ logprob. It differs from HELM's ``HuggingFaceClient`` in four ways:
 3. **Batches.** Requests from HELM's worker threads are gathered by the model server's engine
    thread into batches (:mod:`.server`). Before HELM executes a run, the plugin hands the client
    all of the run's requests (:mod:`.prefetch`), so batches are as large as configured whatever
-   ``--num-threads`` is; without that, a batch closes as soon as every HELM thread waits. When
-   ``helm-run`` starts its runs, the plugin hands the client the requests of all of them
-   (:mod:`.run_ahead`): the engine then scores later runs while HELM computes metrics and writes
-   files for earlier ones.
+   ``--num-threads`` is; without that, a batch closes as soon as every HELM thread waits.
 4. **Prefix sharing.** The prompts of a batch are packed as prefix trees and prefixes computed in
    earlier batches are reused (:mod:`.logprob_engine`), so cost follows distinct prefixes, not
    tokens. The results equal one-prompt-at-a-time scoring up to float rounding
@@ -142,8 +139,6 @@ class SyntaxGymClient(CachingClient):
                                  max_sequence_length=max_sequence_length, onednn=bool(onednn))
         self._server_args = dict(max_wait_s=float(max_wait_ms) / 1000.0, progress=bool(progress))
         self._server: ModelServer | None = None
-        #: Whether :meth:`prefetch_ahead` queued the requests of this helm-run's runs.
-        self.scores_ahead = False
         self.request_cache = RequestCache(self.cache)
 
     @property
@@ -219,18 +214,13 @@ class SyntaxGymClient(CachingClient):
 
     def prefetch(self, requests: Sequence[Request]) -> int:
         """Queue the prompts of ``requests`` that the cache lacks, before HELM asks for them, so
-        that they are computed in full batches; returns how many distinct prompts were queued.
-        After :meth:`prefetch_ahead`, only those that it did not queue."""
-        wanted = self._uncached(requests)
+        that they are computed in full batches; returns how many distinct prompts were queued."""
+        wanted = [r for r in requests if self.unsupported(r) is None]
+        if wanted:
+            cached = self.request_cache.contains([self._cache_key(r) for r in wanted])
+            wanted = [r for r, hit in zip(wanted, cached) if not hit]
         if not wanted:
             return 0
-        if self.scores_ahead:
-            queued = self.server.reserve_missing(r.prompt for r in wanted)
-            self.server.wait_ready()
-            if queued:
-                hlog(f"syntaxgym local engine: scoring {queued} distinct prompts that were not "
-                     "queued ahead")
-            return queued
         queued = self.server.reserve(r.prompt for r in wanted)
         # The model loads in the engine thread; wait here, so that a run's execution starts
         # with the model ready (and HELM's timing of it leaves the loading out, as it does for
@@ -239,24 +229,3 @@ class SyntaxGymClient(CachingClient):
         hlog(f"syntaxgym local engine: scoring {queued} distinct prompts of {len(wanted)} requests "
              "in batches")
         return queued
-
-    def prefetch_ahead(self, requests: Sequence[Request], runs: int) -> int:
-        """Queue the prompts of the ``runs`` runs ``requests`` come from, all at once and without
-        waiting (the model starts loading now), so that the engine scores later runs while HELM
-        works on earlier ones; returns how many distinct prompts were queued. Afterwards
-        :attr:`scores_ahead` is True: a run's own :meth:`prefetch` is not needed."""
-        wanted = self._uncached(requests)
-        self.scores_ahead = True
-        if not wanted:
-            return 0
-        queued = self.server.reserve((r.prompt for r in wanted), release_earlier=False)
-        hlog(f"syntaxgym local engine: scoring {queued} distinct prompts of {len(wanted)} requests "
-             f"of {runs} run{'s' if runs != 1 else ''} ahead of HELM, in batches")
-        return queued
-
-    def _uncached(self, requests: Sequence[Request]) -> list[Request]:
-        wanted = [r for r in requests if self.unsupported(r) is None]
-        if wanted:
-            cached = self.request_cache.contains([self._cache_key(r) for r in wanted])
-            wanted = [r for r, hit in zip(wanted, cached) if not hit]
-        return wanted

@@ -28,7 +28,6 @@ from typing import Any
 from syntaxgym_helm.clients.class_paths import LOCAL_CLIENT
 
 _MARK = "__syntaxgym_prefetch__"
-_LOGGED = "_syntaxgym_counts_logged"  # a client's engine counts at its last log line
 
 
 def install_executor_prefetch() -> bool:
@@ -50,13 +49,14 @@ def install_executor_prefetch() -> bool:
         if getattr(self.execution_spec, "dry_run", False):
             return original(self, scenario_state)
         clients = syntaxgym_clients(self, scenario_state)
+        before = {name: client.engine_counts() for name, (client, _) in clients.items()}
         if prefetch_enabled():
             prefetch_requests(clients)
         try:
             return original(self, scenario_state)
         finally:
             flush(clients)
-            log_counts({name: client for name, (client, _) in clients.items()})
+            log_counts(clients, before)
 
     setattr(execute, _MARK, True)
     Executor.execute = execute
@@ -146,26 +146,14 @@ def flush(clients: dict[str, tuple[Any, list]]) -> None:
                   f"({type(exc).__name__}: {exc})")
 
 
-def log_counts(clients: dict[str, Any], after_last_run: bool = False) -> None:
-    """One line per client: what its engine computed since the previous line (for the first
-    line, since the model loaded). Without runs queued ahead (:mod:`.run_ahead`) that is what
-    this run computed; with them, this run's and later runs' prompts, so that the lines of a
-    ``helm-run`` still add up to what its engine computed."""
+def log_counts(clients: dict[str, tuple[Any, list]], before: dict[str, Any]) -> None:
+    """One line per client: what its engine computed for this run."""
     from helm.common.hierarchical_logger import hlog
 
-    for name, client in clients.items():
-        counts = client.engine_counts()
-        new = counts - getattr(client, _LOGGED, Counter())
-        setattr(client, _LOGGED, counts)
-        if not new:
-            continue
-        if getattr(client, "scores_ahead", False):
-            when = "after the last run" if after_last_run else "since the previous run"
-            who = f"{when}, the engine scored"
-            whose = " (this run's and later runs' prompts: it scores ahead of HELM)"
-        else:
-            who, whose = "this run scored", ""
-        hlog(f"syntaxgym local engine ({name}): {who} {new['prompts']} prompts "
-             f"({new['tokens']} tokens) computing {new['positions']} positions in "
-             f"{new['passes']} forward passes ({new['reused']} outputs read from stored "
-             f"prefixes){whose}")
+    for name, (client, _) in clients.items():
+        counts = client.engine_counts() - before.get(name, Counter())
+        if counts:
+            hlog(f"syntaxgym local engine ({name}): this run scored {counts['prompts']} prompts "
+                 f"({counts['tokens']} tokens) computing {counts['positions']} positions in "
+                 f"{counts['passes']} forward passes ({counts['reused']} outputs read from "
+                 "stored prefixes)")

@@ -53,8 +53,6 @@ class ModelServer:
     """
 
     CALLER_TTL_S = 2.0
-    #: Held by an engine thread while it computes a batch: the process's servers take turns.
-    COMPUTE_LOCK: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, make_engine: Callable[[], LogprobEngine], *, max_wait_s: float = 0.02,
                  progress: bool = True, memo_size: int = 4096) -> None:
@@ -124,21 +122,17 @@ class ModelServer:
             raise PromptError(str(found))
         return found
 
-    def reserve(self, prompts: Iterable[str], *, release_earlier: bool = True) -> int:
+    def reserve(self, prompts: Iterable[str]) -> int:
         """Queue ``prompts`` (with repeats: one per request to come) without waiting; returns how
-        many distinct prompts were newly queued.
-
-        ``release_earlier``: what earlier calls reserved and nobody asked for is released (kept
-        in the ordinary memo), as suits one run's requests (HELM executes one run at a time).
-        False adds to the earlier reservations: the requests of several runs, queued ahead
-        (:mod:`.run_ahead`)."""
+        many distinct prompts were newly queued."""
         counts = Counter(prompts)
         with self._cond:
-            if release_earlier:
-                for prompt, result in self._kept.items():
-                    self._remember(prompt, result)
-                self._kept.clear()
-                self._reserved.clear()
+            # HELM executes one run at a time: what an earlier run reserved and never asked for
+            # is released (kept in the ordinary memo).
+            for prompt, result in self._kept.items():
+                self._remember(prompt, result)
+            self._kept.clear()
+            self._reserved.clear()
             before = len(self._queue)
             for prompt, count in counts.items():
                 self._reserved[prompt] += count
@@ -149,13 +143,6 @@ class ModelServer:
                     self._submit(prompt)
             self._cond.notify_all()
             return len(self._queue) - before
-
-    def reserve_missing(self, prompts: Iterable[str]) -> int:
-        """:meth:`reserve` those of ``prompts`` that are not reserved already, keeping the
-        earlier reservations (a run that the runs queued ahead did not include)."""
-        with self._cond:
-            missing = [prompt for prompt in prompts if prompt not in self._reserved]
-        return self.reserve(missing, release_earlier=False) if missing else 0
 
     def _submit(self, prompt: str) -> Future:
         future = self._pending.get(prompt)
@@ -209,10 +196,7 @@ class ModelServer:
             try:
                 if self._setup_error is not None:
                     raise self._setup_error
-                # One engine computes at a time: two models' passes side by side would only
-                # share the same cores (and their OpenMP teams would stop spinning).
-                with ModelServer.COMPUTE_LOCK:
-                    self._compute_batch(prompts)
+                self._compute_batch(prompts)
             except BaseException as exc:  # noqa: BLE001 - hand every failure to the callers
                 failure = RuntimeError(f"computing logprobs failed: {type(exc).__name__}: "
                                        f"{exc}")
