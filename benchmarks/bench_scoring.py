@@ -320,9 +320,7 @@ def run_builtin(kind: str, tree: Path, work: Path, env: dict[str, str]) -> dict[
                "--max-eval-instances", "100000"]
     folder = work / kind
     folder.mkdir(parents=True)
-    env = {**env, "PYTHONPATH": str(tree)}
-    # This checkout's plugin, whatever checkout the environment has installed.
-    result = timed(command, folder, {**env, "PYTHONPATH": str(ROOT)}, work / f"{kind}.log")
+    result = timed(command, folder, {**env, "PYTHONPATH": str(tree)}, work / f"{kind}.log")
     result["phases"] = helm_phases(result["log"], result["started"], result["ended"])
     result.update(scoring_s=scoring_seconds(result["log"])[0], logprobs={},
                   outcomes=helm_outcomes(folder / "benchmark_output", suite_name, by_run=True),
