@@ -399,7 +399,8 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
              f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}, after it {load_after[0]:.2f} / "
              f"{load_after[1]:.2f} / {load_after[2]:.2f}: other work may have shared the 2 cores, "
              "so times are indicative.", "",
-             f"Parts (a) to (b-warm): {len(suites)} suites of `{suites_dir}`; "
+             f"Parts (a) to (b-warm): {len(suites)} suites of "
+             f"`{os.path.relpath(suites_dir, ROOT)}`; "
              "SmolLM2-135M-Instruct (Q4_1 GGUF dequantised to float32), CPU. "
              "Each part runs in a process of its own; peak memory "
              "is its maximum resident set size (`/usr/bin/time -v`). Scoring time: the forward "
