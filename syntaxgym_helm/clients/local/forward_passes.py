@@ -117,11 +117,10 @@ class SharedPasses:
     prefixes in the store are read from it, and each pass's new prefixes are stored for later
     passes. ``counts`` is updated with what each pass computed and reused."""
 
-    def __init__(self, base, output_layer: OutputLayer, config, device: torch.device,
+    def __init__(self, base, output_layer: OutputLayer, device: torch.device,
                  dtype: torch.dtype, counts: Counter[str]) -> None:
         self.base = base
         self.output_layer = output_layer
-        self.config = config
         self.device = device
         self.dtype = dtype
         self.counts = counts
@@ -155,7 +154,7 @@ class SharedPasses:
         if computed:
             inputs = pack_rows(computed, store.index, self.dtype)
             length, past_length = inputs.length, inputs.past_length
-            past = store.past_key_values(inputs.past_slots, self.config)
+            past = store.past_key_values(inputs.past_slots)
             with cpu_kernels.packed_kernels(packed):
                 out = self.base(input_ids=inputs.input_ids.to(self.device),
                                 attention_mask=inputs.mask[:, None].to(self.device),

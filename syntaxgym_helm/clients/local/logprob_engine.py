@@ -138,8 +138,7 @@ class LogprobEngine:
                 return PrefixStore.sized(shapes, hidden_size, int(budget), self.dtype,
                                          self.device)
 
-            shared = SharedPasses(base, output_layer, self.model.config, self.device, self.dtype,
-                                  self.counts)
+            shared = SharedPasses(base, output_layer, self.device, self.dtype, self.counts)
             packed_layers = self._set_up_onednn(output_layer) if self.onednn else 0
             if check:
                 tolerance = 1e-3 if self.dtype == torch.float32 else 5e-2

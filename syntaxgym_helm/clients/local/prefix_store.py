@@ -49,10 +49,10 @@ class PrefixStore:
     def device(self) -> torch.device:
         return self.hidden.device
 
-    def past_key_values(self, slots: torch.Tensor | None, config) -> DynamicCache:
+    def past_key_values(self, slots: torch.Tensor | None) -> DynamicCache:
         """Every layer's stored keys and values at ``slots`` (rows x past positions) as the
-        model's past keys and values, empty for None (``config``: the model's config, unused:
-        see below)."""
+        model's past keys and values, empty for None. Not built from the model's config (see
+        below)."""
         # Every layer a full layer, also a sliding-window one (Gemma-3's 512): a pass packs many
         # sequences in a row, so its past and its new nodes can each exceed the window although
         # no sequence does, and a sliding layer would drop the oldest keys while the pass's mask
