@@ -73,7 +73,7 @@ def run_entries_conf(suites: Iterable[str], model: str = "text",
     lines.append("entries: [")
     for suite in suites:
         for kind in contexts or (NONE,):
-            if suite in skipped and kind in same_suite:
+            if suite in one_item and kind in same_suite:
                 continue
             option = "" if kind == NONE else f",context={kind}"
             lines.append(f'  {{description: "syntaxgym:suite={suite}{option},model={model}", '
