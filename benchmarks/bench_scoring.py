@@ -3,12 +3,17 @@
 Three ways to get every sentence's token logprobs (after the beginning-of-text token), each in a
 process of its own (timed, peak memory by ``/usr/bin/time -v``):
 
-(a) ``raw``: the floor without HELM: plain transformers forward passes over the same sentences,
-    32 per batch, sorted by length, right padded;
+(a) ``raw``: the floor without HELM or the plugin, the plain script of issue 12: load the GGUF
+    with transformers (``from_pretrained(folder, gguf_file=...)``, dequantised to float32), then
+    plain forward passes over the same sentences, 32 per batch, sorted by length, right padded;
+(a-cached) as (a), but the weights come from the plugin's dequantised copy (what the plugin
+    itself loads after its first use), so the load takes seconds instead of about 25;
 (b) ``helm-run`` with the plugin's SyntaxGymClient (``model=syntaxgym/<key>``);
 (c) ``helm-run`` with HELM's HuggingFaceClient (``model=helmhf/<key>``,
     ``prefix=<|endoftext|>``).
 
+Part ``b-cold`` is (b) on its very first use: the dequantised copy of the weights does not
+exist yet (``SYNTAXGYM_HELM_CACHE`` names an empty folder), so the GGUF is dequantised and saved.
 Optional parts ``b-np4`` and ``b-np32`` run (b) with the plugin's prefetch turned off
 (``SYNTAXGYM_HELM_PREFETCH=0``), so that batches hold only what 4 or 32 HELM threads send.
 
@@ -63,17 +68,30 @@ Outcomes = dict[str, dict[int, list[bool | None] | None]]  # suite -> item -> pe
 # (a) the raw floor, in a child process
 # ------------------------------------------------------------------------------------------------
 
-def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path: Path) -> None:
+def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path: Path,
+              weights: str) -> None:
+    """Score every sentence with plain batched passes; ``weights``: ``gguf`` (load the GGUF file
+    with transformers, as a plain script does) or ``cached`` (the plugin's dequantised copy)."""
     import torch
 
-    from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
     from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
     from syntaxgym_helm.core.item_evaluation import TokenScore, evaluate_item
     from syntaxgym_helm.core.suite import load_suite
 
     started = time.time()
-    model, tokenizer = load_model_and_tokenizer(str(SMOLLM2_135M.directory()),
-                                                gguf_file=SMOLLM2_135M.gguf_file, device="cpu")
+    if weights == "gguf":
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        folder, gguf_file = str(SMOLLM2_135M.directory()), SMOLLM2_135M.gguf_file
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf_file)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf_file,
+                                                     dtype=torch.float32).eval()
+    else:
+        from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
+
+        model, tokenizer = load_model_and_tokenizer(str(SMOLLM2_135M.directory()),
+                                                    gguf_file=SMOLLM2_135M.gguf_file,
+                                                    device="cpu")
     load_s = time.time() - started
     bos_id = tokenizer.convert_tokens_to_ids(BOS)
     loaded = {name: load_suite(suites_dir / f"{name}.json") for name in suites}
@@ -358,10 +376,15 @@ def accuracy(outcomes: Outcomes) -> tuple[int, int, int]:
 
 PARTS = {
     # key: (label, model attribute, run-entry prefix, --num-threads, prefetch)
-    "a": ("(a) raw floor: transformers, batch 32, length-sorted, no HELM", None, None, None, None),
+    "a": ("(a) raw floor: transformers loads the GGUF, batch 32, length-sorted, no HELM", None,
+          None, None, None),
+    "a-cached": ("(a-cached) as (a), weights read from the plugin's dequantised copy", None, None,
+                 None, None),
     "b": ("(b) helm-run, SyntaxGymClient (`syntaxgym/...`)", "syntaxgym_name", None, 4, True),
     "c": ("(c) helm-run, HELM HuggingFaceClient (`helmhf/...`, prefix=<\\|endoftext\\|>)",
           "hf_name", BOS, 4, None),
+    "b-cold": ("(b-cold) as (b), first use: no dequantised copy of the weights yet",
+               "syntaxgym_name", None, 4, True),
     "b-np4": ("(b') as (b), prefetch off: batches of what 4 HELM threads send", "syntaxgym_name",
               None, 4, False),
     "b-np32": ("(b'') as (b), prefetch off, --num-threads 32", "syntaxgym_name", None, 32, False),
@@ -371,20 +394,23 @@ PARTS = {
                    None),
     "run-after": ("(run-after) `make run`'s helm-run, this checkout", None, None, None, None),
 }
-HU2020_PARTS = ("a", "b", "c", "b-np4", "b-np32", "b-warm")
+HU2020_PARTS = ("a", "a-cached", "b", "b-cold", "c", "b-np4", "b-np32", "b-warm")
+RAW_PARTS = {"a": "gguf", "a-cached": "cached"}  # part -> where the floor's weights come from
 
 
 def phase_table(parts: dict[str, dict[str, Any]]) -> list[str]:
-    """The whole process of each part, by phase (seconds)."""
-    lines = ["| part | whole process | vs (a) | " + " | ".join(PHASES) + " |",
-             "|---|---:|---:|" + "---:|" * len(PHASES)]
-    floor = parts.get("a", {}).get("wall_s")
+    """The whole process of each part, by phase (seconds), with its ratio to each floor run."""
+    floors = [key for key in RAW_PARTS if key in parts]
+    lines = ["| part | whole process | " + "".join(f"vs ({f}) | " for f in floors)
+             + " | ".join(PHASES) + " |",
+             "|---|---:|" + "---:|" * (len(floors) + len(PHASES))]
     for key, part in parts.items():
-        ratio = (f"{part['wall_s'] / floor:.2f}x" if floor and key in HU2020_PARTS else "-")
+        ratios = [f"{part['wall_s'] / parts[f]['wall_s']:.2f}x" if key in HU2020_PARTS else "-"
+                  for f in floors]
         phases = part.get("phases", {})
         cells = [f"{phases[p]:.1f}" if p in phases else "-" for p in PHASES]
-        lines.append(f"| {PARTS[key][0]} | {part['wall_s']:.1f} s | {ratio} | "
-                     + " | ".join(cells) + " |")
+        lines.append(f"| {PARTS[key][0]} | {part['wall_s']:.1f} s | "
+                     + "".join(f"{r} | " for r in ratios) + " | ".join(cells) + " |")
     return lines
 
 
@@ -408,6 +434,12 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
              "excluded); whole process: the command's wall time, model loading, HELM's start, "
              "adaptation and metrics included. HELM's request cache started empty for each part.",
              "",
+             "Where the weights come from: (a) loads the GGUF file with transformers, as the "
+             "plain script of issue 12 does (about 25 s: it converts the tokenizer and "
+             "dequantises every tensor); (a-cached) and the helm-run parts read the plugin's "
+             "dequantised copy (`~/.cache/syntaxgym_helm/weights`), which any earlier use of the "
+             "plugin (`make test`, `make run`) has made; (b-cold) starts without it, as the "
+             "plugin's very first run does.", "",
              "Whole process (start-up to exit, wall seconds), by phase: start-up is process "
              "start to HELM's first `Running` block (imports, plugin, run specs); scenario, "
              "adaptation, execution (model loading included), metrics and writing are HELM's "
@@ -430,10 +462,10 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
                      f"{passed}/{scorable} ({total - scorable} unscorable) | "
                      + ", ".join(f"{t:.1f} s" for t in part["repetitions"]) + " |")
     lines.append("")
-    if "a" in parts:
-        a = parts["a"]
-        lines.append(f"(a) scored {a['sentences']} sentences ({a['distinct_sentences']} distinct, "
-                     f"{a['tokens']} tokens with the beginning-of-text token) computing "
+    for key in [k for k in RAW_PARTS if k in parts]:
+        a = parts[key]
+        lines.append(f"({key}) scored {a['sentences']} sentences ({a['distinct_sentences']} "
+                     f"distinct, {a['tokens']} tokens with the beginning-of-text token) computing "
                      f"{a['positions']} padded positions; its model load took {a['load_s']:.1f} s.")
     for key, part in parts.items():
         if not part.get("summaries"):
@@ -513,11 +545,12 @@ def main() -> None:
     parser.add_argument("--before", type=Path, default=Path("/tmp/before"),
                         help="an older checkout of this project, for part run-before")
     parser.add_argument("--raw-child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--raw-weights", default="gguf", help=argparse.SUPPRESS)
     args = parser.parse_args()
     suites = (args.suites.split(",") if args.suites
               else sorted(p.stem for p in args.suites_dir.glob("*.json")))
     if args.raw_child:
-        raw_floor(args.suites_dir, suites, args.batch_size, args.raw_child)
+        raw_floor(args.suites_dir, suites, args.batch_size, args.raw_child, args.raw_weights)
         return
 
     load = os.getloadavg()
@@ -538,11 +571,12 @@ def main() -> None:
             if key in ("run-before", "run-after"):
                 result = run_builtin(tag, args.before if key == "run-before" else ROOT, work,
                                      env)
-            elif key == "a":
+            elif key in RAW_PARTS:
                 child = work / f"raw-{tag}.json"
                 result = timed([sys.executable, __file__, "--suites-dir", str(args.suites_dir),
                                 "--suites", ",".join(suites), "--batch-size",
-                                str(args.batch_size), "--raw-child", str(child)], work, env,
+                                str(args.batch_size), "--raw-child", str(child),
+                                "--raw-weights", RAW_PARTS[key]], work, env,
                                work / f"{tag}.log")
                 result.update(json.loads(child.read_text()))
                 result["outcomes"] = {suite: {int(item): holds for item, holds in items.items()}
@@ -557,6 +591,8 @@ def main() -> None:
                 result = run_helm(tag, getattr(SMOLLM2_135M, attribute), prefix, suites,
                                   threads, work, env, folder=work / b_tag)
             else:
+                if key == "b-cold":  # an empty cache folder: no dequantised weights yet
+                    env["SYNTAXGYM_HELM_CACHE"] = str(work / f"{tag}-empty-cache")
                 result = run_helm(tag, getattr(SMOLLM2_135M, attribute), prefix, suites,
                                   threads, work, env)
             runs[key].append(result)
