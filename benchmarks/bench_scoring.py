@@ -7,7 +7,7 @@ process of its own (timed, peak memory by ``/usr/bin/time -v``):
     with transformers (``from_pretrained(folder, gguf_file=...)``, dequantised to float32), then
     plain forward passes over the same sentences, 32 per batch, sorted by length, right padded;
 (a-cached) as (a), but the weights come from the plugin's dequantised copy (what the plugin
-    itself loads after its first use), so the load takes seconds instead of about 25;
+    itself loads after its first use), so the load takes seconds instead of about 30;
 (b) ``helm-run`` with the plugin's SyntaxGymClient (``model=syntaxgym/<key>``);
 (c) ``helm-run`` with HELM's HuggingFaceClient (``model=helmhf/<key>``,
     ``prefix=<|endoftext|>``).
@@ -435,7 +435,7 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
              "adaptation and metrics included. HELM's request cache started empty for each part.",
              "",
              "Where the weights come from: (a) loads the GGUF file with transformers, as the "
-             "plain script of issue 12 does (about 25 s: it converts the tokenizer and "
+             "plain script of issue 12 does (about 30 s: it converts the tokenizer and "
              "dequantises every tensor); (a-cached) and the helm-run parts read the plugin's "
              "dequantised copy (`~/.cache/syntaxgym_helm/weights`), which any earlier use of the "
              "plugin (`make test`, `make run`) has made; (b-cold) starts without it, as the "
