@@ -103,7 +103,9 @@ def logged(log_path: Path) -> dict[str, Any]:
             "started": ended - wall, "ended": ended}
 
 
-def cost_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
+def cost_part(args: argparse.Namespace, work: Path,
+              env: dict[str, str]) -> list[tuple[str, str]]:
+    """The cost report (marker ``cost``), as the one (marker, text) pair of its part."""
     from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
     from syntaxgym_helm.core.registry import HU2020_SUITES, builtin_suites
 
@@ -150,7 +152,7 @@ def cost_part(args: argparse.Namespace, work: Path, env: dict[str, str]) -> str:
               "depend on what else runs; CPU time much less).", "",
               f"Command (per length N): `helm-run --run-entries {example} ... (one run entry per "
               f"suite) --suite costN --max-eval-instances {args.max_items}`", ""]
-    return _stamped("cost", lines, args, dt.datetime.fromtimestamp(last["ended"]))
+    return [("cost", _stamped("cost", lines, args, dt.datetime.fromtimestamp(last["ended"])))]
 
 
 def robustness_part(args: argparse.Namespace, work: Path,
@@ -273,8 +275,7 @@ def main() -> None:
            **({"BENCH_CONTEXT_REUSE": "1"} if args.reuse else {})}
     parts = {"cost": cost_part, "robustness": robustness_part}
     for part in args.parts.split(","):
-        produced = parts[part](args, work, env)
-        for name, text in [(part, produced)] if isinstance(produced, str) else produced:
+        for name, text in parts[part](args, work, env):
             print(text)
             if args.output:
                 write_part(args.output, name, text)
