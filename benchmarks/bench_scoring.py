@@ -21,7 +21,7 @@ Scoring time is the forward-pass loop for (a) and HELM's ``Executor.execute`` bl
 helm-run parts (model loading excluded). Prediction outcomes are compared item by item: (b) must
 equal (a); where (c) differs from (b) the items are listed.
 
-Not a test. Run from the project root, e.g. (about 10 minutes on 2 CPU cores)::
+Not a test. Run from the project root, e.g. (about 16 minutes on 2 CPU cores: (c) alone takes 11)::
 
     python benchmarks/bench_scoring.py --output BENCHMARKS.md
 
