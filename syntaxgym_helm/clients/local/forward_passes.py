@@ -18,7 +18,7 @@ import torch
 from syntaxgym_helm.clients.local import cpu_kernels
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
 from syntaxgym_helm.clients.local.pass_packing import logprobs_by_sequence, pack_rows, plan_outputs
-from syntaxgym_helm.clients.local.prefix_store import PrefixStore
+from syntaxgym_helm.clients.local.prefix_store import PrefixStore, cache_keyword, returned_cache
 from syntaxgym_helm.clients.local.prefix_trie import PackedRow, plan_passes
 from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt
 
@@ -120,6 +120,7 @@ class SharedPasses:
     def __init__(self, base, output_layer: OutputLayer, device: torch.device,
                  dtype: torch.dtype, counts: Counter[str]) -> None:
         self.base = base
+        self.cache_keyword = cache_keyword(base)  # raises when the model takes no past keys
         self.output_layer = output_layer
         self.device = device
         self.dtype = dtype
@@ -159,8 +160,8 @@ class SharedPasses:
                 out = self.base(input_ids=inputs.input_ids.to(self.device),
                                 attention_mask=inputs.mask[:, None].to(self.device),
                                 position_ids=inputs.positions.to(self.device),
-                                past_key_values=past, use_cache=True)
-            hidden, kv = out.last_hidden_state, out.past_key_values
+                                use_cache=True, **{self.cache_keyword: past})
+            hidden, kv = out.last_hidden_state, returned_cache(out)
             self.counts.update(positions=len(computed) * length, passes=1,
                                packed_passes=int(packed))
         # Outputs: of new nodes from this pass's hidden states (all of the vocabulary's logits:

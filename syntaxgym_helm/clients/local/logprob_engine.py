@@ -31,7 +31,7 @@ from syntaxgym_helm.clients.local.forward_passes import (
     SharedPasses,
 )
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
-from syntaxgym_helm.clients.local.prefix_store import PrefixStore
+from syntaxgym_helm.clients.local.prefix_store import PrefixStore, returned_cache
 from syntaxgym_helm.clients.local.prompt_encoding import (
     EncodedPrompt,
     PromptEncoder,
@@ -131,7 +131,7 @@ class LogprobEngine:
                 out = base(input_ids=torch.tensor([[self.encoder.bos_id] * 2], device=self.device),
                            use_cache=True)
             shapes = [(layer.keys.shape[1], layer.keys.shape[3])
-                      for layer in out.past_key_values.layers]
+                      for layer in returned_cache(out).layers]
             hidden_size = out.last_hidden_state.shape[-1]
 
             def store(budget: float) -> PrefixStore:

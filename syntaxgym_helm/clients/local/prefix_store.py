@@ -1,9 +1,18 @@
 """The cross-pass store of computed prefixes (:class:`PrefixStore`): what a later forward pass
-needs of a prefix an earlier pass computed, so that it is never computed again."""
+needs of a prefix an earlier pass computed, so that it is never computed again.
+
+Past keys and values go to the model as a transformers ``Cache`` (:class:`DynamicCache`, filled
+with its public ``update``), under the keyword the model's ``forward`` declares
+(:func:`cache_keyword`: ``cache`` since transformers 5.24, ``past_key_values`` before; the old
+name is deprecated and goes in 5.40). A model given past keys and values under a name it ignores
+would compute without them and disagree with plain passes: the engine's probe would then turn
+prefix sharing off, so the name is read from the signature, never assumed.
+"""
 
 from __future__ import annotations
 
-from typing import Mapping
+import inspect
+from typing import Any, Mapping
 
 import torch
 from transformers import DynamicCache
@@ -60,14 +69,15 @@ class PrefixStore:
         # ones (:meth:`keep`'s "index 932 is out of bounds ... size 511"). An empty cache too:
         # given none, the model would make its own, with sliding layers. The mask says what
         # each node sees.
+        cache = DynamicCache()
         if slots is None:
-            return DynamicCache()
+            return cache
         slots = slots.to(self.device)
-        return DynamicCache(ddp_cache_data=[
-            (keys[slots].transpose(1, 2), values[slots].transpose(1, 2))
-            for keys, values in zip(self.keys, self.values)])
+        for layer, (keys, values) in enumerate(zip(self.keys, self.values)):
+            cache.update(keys[slots].transpose(1, 2), values[slots].transpose(1, 2), layer)
+        return cache
 
-    def keep(self, rows: list[PackedRow], kv, hidden: torch.Tensor, past_length: int,
+    def keep(self, rows: list[PackedRow], kv: DynamicCache, hidden: torch.Tensor, past_length: int,
              output_rows: Mapping[int, int], normaliser: torch.Tensor | None) -> None:
         """Keep the keys, values (``kv``: the pass's past keys and values), final hidden states
         and normalisers of the pass's new nodes (``output_rows``: flat position in ``hidden`` ->
@@ -104,3 +114,25 @@ class PrefixStore:
         self.hidden[slots] = hidden[batch, position]
         assert normaliser is not None
         self.normaliser[slots] = normaliser[torch.tensor(fill_outputs, device=device)]
+
+
+def cache_keyword(model: torch.nn.Module) -> str:
+    """The keyword under which ``model.forward`` takes past keys and values: ``cache`` (transformers
+    5.24 and later) or ``past_key_values`` (earlier); ValueError when it takes neither."""
+    parameters = inspect.signature(model.forward).parameters
+    for name in ("cache", "past_key_values"):
+        if name in parameters:
+            return name
+    raise ValueError(f"{type(model).__name__}.forward takes no past keys and values "
+                     "(neither `cache` nor `past_key_values`)")
+
+
+def returned_cache(output: Any) -> DynamicCache:
+    """The keys and values a forward pass returned (``output.cache``, or ``past_key_values`` in
+    transformers before 5.24), without touching the deprecated name where the new one exists."""
+    cache = getattr(output, "cache", None)
+    if cache is None:
+        cache = getattr(output, "past_key_values", None)
+    if cache is None:
+        raise ValueError("the forward pass returned no keys and values (use_cache=True)")
+    return cache
