@@ -28,6 +28,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="HELM's run suite (helm-run --suite); default: every one under runs/")
     report.add_argument("-o", "--output", type=Path, metavar="DIR",
                         help="where to write (default: BENCHMARK_OUTPUT/syntaxgym_report)")
+    report.add_argument("--rescore", action="store_true",
+                        help="score every item again from the runs' scenario_state.json instead of "
+                             "reading what the metric kept (runs without it are always scored "
+                             "again)")
     report.set_defaults(handler=_report)
 
 
@@ -45,7 +49,7 @@ def _report(args: argparse.Namespace) -> int:
         by_run_suite.setdefault(run_dir.parent.name, []).append(run_dir)
     root = args.output or _benchmark_output_root(args.benchmark_output) / REPORT_DIR_NAME
     for run_suite, dirs in sorted(by_run_suite.items()):
-        files = write_report(load_runs(dirs), root / run_suite)
+        files = write_report(load_runs(dirs, rescore=args.rescore), root / run_suite)
         print(files.summary_text)
         print(f"wrote {files.folder}: summary.md, {len(files.tables)} tables, "
               f"{len(files.annotated)} annotated suites, {len(files.plots)} plots")

@@ -5,12 +5,14 @@ state is matched to its condition by the tag its reference carries (see
 :mod:`syntaxgym_helm.harness.scenario`); runs written before references were tagged are matched by
 reference order. The item's stats are those of :mod:`syntaxgym_helm.harness.stats`; an unscorable
 item's reason is logged as a warning. HELM averages each stat over the items that have it; the
-metric then adds the run's count of items scored (:func:`syntaxgym_helm.harness.stats.run_stats`).
+metric then adds the run's count of items scored (:func:`syntaxgym_helm.harness.stats.run_stats`),
+and keeps what it found for every item (region values, outcomes) in the run folder for the
+reports (:mod:`syntaxgym_helm.harness.scored_items`), so that they never score the run again.
 """
 
 from __future__ import annotations
 
-from typing import List
+from typing import Any, List
 
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
 from helm.benchmark.adaptation.request_state import RequestState
@@ -32,6 +34,11 @@ from syntaxgym_helm.core.item_evaluation import (
     evaluate_item,
 )
 from syntaxgym_helm.core.suite import Condition, Item, Suite
+from syntaxgym_helm.harness.scored_items import (
+    current_run_dir,
+    merge_one_item_suites,
+    write_scored_items,
+)
 from syntaxgym_helm.harness.stats import item_stat_values, metric_metadata, run_stats
 
 
@@ -48,10 +55,32 @@ class SyntaxGymMetric(ReferenceMetric):
 
     def evaluate(self, scenario_state: ScenarioState, metric_service: MetricService,
                  eval_cache_path: str, parallelism: int) -> MetricResult:
-        """HELM's evaluation, plus the count of items scored (HELM keeps only means)."""
-        result = super().evaluate(scenario_state, metric_service, eval_cache_path, parallelism)
+        """HELM's evaluation, plus the count of items scored (HELM keeps only means); what was
+        found for every item is written to the run folder (:mod:`.scored_items`).
+
+        Items are scored on one thread whatever ``--num-threads`` says: scoring is pure Python,
+        which HELM's worker threads would only make wait for one another (the GIL)."""
+        self._scored: list[tuple[Any, ItemEvaluation]] = []
+        result = super().evaluate(scenario_state, metric_service, eval_cache_path, parallelism=1)
+        self._keep_scored_items(eval_cache_path)
         return MetricResult([*result.aggregated_stats, *run_stats(result.per_instance_stats)],
                             result.per_instance_stats)
+
+    def _keep_scored_items(self, eval_cache_path: str) -> None:
+        """Write the items scored to the run folder (a failure only costs the reports time)."""
+        scored, self._scored = self._scored, []
+        folder = current_run_dir(eval_cache_path)
+        if folder is None or not scored:
+            return
+        try:
+            scored.sort(key=lambda entry: entry[1].item_number)
+            suite = merge_one_item_suites([read_item_payload(instance.extra_data[ITEM_KEY])
+                                           for instance, _ in scored])
+            write_scored_items(folder, self.first_token, suite,
+                               [(instance.id, evaluation) for instance, evaluation in scored])
+        except Exception as exc:  # noqa: BLE001 - the reports can score the run again
+            hwarn(f"SyntaxGym: could not keep the items scored in {folder} "
+                  f"({type(exc).__name__}: {exc}); reports will score the run again")
 
     def evaluate_references(
         self,
@@ -61,6 +90,9 @@ class SyntaxGymMetric(ReferenceMetric):
         eval_cache_path: str,
     ) -> List[Stat]:
         score = evaluate_request_states(reference_request_states, self.first_token)
+        scored = getattr(self, "_scored", None)
+        if scored is not None:
+            scored.append((reference_request_states[0].instance, score))
         if not score.scorable:
             instance_id = reference_request_states[0].instance.id
             hwarn(f"SyntaxGym item {score.item_number} ({instance_id}) is unscorable: "

@@ -1,10 +1,14 @@
 """Finding finished runs and rebuilding their item scores from what ``helm-run`` wrote.
 
-A run folder is ``benchmark_output/runs/<run suite>/<run name>/``. Its ``scenario_state.json``
-holds every request with its returned tokens and logprobs, and every instance carries its item as a
-one-item suite (:data:`syntaxgym_helm.harness.scenario.ITEM_KEY`), so each item is scored again here with
-the metric's own code (:func:`syntaxgym_helm.harness.metric.evaluate_request_states`) and the run's own
-``first_token`` policy: reports see exactly the region values the metric saw, with no model run.
+A run folder is ``benchmark_output/runs/<run suite>/<run name>/``. The metric keeps what it found
+for every item there (:mod:`syntaxgym_helm.harness.scored_items`): the run's suite and each item's
+region values and outcomes, which is all a report reads. A run without that file (written before
+it existed), or one asked to be scored again (``rescore``), is scored here from its
+``scenario_state.json``, which holds every request with its returned tokens and logprobs, every
+instance carrying its item as a one-item suite (:data:`syntaxgym_helm.harness.scenario.ITEM_KEY`),
+with the metric's own code (:func:`syntaxgym_helm.harness.metric.evaluate_request_states`) and the
+run's own ``first_token`` policy. Either way reports see exactly the region values the metric saw,
+with no model run.
 """
 
 from __future__ import annotations
@@ -21,6 +25,11 @@ import dacite
 # before its adaptation classes are loaded.
 from syntaxgym_helm.harness.metric import evaluate_request_states  # noqa: I001
 from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
+from syntaxgym_helm.harness.scored_items import (
+    FILE_NAME as SCORED_ITEMS,
+    merge_one_item_suites,
+    read_scored_items,
+)
 from syntaxgym_helm.harness.run_spec import suite_group_name
 from syntaxgym_helm.core.context import ContextSpec, spec_from_args
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
@@ -102,12 +111,15 @@ def _is_syntaxgym(run_dir: Path) -> bool:
     return spec["scenario_spec"]["class_name"].endswith(SCENARIO_CLASS_SUFFIX)
 
 
-def load_run(run_dir: Path) -> RunRecord:
-    """Read one run folder and score its items again (no model is run)."""
-    from helm.benchmark.adaptation.scenario_state import ScenarioState
-
+def load_run(run_dir: Path, rescore: bool = False) -> RunRecord:
+    """Read one run folder: the items as the metric scored them, or (``rescore``, or a run
+    without them) scored again from its requests' results (no model is run either way)."""
     run_dir = Path(run_dir)
     spec = json.loads((run_dir / "run_spec.json").read_text())
+    if not rescore and (run_dir / SCORED_ITEMS).is_file():
+        return _scored_run(run_dir, spec)
+    from helm.benchmark.adaptation.scenario_state import ScenarioState
+
     first_token = _metric_arg(spec, "first_token", "error")
     data = json.loads((run_dir / "scenario_state.json").read_text())
     # check_types=False: HELM's dataclasses use forward references dacite cannot resolve.
@@ -140,6 +152,26 @@ def load_run(run_dir: Path) -> RunRecord:
     )
 
 
+def _scored_run(run_dir: Path, spec: dict[str, Any]) -> RunRecord:
+    """The run as its metric scored it (:mod:`syntaxgym_helm.harness.scored_items`)."""
+    first_token, suite, instance_ids, scores = read_scored_items(run_dir / SCORED_ITEMS)
+    adapter = spec["adapter_spec"]
+    return RunRecord(
+        run_dir=run_dir,
+        run_name=run_dir.name,
+        run_suite=run_dir.parent.name,
+        model=adapter["model"],
+        suite_name=suite_group_name(spec["scenario_spec"]["args"]["suite"]).removeprefix(
+            "syntaxgym_"),
+        suite=suite,
+        scores=scores,
+        instance_ids=instance_ids,
+        prefix=adapter.get("global_prefix", ""),
+        first_token=first_token,
+        context=spec_from_args(spec["scenario_spec"]["args"]),
+    )
+
+
 def _metric_arg(spec: dict[str, Any], name: str, default: str) -> str:
     for metric in spec.get("metric_specs", []):
         if metric["class_name"].endswith("SyntaxGymMetric"):
@@ -149,13 +181,14 @@ def _metric_arg(spec: dict[str, Any], name: str, default: str) -> str:
 
 def _merge_items(one_item_suites: Sequence[dict[str, Any]], source: str) -> Suite:
     """The run's suite: the shared fields of the one-item suites and all of their items."""
-    merged = {key: value for key, value in one_item_suites[0].items() if key != "items"}
-    merged["items"] = [item for one in one_item_suites for item in one["items"]]
-    return Suite.from_trusted_json(merged, source=source)  # the scenario wrote it, validated
+    # The scenario wrote it from a validated suite: read back without validating it again.
+    return Suite.from_trusted_json(merge_one_item_suites(one_item_suites), source=source)
 
 
-def load_runs(run_dirs: Iterable[Path], progress: bool = True) -> list[RunRecord]:
-    """Load runs (with a progress bar: big runs take seconds each) and give them labels.
+def load_runs(run_dirs: Iterable[Path], progress: bool = True,
+              rescore: bool = False) -> list[RunRecord]:
+    """Load runs (with a progress bar: big runs take seconds each) and give them labels;
+    ``rescore``: score every run again from its requests' results (see :func:`load_run`).
 
     A run that cannot be read (e.g. written by an incompatible version) is skipped with a warning
     on stderr, so one bad folder does not hide the others; none readable is an error."""
@@ -166,7 +199,7 @@ def load_runs(run_dirs: Iterable[Path], progress: bool = True) -> list[RunRecord
     for run_dir in tqdm(run_dirs, desc="reading runs", unit="run",
                         disable=not progress or len(run_dirs) < 2):
         try:
-            records.append(load_run(run_dir))
+            records.append(load_run(run_dir, rescore=rescore))
         except Exception as error:  # noqa: BLE001 (reported, and fatal when nothing loads)
             print(f"warning: skipping {run_dir}: {type(error).__name__}: {error}",
                   file=sys.stderr)

@@ -37,6 +37,7 @@ from fixtures import HU2020_DIR as HU2020
 from fixtures import REFERENCE_DIR, SYNTAXGYM_CORE_DIR
 
 from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
+from syntaxgym_helm.harness.scored_items import FILE_NAME as SCORED_ITEMS
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE_OUT = SYNTAXGYM_CORE_DIR / "test_out_grnn.json"
@@ -559,6 +560,7 @@ def test_compare_flags_a_backend_bug(runs: Runs, capsys, tmp_path: Path) -> None
     original = _run_dir(runs, SMOLLM, "number_prep")
     broken = tmp_path / "runs" / "broken" / original.name
     shutil.copytree(original, broken)
+    (broken / SCORED_ITEMS).unlink()  # as the metric saw it: scored from the results below
     state = json.loads((broken / "scenario_state.json").read_text())
     for request_state in state["request_states"]:
         tokens = request_state["result"]["completions"][0]["tokens"]
@@ -664,6 +666,7 @@ def test_unscorable_items_are_reported_not_scored(runs: Runs, tmp_path: Path) ->
     original = _run_dir(runs, SMOLLM, "number_prep")
     broken = tmp_path / "benchmark_output" / "runs" / "broken" / original.name
     shutil.copytree(original, broken)
+    (broken / SCORED_ITEMS).unlink()  # as the metric saw it: scored from the results below
     state = json.loads((broken / "scenario_state.json").read_text())
     states = state["request_states"]
     failed_item = states[0]["instance"]["id"]

@@ -1,0 +1,93 @@
+"""The metric keeps what it found for every item in the run folder, and reports read that instead
+of scoring the run again (``syntaxgym_helm/harness/scored_items.py``).
+
+The round trip runs without a model; the rest on the session's real helm-run output
+(:func:`test_report.produce_runs`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_report import SMOLLM_FAST, Runs, produce_runs  # noqa: E402
+
+from syntaxgym_helm.core.item_evaluation import (  # noqa: E402
+    ConditionValues,
+    ItemEvaluation,
+    PredictionOutcome,
+)
+from syntaxgym_helm.harness.scored_items import (  # noqa: E402
+    FILE_NAME,
+    read_scored_items,
+    write_scored_items,
+)
+from syntaxgym_helm.report.build import summary_text  # noqa: E402
+from syntaxgym_helm.report.runs import find_run_dirs, load_run  # noqa: E402
+
+SUITE = {
+    "meta": {"name": "tiny", "metric": "sum", "UID": "x"},
+    "region_meta": {"1": "np", "2": "verb"},
+    "predictions": [{"type": "formula", "formula": "(2;%good%) < (2;%bad%)"}],
+    "items": [{"item_number": n, "conditions": [
+        {"condition_name": c, "regions": [{"region_number": 1, "content": "The dog"},
+                                          {"region_number": 2, "content": w}]}
+        for c, w in (("good", "barks."), ("bad", "bark."))]} for n in (1, 2)],
+}
+
+
+def _evaluation(number: int, holds: bool | None, problems: tuple[str, ...] = ()
+                ) -> ItemEvaluation:
+    values = tuple(ConditionValues(c, ("<|endoftext|>", "The", " dog", " bark" + s),
+                                   (None, 1, 1, 2), (math.nan, 9.5, 3.25, 0.1 + len(s)))
+                   for c, s in (("good", "s."), ("bad", ".")))
+    outcome = PredictionOutcome(0, "(2;%good%) < (2;%bad%)", holds,
+                                None if holds is not None else "no value")
+    return ItemEvaluation(number, "sum", values, () if problems else (outcome,), problems)
+
+
+def test_round_trip_gives_back_every_item_exactly(tmp_path: Path) -> None:
+    scored = [("item1", _evaluation(1, True)),
+              ("item2", _evaluation(2, None, ("condition 'bad': the request failed: boom",)))]
+    path = write_scored_items(tmp_path, "exclude", SUITE, scored)
+    assert path == tmp_path / FILE_NAME and not list(tmp_path.glob("*.partial"))
+    json.loads(path.read_text(), parse_constant=pytest.fail)  # plain JSON: no NaN
+    first_token, suite, ids, evaluations = read_scored_items(path)
+    assert first_token == "exclude" and ids == ("item1", "item2")
+    assert suite.name == "tiny" and [i.item_number for i in suite.items] == [1, 2]
+    assert suite.to_json_dict() == SUITE
+    # NaN marks tokens outside every region: repr compares it as it compares the numbers.
+    assert repr(evaluations) == repr(tuple(e for _, e in scored))
+    assert evaluations[1].scorable is False and evaluations[0].passed is True
+
+
+def test_another_format_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / FILE_NAME
+    path.write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(ValueError, match="something-else"):
+        read_scored_items(path)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    return produce_runs(tmp_path_factory)
+
+
+@pytest.mark.slow
+def test_every_run_keeps_its_items_and_reading_them_equals_scoring_again(runs: Runs) -> None:
+    run_dirs = find_run_dirs(runs.output)
+    assert run_dirs and all((run_dir / FILE_NAME).is_file() for run_dir in run_dirs)
+    kept = [load_run(run_dir) for run_dir in run_dirs]
+    again = [load_run(run_dir, rescore=True) for run_dir in run_dirs]
+    assert {run.model for run in kept} >= {SMOLLM_FAST}
+    for a, b in zip(kept, again):
+        assert (a.model, a.suite_name, a.prefix, a.first_token, a.context, a.instance_ids) == (
+            b.model, b.suite_name, b.prefix, b.first_token, b.context, b.instance_ids)
+        assert a.suite == b.suite and a.suite.meta == b.suite.meta
+        assert repr(a.scores) == repr(b.scores)
+    assert summary_text(kept) == summary_text(again)
