@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping, Sequence
 
 from syntaxgym_helm.core.alignment import align_tokens
@@ -58,27 +59,46 @@ ConditionResult = Sequence[TokenScore] | RequestFailure
 
 @dataclass(frozen=True)
 class ConditionValues:
-    """One condition's tokens, the region each counts for, and their surprisals in bits."""
+    """One condition's tokens, the region each counts for, and their surprisals in bits.
+
+    A region's surprisals and statistics are worked out once and kept (reports ask for every
+    statistic of every region, often more than once)."""
 
     condition_name: str
     tokens: tuple[str, ...]
     regions: tuple[int | None, ...]
     surprisals: tuple[float, ...]
 
+    @cached_property
+    def _by_region(self) -> dict[int | None, list[float]]:
+        """Region -> its tokens' surprisals; ``None`` -> every token of the sentence."""
+        found: dict[int | None, list[float]] = {None: []}
+        for token_region, surprisal in zip(self.regions, self.surprisals):
+            if token_region is not None:
+                found.setdefault(token_region, []).append(surprisal)
+                found[None].append(surprisal)
+        return found
+
+    @cached_property
+    def _statistics(self) -> dict[int | None, dict[str, float]]:
+        return {}
+
     def region_surprisals(self, region: int | None) -> list[float]:
         """Surprisals of a region's tokens; ``None`` means every token of the sentence."""
-        return [
-            surprisal
-            for token_region, surprisal in zip(self.regions, self.surprisals)
-            if token_region is not None and (region is None or token_region == region)
-        ]
+        return list(self._by_region.get(region, ()))
 
     def value(self, metric: str, region: int | None) -> float:
-        return region_statistic(metric, self.region_surprisals(region))
+        known = self._statistics.get(region)
+        if known is not None and metric in known:
+            return known[metric]
+        return region_statistic(metric, self._by_region.get(region, ()))
 
     def statistics(self, region: int | None) -> dict[str, float]:
         """Every metric of a region (``None``: the whole sentence), in ``METRICS`` order."""
-        return all_statistics(self.region_surprisals(region))
+        known = self._statistics.get(region)
+        if known is None:
+            known = self._statistics[region] = all_statistics(self._by_region.get(region, ()))
+        return dict(known)
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,12 @@ Layout under the output folder (default ``benchmark_output/syntaxgym_report``, w
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from syntaxgym_helm.report.accuracy_csv import AccuracyRow, accuracy_rows
 from syntaxgym_helm.report.annotate import write_annotated
@@ -39,8 +41,6 @@ from syntaxgym_helm.report.summary import summary_markdown
 from syntaxgym_helm.report.tables import (
     PredictionRow,
     RegionRow,
-    all_prediction_rows,
-    all_region_rows,
     prediction_rows,
     region_rows,
     write_csv,
@@ -70,8 +70,6 @@ def slug(label: str) -> str:
 
 def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
     """Write the report of ``runs`` (normally one run suite, labelled) into ``folder``."""
-    from tqdm import tqdm
-
     folder.mkdir(parents=True, exist_ok=True)
     text = summary_text(runs)
     files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
@@ -86,24 +84,80 @@ def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
         files.tables.append(write_csv(blimp_rows, folder / f"{BLIMP_REGIONS_NAME}.csv",
                                       RegionAnalysisRow))
         files.plots.append(plot_blimp_regions(blimp_rows, folder / f"{BLIMP_REGIONS_NAME}.png"))
-    files.tables.append(write_csv(all_prediction_rows(runs), folder / "predictions.csv",
-                                  PredictionRow))
-    files.tables.append(write_csv(all_region_rows(runs), folder / "regions.csv", RegionRow))
-    by_suite: dict[str, list[RunRecord]] = {}
-    for run in runs:
-        by_suite.setdefault(run.suite_name, []).append(run)
-    for suite, suite_runs in tqdm(sorted(by_suite.items()), desc="writing reports", unit="suite",
-                                  disable=len(by_suite) < 3):
-        suite_dir = folder / suite
-        names = _unique_slugs([run.name for run in suite_runs])
-        for run, name in zip(suite_runs, names):
-            files.annotated.append(write_annotated(run, suite_dir / f"{name}.json"))
-            files.tables.append(write_csv(prediction_rows(run),
-                                          suite_dir / f"{name}.predictions.csv", PredictionRow))
-            files.tables.append(write_csv(region_rows(run), suite_dir / f"{name}.regions.csv",
-                                          RegionRow))
-        files.plots.append(plot_suite(suite_runs, suite_dir / PLOT_NAME))
+    # Each suite's files, several suites at once; the tables of all runs are then the runs' own
+    # tables put together in run order.
+    by_suite: dict[str, list[int]] = {}
+    for index, run in enumerate(runs):
+        by_suite.setdefault(run.suite_name, []).append(index)
+    jobs = [(suite, indices, _unique_slugs([runs[i].name for i in indices]))
+            for suite, indices in sorted(by_suite.items())]
+    written = _in_processes(_write_suite, jobs, runs, folder)
+    per_run: dict[int, tuple[Path, Path]] = {}
+    for (_, indices, _), (annotated, tables, plot) in zip(jobs, written):
+        per_run.update(zip(indices, tables))
+        files.annotated += annotated
+        files.plots.append(plot)
+    for column, name, row_type in ((0, "predictions.csv", PredictionRow),
+                                   (1, "regions.csv", RegionRow)):
+        files.tables.append(_concatenate([per_run[i][column] for i in range(len(runs))],
+                                         folder / name, row_type))
+    files.tables += [table for i in range(len(runs)) for table in per_run[i]]
     return files
+
+
+#: What the suite writers share with the parent (forked processes inherit it as it is).
+_SHARED: dict[str, Any] = {}
+
+
+#: One suite's files: each run's annotated suite, each run's two tables, the suite's plot.
+SuiteFiles = tuple[list[Path], list[tuple[Path, Path]], Path]
+
+
+def _write_suite(job: tuple[str, list[int], list[str]]) -> SuiteFiles:
+    """One suite's files (``job``: the suite, its runs' indices and their file names)."""
+    suite, indices, names = job
+    runs: Sequence[RunRecord] = _SHARED["runs"]
+    suite_dir = _SHARED["folder"] / suite
+    annotated, tables = [], []
+    for index, name in zip(indices, names):
+        run = runs[index]
+        annotated.append(write_annotated(run, suite_dir / f"{name}.json"))
+        tables.append((write_csv(prediction_rows(run), suite_dir / f"{name}.predictions.csv",
+                                 PredictionRow),
+                       write_csv(region_rows(run), suite_dir / f"{name}.regions.csv", RegionRow)))
+    return annotated, tables, plot_suite([runs[i] for i in indices], suite_dir / PLOT_NAME)
+
+
+def _in_processes(function: Callable[[Any], Any], jobs: Sequence[Any],
+                  runs: Sequence[RunRecord], folder: Path) -> list[Any]:
+    """``function`` over ``jobs``, in as many forked processes as there are CPU cores (one
+    process where fork is unavailable), with a progress bar; the runs and the folder reach the
+    processes through :data:`_SHARED`."""
+    from tqdm import tqdm
+
+    processes = min(len(jobs), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                    else os.cpu_count() or 1)
+    _SHARED.update(runs=runs, folder=folder)
+    try:
+        progress = dict(total=len(jobs), desc="writing reports", unit="suite",
+                        disable=len(jobs) < 3)
+        if processes > 1 and "fork" in multiprocessing.get_all_start_methods():
+            with multiprocessing.get_context("fork").Pool(processes) as pool:
+                return list(tqdm(pool.imap(function, jobs), **progress))
+        return [function(job) for job in tqdm(jobs, **progress)]
+    finally:
+        _SHARED.clear()
+
+
+def _concatenate(parts: Sequence[Path], path: Path, row_type: type) -> Path:
+    """One CSV of ``row_type`` rows from CSV files of them, each with its header line."""
+    write_csv([], path, row_type)  # the header
+    with path.open("a", newline="", encoding="utf-8") as stream:
+        for part in parts:
+            with part.open(newline="", encoding="utf-8") as source:  # the rows' \r\n as written
+                source.readline()
+                stream.write(source.read())
+    return path
 
 
 def _without_context(runs: Sequence[RunRecord]) -> list[RunRecord]:

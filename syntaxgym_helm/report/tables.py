@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from syntaxgym_helm.report.runs import RunRecord
 
@@ -82,17 +82,18 @@ def region_rows(run: RunRecord) -> list[RegionRow]:
                 continue
             for region in condition.regions:
                 number = region.region_number
+                statistic = scored.statistics(number)
                 rows.append(RegionRow(
                     model=run.name, suite=run.suite_name, item=item.item_number,
                     condition=condition.condition_name, region=number,
                     region_name=run.suite.region_meta.get(number, ""), content=region.content,
                     tokens=len(scored.region_surprisals(number)),
-                    surprisal=scored.value("sum", number),
-                    surprisal_mean=scored.value("mean", number),
-                    surprisal_median=scored.value("median", number),
-                    surprisal_range=scored.value("range", number),
-                    surprisal_max=scored.value("max", number),
-                    surprisal_min=scored.value("min", number),
+                    surprisal=statistic["sum"],
+                    surprisal_mean=statistic["mean"],
+                    surprisal_median=statistic["median"],
+                    surprisal_range=statistic["range"],
+                    surprisal_max=statistic["max"],
+                    surprisal_min=statistic["min"],
                     item_scorable=score.scorable))
     return rows
 
@@ -101,10 +102,13 @@ def write_csv(rows: Sequence[Any], path: Path, row_type: type) -> Path:
     """Write dataclass rows of ``row_type`` with a header (written even when there are no
     rows)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    names = [field.name for field in fields(row_type)]
     with path.open("w", newline="", encoding="utf-8") as stream:
         writer = csv.writer(stream)
-        writer.writerow([field.name for field in fields(row_type)])
-        writer.writerows([_cell(value) for value in asdict(row).values()] for row in rows)
+        writer.writerow(names)
+        # Rows hold only numbers, strings and None: read the fields directly (asdict would copy
+        # each value deeply).
+        writer.writerows([_cell(getattr(row, name)) for name in names] for row in rows)
     return path
 
 
@@ -114,11 +118,3 @@ def _cell(value: object) -> object:
     if isinstance(value, float):
         return repr(value)  # full precision: the CSV must round-trip the values
     return value
-
-
-def all_prediction_rows(runs: Iterable[RunRecord]) -> list[PredictionRow]:
-    return [row for run in runs for row in prediction_rows(run)]
-
-
-def all_region_rows(runs: Iterable[RunRecord]) -> list[RegionRow]:
-    return [row for run in runs for row in region_rows(run)]

@@ -84,3 +84,21 @@ def test_nats_to_bits() -> None:
     zero = nats_to_bits(0.0)
     assert zero == 0.0 and math.copysign(1.0, zero) == 1.0  # never -0.0
     assert nats_to_bits(-math.inf) == math.inf
+
+
+def test_all_statistics_equal_each_statistic_alone() -> None:
+    """all_statistics computes the six together; it must give exactly region_statistic's values
+    (empty regions, NaN, infinities, ties and even counts included)."""
+    import random
+
+    rng = random.Random(0)
+    pool = [0.0, 1e-9, 2.5, 5.0, 17.25, math.inf]
+    for _ in range(5000):
+        values = [rng.choice(pool) if rng.random() < 0.3 else rng.uniform(0, 30)
+                  for _ in range(rng.randint(0, 7))]
+        if values and rng.random() < 0.05:
+            values[rng.randrange(len(values))] = math.nan
+        together = all_statistics(values)
+        for metric in METRICS:
+            alone = region_statistic(metric, values)
+            assert together[metric] == alone or (math.isnan(alone) and math.isnan(together[metric]))
