@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 
 from syntaxgym_helm.core.blimp.convert import BlimpError
-from syntaxgym_helm.core.blimp.fetch import resolve_blimp_suite
+from syntaxgym_helm.core.blimp.fetch import load_blimp_suite, resolve_blimp_suite
 from syntaxgym_helm.core.blimp.sources import SUITE_PREFIX as BLIMP_PREFIX
 from syntaxgym_helm.core.download import DownloadError, fetch, sha256_hex, write_atomically
 from syntaxgym_helm.core.errors import SyntaxGymError
@@ -167,7 +167,7 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
         return target
     if spec in HU2020_SUITES:
         return _registered(HU2020_SUITES[spec], Path(cache_dir), suites_dir)
-    if spec.startswith(BLIMP_PREFIX) and "/" not in spec and not spec.endswith(".json"):
+    if _is_blimp_name(spec):
         try:
             return resolve_blimp_suite(spec, cache_dir, suites_dir)
         except BlimpError as exc:
@@ -185,6 +185,10 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
         f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}; BLiMP: "
         f"{BLIMP_PREFIX}<UID> (67 paradigms, e.g. {BLIMP_PREFIX}adjunct_island)"
     )
+
+
+def _is_blimp_name(spec: str) -> bool:
+    return spec.startswith(BLIMP_PREFIX) and "/" not in spec and not spec.endswith(".json")
 
 
 def _registered(suite: _Hu2020Suite, cache_dir: Path, suites_dir: str | Path | None) -> Path:

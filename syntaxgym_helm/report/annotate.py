@@ -20,7 +20,6 @@ Python and written as JSON ``null``: NaN is not valid JSON.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from syntaxgym_helm.report.intervals import suite_estimate
 from syntaxgym_helm.report.runs import RunRecord
 from syntaxgym_helm.report.summary import RunAccuracy
 from syntaxgym_helm.core.item_evaluation import ConditionValues, ItemEvaluation
-from syntaxgym_helm.core.suite import Condition, Item
+from syntaxgym_helm.core.suite import Condition, Item, dumps_suite_json
 
 #: The key under which everything beyond syntaxgym-core's structure is kept, at every level.
 EXTRA_KEY = "syntaxgym_helm"
@@ -123,27 +122,10 @@ def _condition(condition: Condition, values: ConditionValues | None) -> dict[str
             EXTRA_KEY: {"scored": values is not None, "tokens": tokens}}
 
 
-#: Stands for the items while the rest is indented (control characters never occur in a suite).
-_ITEMS_MARK = "\u0000syntaxgym-helm items\u0000"
-
-
 def dumps_annotated(data: dict[str, Any]) -> str:
-    """Indented JSON, each item on a line of its own; ``allow_nan=False`` makes a stray NaN an
-    error instead of invalid JSON.
-
-    Python indents JSON with its pure-Python encoder, ten times slower than its C encoder, which
-    writes without indentation: on a BLiMP paradigm's 1,000 items that took seconds a suite. So
-    everything but the items is indented, and each item is written by the C encoder on one line.
-    """
-    items = data.get("items")
-    if not isinstance(items, list):
-        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    head = json.dumps({**data, "items": _ITEMS_MARK}, indent=2, ensure_ascii=False,
-                      allow_nan=False)
-    lines = ",\n".join("    " + json.dumps(item, ensure_ascii=False, allow_nan=False)
-                       for item in items)
-    body = f"[\n{lines}\n  ]" if items else "[]"
-    return head.replace(json.dumps(_ITEMS_MARK), body, 1) + "\n"
+    """Indented JSON, one item a line (:func:`~syntaxgym_helm.core.suite.dumps_suite_json`);
+    a stray NaN is an error instead of invalid JSON."""
+    return dumps_suite_json(data)
 
 
 def write_annotated(run: RunRecord, path: Path) -> Path:
