@@ -148,7 +148,13 @@ def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path:
 # ------------------------------------------------------------------------------------------------
 
 _LOG_LINE = re.compile(r"^\S+ \S+ +[A-Z]+ (?P<indent> *)(?P<message>.*)$")
-_CLOSE = re.compile(r"^\} \[(?P<seconds>[0-9.]+)s\]")
+# HELM writes a block's time as 12.3s, 1m12.3s or 1h0m12.3s (hierarchical_logger.format_time).
+_CLOSE = re.compile(r"^\} \[(?:(?P<hours>\d+)h)?(?:(?P<minutes>\d+)m)?(?P<seconds>[0-9.]+)s\]")
+
+
+def _closing_seconds(closing: re.Match) -> float:
+    return (int(closing["hours"] or 0) * 3600 + int(closing["minutes"] or 0) * 60
+            + float(closing["seconds"]))
 
 
 def blocks(log: str) -> list[tuple[str, float, tuple[str, ...]]]:
@@ -167,7 +173,7 @@ def blocks(log: str) -> list[tuple[str, float, tuple[str, ...]]]:
                 stack.pop()
             if stack and stack[-1][0] == indent:
                 _, name = stack.pop()
-                found.append((name, float(closing["seconds"]), tuple(n for _, n in stack)))
+                found.append((name, _closing_seconds(closing), tuple(n for _, n in stack)))
         elif message.endswith("{"):
             stack.append((indent, message[:-1].strip()))
     return found
