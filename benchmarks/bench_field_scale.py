@@ -15,7 +15,8 @@ load beside them::
         --parts floor,ours,report,lmeval --workdir /tmp/fsall --output BENCHMARKS.md
     # fp32 against bf16 and other batch sizes: how many verdicts flip (any device)
     .venv/bin/python benchmarks/bench_field_scale.py --parts dtypes --workdir /tmp/fsdt
-    # on a GPU: the same, with --device cuda (and --dtype / --batch-size for our client)
+    # on a GPU: the same, with --device cuda (and --dtype / --batch-size / --prefix-cache-mb for
+    # our client: they make a deployment of the same GGUF with those settings)
     .venv/bin/python benchmarks/bench_field_scale.py --device cuda --parts floor,ours,lmeval,dtypes \\
         --workdir /tmp/fsgpu
 
@@ -236,11 +237,13 @@ def floor_part(args: argparse.Namespace) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 
 def our_model(args: argparse.Namespace, folder: Path) -> str:
-    """The embedded model, or, with --device/--dtype/--batch-size, a deployment of the same GGUF
-    with those client settings (written to ``folder``/prod_env)."""
+    """The embedded model, or, with --device/--dtype/--batch-size/--prefix-cache-mb, a
+    deployment of the same GGUF with those client settings (written to ``folder``/prod_env)."""
     settings = {key: value for key, value in (("device", args.device if args.device_given
                                                 else None), ("dtype", args.our_dtype),
-                                               ("batch_size", args.batch_size)) if value}
+                                               ("batch_size", args.batch_size),
+                                               ("prefix_cache_mb", args.prefix_cache_mb))
+                if value is not None}
     if not settings:
         return MODEL
     gguf_folder, gguf = gguf_model()
@@ -673,6 +676,8 @@ def main() -> None:
     parser.add_argument("--dtype", dest="our_dtype", default=None,
                         help="our client's dtype (default float32); the floor uses it too")
     parser.add_argument("--batch-size", type=int, default=None, help="our client's batch_size")
+    parser.add_argument("--prefix-cache-mb", type=int, default=None,
+                        help="our client's prefix_cache_mb (memory for stored prefixes)")
     parser.add_argument("--cold-weights", action="store_true",
                         help="our run starts without the plugin's dequantised weights")
     parser.add_argument("--reuse", action="store_true",

@@ -70,3 +70,40 @@ def test_the_context_is_per_thread_and_nests():
 def test_only_cpu_float32_qualifies():
     assert not cpu_kernels.available(torch.device("cpu"), torch.bfloat16)
     assert not cpu_kernels.available(torch.device("meta"), torch.float32)
+
+
+def _resident_kb(tensor: torch.Tensor) -> int:
+    """This process's resident memory (kB) in the mapping that holds ``tensor`` (smaps)."""
+    address = tensor.data_ptr()
+    inside = False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and all(c in "0123456789abcdef-" for c in head):
+                low, high = (int(x, 16) for x in head.split("-"))
+                inside = low <= address < high
+            elif inside and line.startswith("Rss:"):
+                return int(line.split()[1])
+    raise AssertionError("no mapping holds the tensor")
+
+
+def test_file_pages_are_handed_back_only_while_they_hold_the_files_bytes(tmp_path):
+    """Weights mapped from a file (as transformers maps safetensors) and unchanged give their
+    pages back and read the same afterwards; changed ones, or ones in ordinary memory, stay."""
+    import numpy as np
+
+    values = np.random.default_rng(0).standard_normal(3 * 2**18).astype(np.float32)  # 3 MB
+    path = tmp_path / "weights.bin"
+    values.tofile(path)
+    kept = torch.from_numpy(np.memmap(path, dtype=np.float32, mode="c"))  # private mapping
+    changed = torch.from_numpy(np.memmap(path, dtype=np.float32, mode="c"))
+    changed[12345] = 7.0  # this copy no longer holds the file's bytes
+    ordinary = torch.from_numpy(values.copy())
+    assert float(kept.sum()) == float(torch.from_numpy(values).sum())  # every page resident
+    assert _resident_kb(kept) >= 3000
+
+    released = cpu_kernels.release_file_pages([kept, changed, ordinary])
+    assert 2.9 * 2**20 < released <= 3 * 2**20  # kept's pages, edges aside
+    assert _resident_kb(kept) <= 8  # the two pages at its edges at most
+    assert torch.equal(kept, torch.from_numpy(values))  # read back from the file
+    assert float(changed[12345]) == 7.0 and torch.equal(ordinary, torch.from_numpy(values))

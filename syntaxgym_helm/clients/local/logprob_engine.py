@@ -32,6 +32,7 @@ from syntaxgym_helm.clients.local.forward_passes import (
 )
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore, returned_cache
+from syntaxgym_helm.clients.local.prefix_trie import ROOT
 from syntaxgym_helm.clients.local.prompt_encoding import (
     EncodedPrompt,
     PromptEncoder,
@@ -98,6 +99,7 @@ class LogprobEngine:
         self._shared: SharedPasses | None = None
         self.prefix_store: PrefixStore | None = None
         self.onednn = onednn and cpu_kernels.available(self.device, self.dtype)
+        self._originals_released = False
         self.prefix_sharing = False
         if prefix_sharing:
             self.prefix_sharing = self._set_up_prefix_sharing(prefix_cache_mb,
@@ -163,6 +165,29 @@ class LogprobEngine:
                   f"plain batches ({type(exc).__name__}: {exc})")
             return False
 
+    def _release_original_weights(self) -> None:
+        """Once the beginning-of-text position is stored (the first pass computes it, with the
+        default kernels: see :mod:`.cpu_kernels`), every later pass runs on the packed weights
+        (every pass touches that stored position, so it is never evicted): hand back the memory
+        of the original weights they stand for (:func:`.cpu_kernels.release_file_pages`: pages
+        mapped from the checkpoint file, read back if they are ever used again)."""
+        assert self._shared is not None and self.prefix_store is not None
+        if self._originals_released or self.prefix_store.index.lookup(
+                ROOT, self.encoder.bos_id) is None:
+            return
+        self._originals_released = True
+        originals = [module.weight for module in self.model.modules()
+                     if isinstance(module, cpu_kernels.PackedLinear)]
+        output_layer = self._shared.output_layer
+        if output_layer.packed_blocks:
+            # Also the input embeddings where they are tied to it: a lookup reads back only the
+            # rows of the tokens it needs, as does scoring a token after a stored prefix.
+            originals.append(output_layer.weight)
+        released = cpu_kernels.release_file_pages(originals)
+        if released:
+            hlog(f"{LOG} {released / 2**20:.0f} MB of the original weights that oneDNN's packed "
+                 "copies stand for handed back")
+
     def _probe_disagreement(self, shared: SharedPasses,
                             store: Callable[[float], PrefixStore]) -> float:
         """Largest logprob difference between plain and prefix-shared passes over the probe
@@ -221,6 +246,17 @@ class LogprobEngine:
         with self._lock:
             if self.prefix_sharing:
                 assert self._shared is not None and self.prefix_store is not None
+                if self.onednn and not self._originals_released:
+                    on_pass = self._releasing_after(on_pass)
                 return self._shared.run(encoded, self.prefix_store, self.limits, self.onednn,
                                         on_pass)
             return self._plain.run(encoded, self.limits, on_pass)
+
+    def _releasing_after(self, on_pass: OnPass | None) -> OnPass:
+        """``on_pass``, after handing back the original weights once it may (the first pass)."""
+        def after_pass(indices: list[int], logprobs: list[list[float]]) -> None:
+            self._release_original_weights()
+            if on_pass is not None:
+                on_pass(indices, logprobs)
+
+        return after_pass
