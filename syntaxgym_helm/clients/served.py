@@ -68,6 +68,7 @@ from helm.common.request import (
 
 from syntaxgym_helm.core.alignment import align
 from syntaxgym_helm.core.errors import AlignmentError
+from syntaxgym_helm.core.logprobs import LOGPROB_ROUNDING
 from syntaxgym_helm.clients.failed_request import failed_request
 from syntaxgym_helm.clients.served_deadline import Call, RequestDeadline
 
@@ -77,9 +78,6 @@ except ModuleNotFoundError:  # pragma: no cover - HELM's openai_client import fa
     openai = None  # type: ignore[assignment]
 
 
-# A logprob above 0 is a probability above 1. Up to this much (nats) is rounding (a float32 or
-# float16 log-softmax of a near-certain token) and is read as 0.0; more is a defective answer.
-LOGPROB_ROUNDING = 1e-3
 
 
 class EchoResponseError(ValueError):

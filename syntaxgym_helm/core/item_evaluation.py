@@ -24,6 +24,7 @@ from typing import Mapping, Sequence
 from syntaxgym_helm.core.alignment import align_tokens
 from syntaxgym_helm.core.errors import AlignmentError, EvaluationError
 from syntaxgym_helm.core.formula import RegionRef
+from syntaxgym_helm.core.logprobs import as_logprob, logprob_problem
 from syntaxgym_helm.core.region_stats import all_statistics, nats_to_bits, region_statistic
 from syntaxgym_helm.core.suite import Condition, Item, Prediction, Suite
 
@@ -171,11 +172,13 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
     for index, (token, region) in enumerate(zip(result, regions)):
         if region is None:
             surprisals.append(math.nan)
-        elif token.logprob is None or not math.isfinite(token.logprob):
-            raise EvaluationError(f"token {index} {token.text!r} has no usable logprob "
-                                  f"({token.logprob!r})")
         else:
-            surprisals.append(nats_to_bits(token.logprob))
+            # NaN, an infinity or a probability above 1 is no surprisal: never scored.
+            problem = "is None" if token.logprob is None else logprob_problem(token.logprob)
+            if problem:
+                raise EvaluationError(f"token {index} {token.text!r} has no usable logprob: "
+                                      f"it {problem}")
+            surprisals.append(nats_to_bits(as_logprob(token.logprob)))
     return ConditionValues(condition.condition_name, tuple(texts), tuple(regions),
                            tuple(surprisals))
 

@@ -96,6 +96,33 @@ def test_missing_logprob_inside_the_sentence_is_unscorable() -> None:
     assert not score.scorable and "no usable logprob" in score.problems[0]
 
 
+@pytest.mark.parametrize(("logprob", "reason"), [
+    (math.nan, "is NaN"), (-math.inf, "is -inf"), (math.inf, "is inf"),
+    (0.5, "above 0: a probability of 1.65"),
+])
+def test_a_value_that_cannot_be_a_logprob_makes_the_item_unscorable(logprob: float,
+                                                                     reason: str) -> None:
+    suite = parse_suite(SUITE)
+    bad = item_tokens("play", 11.0)
+    bad[2] = TokenScore(" woman", logprob)
+    score = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 5.0),
+                                               "mismatch": bad})
+    assert not score.scorable and score.passed is None
+    assert "token 2 ' woman' has no usable logprob" in score.problems[0], score.problems
+    assert reason in score.problems[0]
+
+
+def test_a_logprob_above_zero_by_rounding_reads_as_zero() -> None:
+    suite = parse_suite(SUITE)
+    near = item_tokens("play", 11.0)
+    near[2] = TokenScore(" woman", 1e-6)  # a float32 log-softmax of a near-certain token
+    score = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 5.0),
+                                               "mismatch": near})
+    assert score.scorable
+    values = {v.condition_name: v for v in score.conditions}["mismatch"]
+    assert values.surprisals[2] == 0.0 and values.tokens[2] == " woman"
+
+
 def test_prediction_over_an_undefined_region_value_is_unscorable() -> None:
     data = {**SUITE, "meta": {"name": "gap", "metric": "mean"},
             "predictions": ["(2;%mismatch%) > (2;%match%)"]}
