@@ -20,9 +20,7 @@ these classes (the plugin registers them by name).
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Optional
@@ -33,10 +31,17 @@ from helm.common.hierarchical_logger import hlog, hwarn
 from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer, WrappedPreTrainedTokenizer
 from helm.tokenizers.tokenizer import Tokenizer
 
+from syntaxgym_helm.clients.checked_folders import (
+    discard,
+    folder_problem,
+    new_temporary,
+    publish,
+    remove_stale_temporaries,
+    write_manifest,
+)
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, embedded_model
 
-_COMPLETE = "syntaxgym-complete"
 _TOKENIZER_LOCK = threading.Lock()
 
 
@@ -47,34 +52,36 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
     tokens: about 17 s on two CPU cores; the saved copy loads in about 3 s), and HELM loads its
     tokenizer in every ``helm-run``. The copy is made once, from the GGUF file, with transformers'
     own ``save_pretrained`` (the same round trip the dequantised-weights cache of
-    :mod:`syntaxgym_helm.clients.local.client` makes), into a temporary folder that is then renamed.
+    :mod:`syntaxgym_helm.clients.local.model_loading` makes), into a temporary folder that is then
+    renamed, with a manifest (:mod:`syntaxgym_helm.clients.checked_folders`); a copy found damaged
+    is made again, with a warning naming it.
     """
     from transformers import AutoTokenizer
 
     gguf = model.gguf_path()
     folder = gguf.parent / "tokenizer"
     with _TOKENIZER_LOCK:
-        if (folder / _COMPLETE).is_file():
-            return folder
+        remove_stale_temporaries(gguf.parent)
+        if folder.exists():
+            problem = folder_problem(folder)
+            if problem is None:
+                return folder
+            hwarn(f"{model.key}: the tokenizer converted from {gguf.name} and kept in {folder} is "
+                  f"unusable: {problem}; converting it again")
+            discard(folder)
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
                                                   use_fast=True)
-        temporary = Path(tempfile.mkdtemp(prefix=".tokenizer.", dir=gguf.parent))
+        temporary = new_temporary(gguf.parent, folder.name)
         try:
             tokenizer.save_pretrained(temporary)
-            (temporary / _COMPLETE).write_text("ok\n")
-            temporary.chmod(0o755)
-            try:
-                os.replace(temporary, folder)
+            write_manifest(temporary)
+            if publish(temporary, folder):
                 hlog(f"{model.key}: saved the tokenizer converted from {gguf.name} to {folder}")
-            except OSError:
-                if not (folder / _COMPLETE).is_file():  # not another process's complete copy
-                    raise
         except OSError as exc:
+            shutil.rmtree(temporary, ignore_errors=True)
             hwarn(f"{model.key}: could not save the converted tokenizer to {folder}: {exc}; "
                   "it is converted from the GGUF file each time")
             return gguf  # a file: the caller loads from the GGUF file instead
-        finally:
-            shutil.rmtree(temporary, ignore_errors=True)
         return folder
 
 
