@@ -31,8 +31,13 @@ from syntaxgym_helm.core.item_evaluation import (
     check_first_token_policy,
     evaluate_item,
 )
+from syntaxgym_helm.core.errors import clip
 from syntaxgym_helm.core.suite import Condition, Item, Suite
 from syntaxgym_helm.harness.stats import item_stat_values, metric_metadata, run_stats
+
+
+#: The longest reason (characters) an unscorable item's log line quotes.
+MAX_PROBLEM_CHARS = 500
 
 
 class SyntaxGymMetric(ReferenceMetric):
@@ -63,8 +68,11 @@ class SyntaxGymMetric(ReferenceMetric):
         score = evaluate_request_states(reference_request_states, self.first_token)
         if not score.scorable:
             instance_id = reference_request_states[0].instance.id
+            # One bounded line per item, however long the reasons (a client's error can quote a
+            # whole prompt).
             hwarn(f"SyntaxGym item {score.item_number} ({instance_id}) is unscorable: "
-                  + "; ".join(score.problems))
+                  + clip("; ".join(clip(problem, MAX_PROBLEM_CHARS) for problem in score.problems),
+                         4 * MAX_PROBLEM_CHARS))
         return item_stats(score)
 
     def get_metadata(self) -> List[MetricMetadata]:
@@ -96,9 +104,12 @@ def evaluate_request_states(states: List[RequestState], first_token: str = "erro
                              f"{condition.condition_name!r}; each reference must name another")
         prompt = state.request.prompt
         if not prompt.endswith(condition.sentence):
+            # A window service truncates a prompt too long for the model: quote only its ends.
             results[condition.condition_name] = RequestFailure(
-                f"the prompt {prompt!r} does not end with the sentence {condition.sentence!r}; "
-                "the adapter must add nothing after it")
+                f"the prompt ({len(prompt):,} characters) {clip(prompt, 80)!r} does not end "
+                f"with the sentence ({len(condition.sentence):,} characters) "
+                f"{clip(condition.sentence, 80)!r}; it was truncated to fit the model's context, "
+                "or the adapter added something after it")
             continue
         prefixes.add(prompt[: len(prompt) - len(condition.sentence)])
         results[condition.condition_name] = _condition_result(state)

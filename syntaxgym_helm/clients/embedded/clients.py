@@ -25,10 +25,9 @@ import threading
 from pathlib import Path
 from typing import Any, Optional
 
-from helm.clients.huggingface_client import HuggingFaceClient
 from helm.common.cache import CacheConfig
 from helm.common.hierarchical_logger import hlog, hwarn
-from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer, WrappedPreTrainedTokenizer
+from helm.tokenizers.huggingface_tokenizer import WrappedPreTrainedTokenizer
 from helm.tokenizers.tokenizer import Tokenizer
 
 from syntaxgym_helm.clients.checked_folders import (
@@ -39,6 +38,7 @@ from syntaxgym_helm.clients.checked_folders import (
     remove_stale_temporaries,
     write_manifest,
 )
+from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, embedded_model
 
@@ -85,16 +85,20 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
         return folder
 
 
-class EmbeddedHuggingFaceTokenizer(HuggingFaceTokenizer):
-    """HELM's ``HuggingFaceTokenizer`` for an embedded model given by key (``embedded_model``).
+class EmbeddedHuggingFaceTokenizer(CheckedHuggingFaceTokenizer):
+    """HELM's ``HuggingFaceTokenizer`` (with the plugin's request cache:
+    :class:`~syntaxgym_helm.clients.huggingface.CheckedHuggingFaceTokenizer`) for an embedded
+    model given by key (``embedded_model``).
 
     At its first use it assembles the model's GGUF file if needed, converts the tokenizer from
     it once (see :func:`converted_tokenizer_folder`) and then loads it with HELM's own code."""
 
     def __init__(self, cache_config: CacheConfig, tokenizer_name: str, embedded_model: str,
                  **kwargs: Any) -> None:
-        super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name, **kwargs)
-        self._embedded = embedded_model_of(embedded_model)
+        model = embedded_model_of(embedded_model)
+        super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name,
+                         checkpoint=_identity(model), **kwargs)
+        self._embedded = model
         self._found = False
         self._find_lock = threading.Lock()
 
@@ -111,13 +115,15 @@ class EmbeddedHuggingFaceTokenizer(HuggingFaceTokenizer):
         return super().get_wrapped_tokenizer()
 
 
-class EmbeddedHuggingFaceClient(HuggingFaceClient):
-    """HELM's ``HuggingFaceClient`` on an embedded model given by key (``embedded_model``).
+class EmbeddedHuggingFaceClient(CheckedHuggingFaceClient):
+    """HELM's ``HuggingFaceClient`` (with the plugin's request cache:
+    :class:`~syntaxgym_helm.clients.huggingface.CheckedHuggingFaceClient`) on an embedded model
+    given by key (``embedded_model``).
 
     HELM builds the client at its first request; the constructor assembles the GGUF file if
     needed and passes its folder and name on as ``pretrained_model_name_or_path`` and
     ``gguf_file``, exactly the arguments a YAML deployment of the file would give. Loading the
-    model, scoring and caching are HELM's, unchanged."""
+    model and scoring are HELM's, unchanged."""
 
     def __init__(self, cache_config: CacheConfig, tokenizer: Tokenizer, embedded_model: str,
                  end_of_text_token: Optional[str] = None,
@@ -143,6 +149,14 @@ class EmbeddedSyntaxGymClient(SyntaxGymClient):
         gguf = embedded_model_of(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, pretrained_model_name_or_path=str(gguf.parent),
                          gguf_file=gguf.name, model_name=model_name, **kwargs)
+
+
+def _identity(model: EmbeddedModel) -> str:
+    """What names an assembled model's weights without assembling them: its key and the
+    checksum its package expects."""
+    import importlib
+
+    return f"{model.key}-{importlib.import_module(model.package).EXPECTED_SHA256[:16]}"
 
 
 def embedded_model_of(key: str) -> EmbeddedModel:

@@ -23,8 +23,9 @@ logprob. It differs from HELM's ``HuggingFaceClient`` in four ways:
    values, or post-processes its logits, falls back to plain padded batches).
 
 Identical prompts are computed once: HELM's request cache serves repeats across runs
-(:mod:`.request_cache`), and the server does not compute again a prompt already queued or
-recently computed. Requests it cannot serve (generation, several completions, chat messages, an
+(:mod:`syntaxgym_helm.clients.request_cache`; its keys name the checkpoint's files, and an answer
+that cannot be a logprob, a NaN from damaged weights, is refused, never cached), and the server
+does not compute again a prompt already queued or recently computed. Requests it cannot serve (generation, several completions, chat messages, an
 empty or over-long prompt) fail with a clear error that HELM records as a non-fatal, non-retried
 failure, so the run goes on and the metric reports it. Models are loaded by
 :mod:`.model_loading` (GGUF files are dequantised once and cached).
@@ -46,15 +47,18 @@ from helm.common.request import (
     wrap_request_time,
 )
 
+from syntaxgym_helm.clients import interruption
+from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.failed_request import failed_request
 from syntaxgym_helm.clients.local.model_loading import (
     load_model_and_tokenizer,
     resolve_device,
     resolve_dtype,
 )
-from syntaxgym_helm.clients.local.prompt_encoding import PromptError
-from syntaxgym_helm.clients.local.request_cache import RequestCache
+from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.local.server import ModelServer, ModelServerFactory
+from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
+from syntaxgym_helm.core.logprobs import first_impossible
 
 __all__ = ["SyntaxGymClient"]
 
@@ -139,7 +143,13 @@ class SyntaxGymClient(CachingClient):
                                  max_sequence_length=max_sequence_length, onednn=bool(onednn))
         self._server_args = dict(max_wait_s=float(max_wait_ms) / 1000.0, progress=bool(progress))
         self._server: ModelServer | None = None
-        self.request_cache = RequestCache(self.cache)
+        # The checkpoint's files, in every cache key: another checkpoint under this model name
+        # gets its own entries.
+        self.checkpoint = checkpoint_identity(pretrained_model_name_or_path, gguf_file, revision)
+        self.request_cache = RequestCache(cache_config, commit_every=256)
+        self.cache = self.request_cache
+        self._prefetched: dict[str, Mapping] = {}  # prompt -> cache key, of the current run
+        interruption.register(self)
 
     @property
     def server(self) -> ModelServer:
@@ -174,7 +184,7 @@ class SyntaxGymClient(CachingClient):
     def _cache_key(self, request: Request) -> Mapping:
         raw = {"format": CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
                "echo_prompt": True, "max_tokens": 0, "bos_text": self.bos_text,
-               "dtype": self.dtype}
+               "dtype": self.dtype, "checkpoint": self.checkpoint}
         return CachingClient.make_cache_key(raw, request)
 
     def make_request(self, request: Request) -> RequestResult:
@@ -188,9 +198,13 @@ class SyntaxGymClient(CachingClient):
 
         try:
             response, cached = self.request_cache.get(self._cache_key(request),
-                                                      wrap_request_time(compute))
+                                                      wrap_request_time(compute),
+                                                      check=impossible_logprob)
         except PromptError as exc:
             return failed_request(f"SyntaxGymClient: {exc}")
+        except RefusedAnswer as exc:
+            return failed_request(f"SyntaxGymClient: the model's answer cannot be used: {exc}; "
+                                  "are its weights or its computation broken?")
         except Exception as exc:  # noqa: BLE001 - a broken model should stop the run, clearly
             hexception(exc)
             return failed_request(f"SyntaxGymClient error: {type(exc).__name__}: {exc}", fatal=True)
@@ -221,6 +235,7 @@ class SyntaxGymClient(CachingClient):
             wanted = [r for r, hit in zip(wanted, cached) if not hit]
         if not wanted:
             return 0
+        self._prefetched = {r.prompt: self._cache_key(r) for r in wanted}
         queued = self.server.reserve(r.prompt for r in wanted)
         # The model loads in the engine thread; wait here, so that a run's execution starts
         # with the model ready (and HELM's timing of it leaves the loading out, as it does for
@@ -229,3 +244,27 @@ class SyntaxGymClient(CachingClient):
         hlog(f"syntaxgym local engine: scoring {queued} distinct prompts of {len(wanted)} requests "
              "in batches")
         return queued
+
+    def save_computed(self, timeout_s: float = 2.0) -> int:
+        """Store in the request cache what the engine computed for this run's prefetched
+        requests but HELM has not yet asked for (a run being interrupted); returns how many."""
+        if self._server is None or not self._prefetched:
+            return 0
+        saved = 0
+        for prompt, result in self._server.finished_results(timeout_s).items():
+            key = self._prefetched.get(prompt)
+            if key is not None and isinstance(result, PromptLogprobs):
+                response = {"tokens": list(result.texts), "logprobs": list(result.logprobs),
+                            "request_time": 0.0}
+                saved += self.request_cache.put_if_absent(key, response,
+                                                          check=impossible_logprob)
+        return saved
+
+
+def impossible_logprob(response: Mapping[str, Any]) -> str | None:
+    """Why a response holds a value that cannot be a logprob (NaN from damaged weights, an
+    infinity, a probability above 1); None when it holds none."""
+    try:
+        return first_impossible(response["tokens"], response["logprobs"])
+    except (KeyError, TypeError) as exc:
+        return f"it is malformed ({type(exc).__name__}: {exc})"

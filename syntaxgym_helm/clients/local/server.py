@@ -144,6 +144,17 @@ class ModelServer:
             self._cond.notify_all()
             return len(self._queue) - before
 
+    def finished_results(self, timeout_s: float) -> dict[str, PromptLogprobs | PromptError]:
+        """The results computed and still held (asked for lately, or reserved and not yet asked
+        for); empty when the engine's lock is not free within ``timeout_s`` (an interrupted run
+        must not wait on a busy engine)."""
+        if not self._cond.acquire(timeout=timeout_s):
+            return {}
+        try:
+            return {**self._memo, **self._kept}
+        finally:
+            self._cond.release()
+
     def _submit(self, prompt: str) -> Future:
         future = self._pending.get(prompt)
         if future is None:
