@@ -33,7 +33,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from syntaxgym_helm.report.build import REPORT_DIR_NAME, write_report
-    from syntaxgym_helm.report.runs import RunsError, find_run_dirs, load_runs
+    from syntaxgym_helm.report.runs import RunsError, find_run_dirs, read_runs
 
     try:
         run_dirs = find_run_dirs(args.benchmark_output, args.suite)
@@ -44,11 +44,21 @@ def _report(args: argparse.Namespace) -> int:
     for run_dir in run_dirs:
         by_run_suite.setdefault(run_dir.parent.name, []).append(run_dir)
     root = args.output or _benchmark_output_root(args.benchmark_output) / REPORT_DIR_NAME
+    unread = 0
     for run_suite, dirs in sorted(by_run_suite.items()):
-        files = write_report(load_runs(dirs), root / run_suite)
+        try:
+            runs, unreadable = read_runs(dirs)
+        except RunsError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        files = write_report(runs, root / run_suite, unreadable)
+        unread += len(unreadable)
         print(files.summary_text)
         print(f"wrote {files.folder}: summary.md, {len(files.tables)} tables, "
               f"{len(files.annotated)} annotated suites, {len(files.plots)} plots")
+    if unread:
+        print(f"warning: {unread} run(s) could not be read; summary.md names them and marks "
+              "every mean that lacks them", file=sys.stderr)
     return 0
 
 

@@ -30,8 +30,8 @@ from syntaxgym_helm.core.uncertainty import (
     wilson_interval,
 )
 from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY, item_stat_values
-from syntaxgym_helm.report.runs import RunRecord
-from syntaxgym_helm.report.summary import Table, fmt
+from syntaxgym_helm.report.runs import RunRecord, UnreadableRun
+from syntaxgym_helm.report.summary import Table, fewer_mark, fmt
 
 OVERALL = "overall"
 #: BLiMP's suites by name (``blimp_<UID>``).
@@ -127,8 +127,22 @@ def _cell(value: float, interval: Interval, paradigms: int, of: int) -> str:
     return text if paradigms == of else f"{text} ({paradigms}/{of})"
 
 
-def group_table(results: BlimpResults) -> Table:
-    """Overall and each phenomenon (rows): our models, then the paper's columns."""
+def lost_paradigms(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun]
+                   ) -> dict[str, set[str]]:
+    """Per model label, the UIDs of its BLiMP runs (without context) that could not be read."""
+    found: dict[str, set[str]] = {}
+    for lost in unreadable:
+        paradigm = BLIMP_SUITES.get(lost.suite_name or "")
+        if paradigm is None or (lost.context is not None and lost.context.active):
+            continue
+        for label in {run.name for run in runs if lost.is_of(run.model)}:
+            found.setdefault(label, set()).add(paradigm.uid)
+    return found
+
+
+def group_table(results: BlimpResults, lost: dict[str, set[str]] | None = None) -> Table:
+    """Overall and each phenomenon (rows): our models, then the paper's columns; a model's
+    value that lacks paradigms whose runs could not be read (``lost``) says how many."""
     uids = results.paradigms
     rows_in = {OVERALL: uids, **phenomena(uids)}
     total = {OVERALL: len(PARADIGMS), **{name: sum(
@@ -139,7 +153,10 @@ def group_table(results: BlimpResults) -> Table:
         cells = []
         for model in results.models:
             value, interval, count = results.interval(model, members)
-            cells.append(_cell(value, interval, count, len(members)))
+            missing = [uid for uid in (lost or {}).get(model, ()) if name == OVERALL
+                       or PARADIGMS[uid].phenomenon == name]
+            cells.append(_cell(value, interval, count, len(members))
+                         + fewer_mark(count, len(missing), "paradigms"))
         cells += [fmt(paper_mean(column, members)) for column in PAPER_COLUMNS]
         label = f"**{name}**" if name == OVERALL else name
         rows.append((label, (f"{len(members)}/{total[name]}", *cells)))
@@ -177,7 +194,8 @@ def _paper_headers() -> list[str]:
     return [f"{SHORT_CITATION} {name}" for name in PAPER_COLUMNS.values()]
 
 
-def blimp_summary_markdown(runs: Sequence[RunRecord]) -> str:
+def blimp_summary_markdown(runs: Sequence[RunRecord],
+                           unreadable: Sequence[UnreadableRun] = ()) -> str:
     """The BLiMP part of summary.md ('' when no BLiMP run is among ``runs``)."""
     results = BlimpResults.of(runs)
     if not results.models:
@@ -199,7 +217,7 @@ def blimp_summary_markdown(runs: Sequence[RunRecord]) -> str:
     ]
     return "\n\n".join([
         f"# BLiMP ({len(results.paradigms)} of {len(PARADIGMS)} paradigms)",
-        group_table(results).markdown(),
+        group_table(results, lost_paradigms(runs, unreadable)).markdown(),
         "## Per paradigm",
         paradigm_table(results).markdown(),
         *notes,

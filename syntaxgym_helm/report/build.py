@@ -34,8 +34,8 @@ from syntaxgym_helm.report.blimp_regions import RegionAnalysisRow, analyse
 from syntaxgym_helm.report.blimp_summary import blimp_summary_markdown, split_blimp
 from syntaxgym_helm.report.plots import plot_suite
 from syntaxgym_helm.report.robustness import RobustnessRow, robustness_markdown, robustness_rows
-from syntaxgym_helm.report.runs import RunRecord
-from syntaxgym_helm.report.summary import summary_markdown
+from syntaxgym_helm.report.runs import RunRecord, UnreadableRun
+from syntaxgym_helm.report.summary import summary_markdown, unreadable_markdown
 from syntaxgym_helm.report.tables import (
     PredictionRow,
     RegionRow,
@@ -68,12 +68,14 @@ def slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "model"
 
 
-def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
-    """Write the report of ``runs`` (normally one run suite, labelled) into ``folder``."""
+def write_report(runs: Sequence[RunRecord], folder: Path,
+                 unreadable: Sequence[UnreadableRun] = ()) -> ReportFiles:
+    """Write the report of ``runs`` (normally one run suite, labelled) into ``folder``; the
+    summary names the ``unreadable`` runs and marks what lacks them."""
     from tqdm import tqdm
 
     folder.mkdir(parents=True, exist_ok=True)
-    text = summary_text(runs)
+    text = summary_text(runs, unreadable)
     files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
     files.summary.write_text(text, encoding="utf-8")
     files.tables.append(write_csv(accuracy_rows(_without_context(runs)), folder / "accuracy.csv",
@@ -112,15 +114,18 @@ def _without_context(runs: Sequence[RunRecord]) -> list[RunRecord]:
     return [run for run in runs if not run.context.active] or list(runs)
 
 
-def summary_text(runs: Sequence[RunRecord]) -> str:
+def summary_text(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] = ()) -> str:
     """summary.md: the SyntaxGym summary of the runs without context that are not BLiMP's, then
     (where BLiMP runs are present) the BLiMP summary, whose accuracy and published figures differ,
-    then (where context runs are present) robustness to context."""
+    then (where context runs are present) robustness to context. Runs that could not be read are
+    listed first (by the SyntaxGym summary, or alone before BLiMP's)."""
     blimp, others = split_blimp(_without_context(runs))
-    parts = [summary_markdown(others)] if others else []
+    parts = [summary_markdown(others, unreadable)] if others else []
+    if not others and unreadable:
+        parts.append(unreadable_markdown(unreadable) + "\n")
     if blimp:
-        parts.append(blimp_summary_markdown(blimp))
-    robustness = robustness_markdown(runs)
+        parts.append(blimp_summary_markdown(blimp, unreadable))
+    robustness = robustness_markdown(runs, unreadable)
     if robustness:
         parts.append(robustness)
     return "\n".join(parts)
