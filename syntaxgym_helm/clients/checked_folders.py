@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Iterable
 
 MANIFEST = "syntaxgym-manifest.json"
+#: The completion marker of versions before the manifest (written too; never trusted alone).
+LEGACY_MARKER = "syntaxgym-complete"
 #: A temporary from any host, older than this, is stale whatever its process (seconds).
 STALE_AFTER_S = 24 * 3600
 #: Temporaries named by earlier versions (no process id) are removed once this old (seconds).
@@ -67,8 +69,11 @@ def file_checksum(path: Path) -> str:
 
 def write_manifest(folder: Path, names: Iterable[str] | None = None) -> None:
     """Record the size and checksum of ``names`` (default: every file under ``folder``) in its
-    manifest; write it last, once the files are complete."""
+    manifest; write it last, once the files are complete. A whole folder also gets the marker
+    that versions before the manifest looked for (:data:`LEGACY_MARKER`), so that they use it
+    too instead of dequantising again on every run."""
     if names is None:
+        (folder / LEGACY_MARKER).write_text("ok\n")
         names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
                        if p.is_file() and p.name != MANIFEST)
     entries = {name: {"size": (folder / name).stat().st_size,

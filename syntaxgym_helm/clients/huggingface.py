@@ -69,9 +69,10 @@ class CheckedHuggingFaceClient(HuggingFaceClient):
 
     def make_request(self, request: Request) -> RequestResult:
         result = super().make_request(request)
-        if not result.success and result.error_flags is None and REFUSED_MARK in (result.error or ""):
+        error = result.error or ""
+        if not result.success and result.error_flags is None and REFUSED_MARK in error:
             # HELM would stop the run on this failure: it is one request's (its item unscorable).
-            return failed_request(result.error or "")
+            return failed_request(error)
         return result
 
 

@@ -35,9 +35,10 @@ logprobs in ``choices[0].logprobs``) and never fails, that is enough.
    ``choices[0].logprobs`` (which HELM's ``TogetherCompletionClient`` reads, so it only ever sees
    the generated token). This client reads whichever the response has.
 5. **Only possible values.** A logprob above 0 (a probability above 1; up to
-   :data:`~syntaxgym_helm.core.logprobs.LOGPROB_ROUNDING` is rounding and reads as 0.0), a JSON boolean or string fails the
-   request, naming the token and the value. An answer that is not JSON (an HTML page: ``base_url``
-   points at a web UI) or whose JSON is cut off says what came back.
+   :data:`~syntaxgym_helm.core.logprobs.LOGPROB_ROUNDING` is rounding and reads as 0.0), NaN, a
+   JSON boolean or string fails the request, naming the token and the value. An answer that is
+   not JSON (an HTML page: ``base_url`` points at a web UI) or whose JSON is cut off says what
+   came back.
 6. **A deadline on the whole request.** ``timeout`` bounds each try in all, connect to last byte
    (:mod:`syntaxgym_helm.clients.served_deadline`), not each read: a server that trickles its
    answer is cut off.

