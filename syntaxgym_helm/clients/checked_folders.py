@@ -34,7 +34,9 @@ import time
 import uuid
 import zlib
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
+
+from helm.common.hierarchical_logger import hwarn
 
 MANIFEST = "syntaxgym-manifest.json"
 #: The completion marker of versions before the manifest (written too; never trusted alone).
@@ -196,6 +198,40 @@ def publish(temporary: Path, folder: Path) -> bool:
                     return False
                 discard(folder)
         return False
+    finally:
+        if temporary.exists():
+            _remove(temporary)
+
+
+def usable_folder(folder: Path, subject: str, remedy: str) -> bool:
+    """Whether ``folder`` holds a complete, intact copy, after removing the temporaries of killed
+    processes beside it. A damaged one is removed, with the warning ``<subject> unusable:
+    <problem>; <remedy>`` (see :func:`reject`)."""
+    remove_stale_temporaries(folder.parent)
+    if not folder.exists():
+        return False
+    problem = folder_problem(folder)
+    if problem is not None:
+        reject(folder, subject, problem, remedy)
+    return problem is None
+
+
+def reject(folder: Path, subject: str, problem: str, remedy: str) -> None:
+    """Warn that ``folder`` cannot be used (``subject`` names it, e.g. ``the dequantised weights
+    cached in <folder> are``) and why, then remove it so that it is made again."""
+    hwarn(f"{subject} unusable: {problem}; {remedy}")
+    discard(folder)
+
+
+def save_folder(folder: Path, write: Callable[[Path], None]) -> bool:
+    """Make ``folder``: ``write`` fills a temporary folder, the manifest is added, and the whole
+    is renamed into place (see :func:`publish`). Returns whether this call's copy is the one in
+    place; what ``write`` raises is raised, with the temporary removed."""
+    temporary = new_temporary(folder.parent, folder.name)
+    try:
+        write(temporary)
+        write_manifest(temporary)
+        return publish(temporary, folder)
     finally:
         if temporary.exists():
             _remove(temporary)

@@ -120,16 +120,20 @@ class RequestCache(Cache):
             store.put(key, response)
         return response, False
 
-    def put_if_absent(self, key: Mapping, response: dict, check: Check | None = None) -> bool:
+    def put_if_absent(self, key: Mapping, response: dict, check: Check | None = None,
+                      timeout_s: float = 2.0) -> bool:
         """Store a response computed outside :meth:`get` (what an interrupted run's engine had
-        ready), unless ``key`` has one or ``check`` refuses it; returns whether it was stored."""
-        if self.store is None or (check is not None and check(response) is not None):
+        ready), unless ``key`` has one, ``check`` refuses it or the file stays busy longer than
+        ``timeout_s``; returns whether it was stored."""
+        store = self.store
+        if store is None or (check is not None and check(response) is not None):
             return False
         text = request_to_key(self.full_key(key))
-        if self.store.contains([text])[0]:
-            return False
-        self.store.put(text, response)
-        return True
+        with store.free_within(timeout_s) as free:
+            if not free or store.contains([text])[0]:
+                return False
+            store.put(text, response)
+            return True
 
     def contains(self, keys: Sequence[Mapping]) -> list[bool]:
         if self.store is not None:

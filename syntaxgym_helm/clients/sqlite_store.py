@@ -22,13 +22,14 @@ caller's thread, so every error reaches the caller, and:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from helm.common.hierarchical_logger import hwarn
 
@@ -219,6 +220,17 @@ class SqliteStore:
         blob = sqlite3.Binary(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         self._write("write", lambda conn: conn.execute(
             f'REPLACE INTO "{TABLE}" (key, value) VALUES (?, ?)', (key, blob)), counts=True)
+
+    @contextlib.contextmanager
+    def free_within(self, timeout_s: float) -> Iterator[bool]:
+        """Hold the store if no other thread lets go of it later than ``timeout_s`` (yields
+        whether it is held): what an interrupted run does must not wait on a busy file."""
+        held = self._lock.acquire(timeout=timeout_s)
+        try:
+            yield held
+        finally:
+            if held:
+                self._lock.release()
 
     def commit(self, timeout_s: float | None = None) -> bool:
         """Commit the pending writes; with ``timeout_s``, give up (False) when another thread

@@ -111,3 +111,40 @@ def test_ctrl_c_during_scoring_ends_at_once_and_a_rerun_equals_an_uninterrupted_
     assert _per_instance(interrupted / "benchmark_output") == _per_instance(whole /
                                                                            "benchmark_output")
     assert len(_per_instance(whole / "benchmark_output")) == 3
+
+
+@pytest.mark.limit(120)
+def test_what_the_engine_computed_ahead_of_helm_is_saved_when_interrupted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the run's requests handed over up front, the engine computes answers before HELM's
+    threads ask for them; an interrupted run stores those too (a tiny real model)."""
+    from helm.common.cache import SqliteCacheConfig
+    from helm.common.request import Request
+
+    from fault_helpers import save_tiny_checkpoint
+    from syntaxgym_helm.clients.local.client import SyntaxGymClient
+    from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
+    from syntaxgym_helm.clients.local.server import ModelServerFactory
+
+    monkeypatch.setattr(ModelServerFactory, "_servers", {})
+    monkeypatch.setattr(ModelServerFactory, "_models", {})
+    folder = save_tiny_checkpoint(tmp_path / "tiny")
+    client = SyntaxGymClient(SqliteCacheConfig(str(tmp_path / "cache.sqlite")), str(folder),
+                             bos_text="<s>", device="cpu", progress=False)
+    ModelServerFactory._models[client._model_key] = load_model_and_tokenizer(str(folder),
+                                                                             device="cpu")
+    requests = [Request(model="mylab/tiny", model_deployment="mylab/tiny", echo_prompt=True,
+                        max_tokens=0, prompt=prompt)
+                for prompt in ("the keys are on the table .", "the key to the cabinet is .",
+                               "the keys to the cabinet are on the table .")]
+    assert client.prefetch(requests) == 3  # queued; HELM has asked for none of them yet
+    deadline = time.monotonic() + 60
+    while len(client.server.finished_results(1.0)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert client.save_computed() == 3
+    assert client.save_computed() == 0  # already kept
+    client.flush()
+    keys = [client._cache_key(request) for request in requests]
+    assert client.request_cache.contains(keys) == [True, True, True]
+    answer = client.make_request(requests[2])  # HELM asks now: from the cache, as computed
+    assert answer.success and answer.cached

@@ -20,7 +20,6 @@ these classes (the plugin registers them by name).
 
 from __future__ import annotations
 
-import shutil
 import threading
 from pathlib import Path
 from typing import Any, Optional
@@ -30,14 +29,7 @@ from helm.common.hierarchical_logger import hlog, hwarn
 from helm.tokenizers.huggingface_tokenizer import WrappedPreTrainedTokenizer
 from helm.tokenizers.tokenizer import Tokenizer
 
-from syntaxgym_helm.clients.checked_folders import (
-    discard,
-    folder_problem,
-    new_temporary,
-    publish,
-    remove_stale_temporaries,
-    write_manifest,
-)
+from syntaxgym_helm.clients.checked_folders import save_folder, usable_folder
 from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, embedded_model
@@ -61,24 +53,15 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
     gguf = model.gguf_path()
     folder = gguf.parent / "tokenizer"
     with _TOKENIZER_LOCK:
-        remove_stale_temporaries(gguf.parent)
-        if folder.exists():
-            problem = folder_problem(folder)
-            if problem is None:
-                return folder
-            hwarn(f"{model.key}: the tokenizer converted from {gguf.name} and kept in {folder} is "
-                  f"unusable: {problem}; converting it again")
-            discard(folder)
+        if usable_folder(folder, f"{model.key}: the tokenizer converted from {gguf.name} and "
+                                 f"kept in {folder} is", "converting it again"):
+            return folder
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
                                                   use_fast=True)
-        temporary = new_temporary(gguf.parent, folder.name)
         try:
-            tokenizer.save_pretrained(temporary)
-            write_manifest(temporary)
-            if publish(temporary, folder):
+            if save_folder(folder, tokenizer.save_pretrained):
                 hlog(f"{model.key}: saved the tokenizer converted from {gguf.name} to {folder}")
         except OSError as exc:
-            shutil.rmtree(temporary, ignore_errors=True)
             hwarn(f"{model.key}: could not save the converted tokenizer to {folder}: {exc}; "
                   "it is converted from the GGUF file each time")
             return gguf  # a file: the caller loads from the GGUF file instead

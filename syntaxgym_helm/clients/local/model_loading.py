@@ -9,7 +9,6 @@ and made again when damaged.
 from __future__ import annotations
 
 import hashlib
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -19,14 +18,7 @@ import torch
 from helm.common.hierarchical_logger import hlog, hwarn
 
 from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
-from syntaxgym_helm.clients.checked_folders import (
-    discard,
-    folder_problem,
-    new_temporary,
-    publish,
-    remove_stale_temporaries,
-    write_manifest,
-)
+from syntaxgym_helm.clients.checked_folders import reject, save_folder, usable_folder
 
 DTYPES = {"float32": torch.float32, "float": torch.float32, "bfloat16": torch.bfloat16,
           "float16": torch.float16, "half": torch.float16}
@@ -133,28 +125,23 @@ def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code
                  extra: Mapping[str, Any]):
     """(model, tokenizer) from the dequantised copy in ``folder``, checked first; None when
     there is none or it is unusable (then it is removed, with a warning naming it and why)."""
-    remove_stale_temporaries(folder.parent)  # left by processes killed while saving
-    if not folder.exists():
+    subject = f"syntaxgym local engine: the dequantised weights cached in {folder} are"
+    remedy = f"dequantising {gguf} again to replace them"
+    if not usable_folder(folder, subject, remedy):
         return None
-    problem = folder_problem(folder)
-    if problem is None:
-        try:
-            return _load(f"{gguf} (dequantised copy {folder})", str(folder),
-                         {"trust_remote_code": trust_remote_code}, dtype, extra)
-        except ModelLoadError as exc:
-            problem = f"it cannot be loaded ({exc.__cause__!r})"
-    hwarn(f"syntaxgym local engine: the dequantised weights cached in {folder} are unusable: "
-          f"{problem}; dequantising {gguf} again to replace them")
-    discard(folder)
-    return None
+    try:
+        return _load(f"{gguf} (dequantised copy {folder})", str(folder),
+                     {"trust_remote_code": trust_remote_code}, dtype, extra)
+    except ModelLoadError as exc:
+        reject(folder, subject, f"it cannot be loaded ({exc.__cause__!r})", remedy)
+        return None
 
 
 def _save_dequantised(model, tokenizer, folder: Path) -> None:
     """Save a dequantised GGUF model as safetensors with its manifest; a failure only costs the
     next load time."""
-    temporary: Path | None = None
-    try:
-        temporary = new_temporary(folder.parent, folder.name)
+
+    def write(temporary: Path) -> None:
         # The weights are plain tensors now, but transformers still marks the model as GGUF-
         # quantised and refuses to save it: save with the marks taken off, then put them back.
         quantizer = getattr(model, "hf_quantizer", None)
@@ -167,12 +154,9 @@ def _save_dequantised(model, tokenizer, folder: Path) -> None:
             if config_quantization is not None:
                 model.config.quantization_config = config_quantization
         tokenizer.save_pretrained(temporary)
-        write_manifest(temporary)
-        if publish(temporary, folder):
+
+    try:
+        if save_folder(folder, write):
             hlog(f"syntaxgym local engine: saved the dequantised weights to {folder}")
-        temporary = None
     except Exception as exc:  # noqa: BLE001 - caching is an optimisation
         hwarn(f"syntaxgym local engine: could not save the dequantised weights to {folder}: {exc}")
-    finally:
-        if temporary is not None:
-            shutil.rmtree(temporary, ignore_errors=True)
