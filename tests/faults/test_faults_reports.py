@@ -98,3 +98,17 @@ def test_an_sg_score_over_fewer_suites_than_were_run_says_so(tmp_path: Path) -> 
     assert "| mvrr | unreadable |" in summary and "| fgd_subject | unreadable |" in summary
     assert "(0 of 1 suites; 1 run unreadable)" in _row(summary, "circuit: Garden-Path Effects")
     assert "number_prep | 3/3 |" in summary
+
+
+def test_compare_says_which_runs_it_could_not_read(tmp_path: Path) -> None:
+    damaged = Path(shutil.copytree(BLIMP_OUTPUT, tmp_path / "a"))
+    runs = damaged / "runs" / "blimp_fixture"
+    (runs / SMOLLM_RUN.format(suite="blimp_adjunct_island") / "scenario_state.json").unlink()
+    done = subprocess.run([str(BIN / "syntaxgym-helm"), "compare", str(runs),
+                           str(BLIMP_OUTPUT / "runs" / "blimp_fixture"), "--same-weights",
+                           "--model-a", "syntaxgym/smollm2-135m-instruct-q4_1",
+                           "--model-b", "syntaxgym/smollm2-135m-instruct-q4_1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("**1 run(s) could not be read and are not compared:**")
+    assert "blimp_adjunct_island): scenario_state.json is missing" in done.stdout
