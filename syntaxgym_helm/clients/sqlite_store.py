@@ -94,6 +94,7 @@ class SqliteStore:
     # -- opening and replacing the file -------------------------------------------------------
 
     def _open(self, retry: bool = True) -> None:
+        self._inode = None  # whatever is at the path now is ours to check (and move aside)
         problem = _header_problem(self.path)
         if problem:
             self._move_aside(problem)
