@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from syntaxgym_helm.core.minimal_pairs.dataset import (
     DataSet,
@@ -31,6 +31,7 @@ from syntaxgym_helm.core.minimal_pairs.regions import (
     PairRegions,
     Sentence,
     UnconvertiblePair,
+    diff_cut,
     difference_shape,
     marked_cut,
     regions_of,
@@ -176,7 +177,8 @@ def split_pair(dataset: DataSet, pair: MinimalPair) -> PairRegions:
                                 "sentence")
     separator = dataset.separator
     good, bad = Sentence(pair.good, separator), Sentence(pair.bad, separator)
-    shape = difference_shape(good.units, bad.units)
+    difference = diff_cut(good.units, bad.units)
+    shape = difference_shape(good.units, bad.units, difference)
     split = "word_diff" if separator else "char_diff"
     fallback = ""
     if dataset.own_cut is not None:
@@ -188,9 +190,10 @@ def split_pair(dataset: DataSet, pair: MinimalPair) -> PairRegions:
     if pair.marked_good is not None and pair.marked_bad is not None:
         cut, place, after = marked_cut(good, bad, (pair.marked_good, pair.marked_bad),
                                        pair.marked_after, dataset.fold)
-        return regions_of(good, bad, cut or word_diff(good, bad), "marked" if cut else split,
-                          shape, separator, marked=place, marked_after=after)
-    return regions_of(good, bad, word_diff(good, bad), split, shape, separator,
+        return regions_of(good, bad, cut or word_diff(good, bad, difference),
+                          "marked" if cut else split, shape, separator, marked=place,
+                          marked_after=after)
+    return regions_of(good, bad, word_diff(good, bad, difference), split, shape, separator,
                       fallback=fallback)
 
 
@@ -223,7 +226,3 @@ def default_meta_head(dataset: DataSet, file: SourceFile, first: MinimalPair) ->
         head["region_separator"] = dataset.separator
     return head
 
-
-def numbered(lines: Iterable[Line]) -> Iterator[Line]:
-    """The lines that are not blank."""
-    return ((number, text) for number, text in lines if text.strip())

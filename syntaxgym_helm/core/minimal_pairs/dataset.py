@@ -59,10 +59,11 @@ class PairProblem:
     line: int
     pair_id: str | None
     reason: str
-    id_label: str = "pair"  # how the data set names its ids (BLiMP: pairID)
+    id_label: str = "pair"  # how the data set names its ids (BLiMP: pairID; "line": no ids)
 
     def __str__(self) -> str:
-        pair = f" ({self.id_label} {self.pair_id})" if self.pair_id is not None else ""
+        pair = (f" ({self.id_label} {self.pair_id})"
+                if self.pair_id is not None and self.id_label != "line" else "")
         return f"{self.source} line {self.line}{pair}: {self.reason}"
 
 
@@ -106,7 +107,8 @@ class DataSet:
     files: Callable[[], tuple[SourceFile, ...]]
     good_label: str = "the good sentence"
     bad_label: str = "the bad sentence"
-    id_label: str = "pair"
+    #: What the data calls a pair's id; ``line`` where pairs are numbered by their line.
+    id_label: str = "line"
     separator: str = " "
     fold: Fold = str.casefold
     own_cut: OwnCut | None = None
@@ -153,3 +155,42 @@ def stem(path: str) -> str:
     """A file's name without ``.txt``/``.csv``/``.jsonl`` and any ``.gz``."""
     name = PurePosixPath(path).name.removesuffix(".gz")
     return name.rsplit(".", 1)[0]
+
+
+def csv_records(lines: Iterable[Line], source: str, columns: Sequence[str],
+                optional: Sequence[str] = (), delimiter: str = ",",
+                quoting: int = csv.QUOTE_MINIMAL) -> Iterator[tuple[int, dict[str, str]] | PairProblem]:
+    """Each row of a CSV file with a header (every row one line) as (line, {column: value}), or
+    a :class:`PairProblem` for a row that does not parse or has another number of fields. The
+    header must hold ``columns`` and may hold ``optional`` ones: any other column, or a missing
+    one, is a :class:`PairDataError` naming the file and line, since no row can be read then."""
+    lines = iter(lines)
+    first = next(lines, None)
+    if first is None:
+        return
+    number, text = first
+    header = next(csv.reader([text], delimiter=delimiter, quoting=quoting))
+    missing = [name for name in columns if name not in header]
+    unknown = [name for name in header if name not in columns and name not in optional]
+    if missing or unknown or len(set(header)) != len(header):
+        said = "; ".join(part for part in (
+            missing and f"the column(s) {', '.join(map(repr, missing))} are missing",
+            unknown and f"unknown column(s) {', '.join(map(repr, unknown))}",
+            len(set(header)) != len(header) and "a column is named twice") if part)
+        raise PairDataError(f"{source} line {number}: the header {text!r} does not fit: {said} "
+                            f"(expected {delimiter.join(columns)}"
+                            + (f", optionally {', '.join(optional)})" if optional else ")"))
+    for number, text in lines:
+        if not text.strip():
+            continue
+        try:
+            row = next(csv.reader([text], delimiter=delimiter, quoting=quoting, strict=True))
+        except csv.Error as exc:
+            yield PairProblem(source, number, None, f"not a CSV row: {exc}")
+            continue
+        if len(row) != len(header):
+            yield PairProblem(source, number, None, (
+                f"{len(row)} fields separated by {delimiter!r}, where the header has "
+                f"{len(header)}"))
+            continue
+        yield number, dict(zip(header, row))
