@@ -26,6 +26,7 @@ from syntaxgym_helm.core.errors import AlignmentError, EvaluationError
 from syntaxgym_helm.core.formula import RegionRef
 from syntaxgym_helm.core.region_stats import all_statistics, nats_to_bits, region_statistic
 from syntaxgym_helm.core.suite import Condition, Item, Prediction, Suite
+from syntaxgym_helm.core.ties import check_tie_policy, has_tie, lenient
 
 FIRST_TOKEN_POLICIES = ("error", "exclude")
 
@@ -89,6 +90,8 @@ class PredictionOutcome:
     formula: str
     holds: bool | None
     error: str | None = None
+    #: A strict comparison in it compared two exactly equal values (:mod:`.ties`).
+    tie: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,9 +131,12 @@ def evaluate_item(
     *,
     prefix: str = "",
     first_token: str = "error",
+    ties: str = "fail",
 ) -> ItemEvaluation:
-    """Score ``item`` of ``suite`` from each condition's returned tokens (keyed by condition name)."""
+    """Score ``item`` of ``suite`` from each condition's returned tokens (keyed by condition name);
+    ``ties``: whether a tie fails its comparison (default) or passes it (:mod:`.ties`)."""
     check_first_token_policy(first_token)
+    check_tie_policy(ties)
     problems: list[str] = []
     conditions: list[ConditionValues] = []
     for condition in item.conditions:
@@ -142,7 +148,8 @@ def evaluate_item(
     metric = suite.meta.main_metric
     if problems:
         return ItemEvaluation(item.item_number, metric, tuple(conditions), (), tuple(problems))
-    outcomes = tuple(_evaluate(prediction, conditions, metric) for prediction in suite.predictions)
+    outcomes = tuple(_evaluate(prediction, conditions, metric, ties)
+                     for prediction in suite.predictions)
     problems.extend(f"prediction {o.index} ({o.formula}): {o.error}" for o in outcomes if o.error)
     return ItemEvaluation(item.item_number, metric, tuple(conditions), outcomes, tuple(problems))
 
@@ -181,14 +188,18 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
 
 
 def _evaluate(prediction: Prediction, conditions: Sequence[ConditionValues],
-              metric: str) -> PredictionOutcome:
+              metric: str, ties: str = "fail") -> PredictionOutcome:
     by_name = {values.condition_name: values for values in conditions}
+    cache: dict[RegionRef, float] = {}
 
     def value(ref: RegionRef) -> float:
-        return by_name[ref.condition].value(metric, ref.region)
+        if ref not in cache:
+            cache[ref] = by_name[ref.condition].value(metric, ref.region)
+        return cache[ref]
 
+    formula = prediction.formula if ties == "fail" else lenient(prediction.formula)
     try:
-        return PredictionOutcome(prediction.index, prediction.source,
-                                 prediction.formula.evaluate(value))
+        return PredictionOutcome(prediction.index, prediction.source, formula.evaluate(value),
+                                 tie=has_tie(prediction.formula, value))
     except EvaluationError as exc:
         return PredictionOutcome(prediction.index, prediction.source, None, str(exc))

@@ -32,6 +32,7 @@ from syntaxgym_helm.core.item_evaluation import (
     evaluate_item,
 )
 from syntaxgym_helm.core.suite import Condition, Item, Suite
+from syntaxgym_helm.core.ties import check_tie_policy
 from syntaxgym_helm.harness.stats import item_stat_values, metric_metadata, run_stats
 
 
@@ -39,8 +40,9 @@ class SyntaxGymMetric(ReferenceMetric):
     """Region surprisals (bits) from echoed token logprobs, and the suite's predictions over them."""
 
     def __init__(self, first_token: str = "error", prefix: str = "auto", context: str = "none",
-                 context_sentences: int = 0, context_seed: int = 0) -> None:
+                 context_sentences: int = 0, context_seed: int = 0, ties: str = "fail") -> None:
         self.first_token = check_first_token_policy(first_token)
+        self.ties = check_tie_policy(ties)
         self.prefix = prefix  # the run entry's prefix argument, as given (the prompt shows it)
         # The run's context, recorded for readers of run_spec.json: scoring needs nothing of it,
         # since the prompt minus the sentence (prefix and context) is never scored.
@@ -60,7 +62,7 @@ class SyntaxGymMetric(ReferenceMetric):
         metric_service: MetricService,
         eval_cache_path: str,
     ) -> List[Stat]:
-        score = evaluate_request_states(reference_request_states, self.first_token)
+        score = evaluate_request_states(reference_request_states, self.first_token, self.ties)
         if not score.scorable:
             instance_id = reference_request_states[0].instance.id
             hwarn(f"SyntaxGym item {score.item_number} ({instance_id}) is unscorable: "
@@ -83,7 +85,8 @@ def item_suite(state: RequestState) -> Suite:
                                    f"instance {instance.id}")
 
 
-def evaluate_request_states(states: List[RequestState], first_token: str = "error") -> ItemEvaluation:
+def evaluate_request_states(states: List[RequestState], first_token: str = "error",
+                            ties: str = "fail") -> ItemEvaluation:
     """Score one instance from its per-condition request states (also used by the reports)."""
     suite = item_suite(states[0])
     item = suite.items[0]
@@ -103,7 +106,7 @@ def evaluate_request_states(states: List[RequestState], first_token: str = "erro
         prefixes.add(prompt[: len(prompt) - len(condition.sentence)])
         results[condition.condition_name] = _condition_result(state)
     prefix = prefixes.pop() if len(prefixes) == 1 else ""
-    return evaluate_item(suite, item, results, prefix=prefix, first_token=first_token)
+    return evaluate_item(suite, item, results, prefix=prefix, first_token=first_token, ties=ties)
 
 
 def state_condition(state: RequestState, item: Item) -> Condition:

@@ -12,7 +12,10 @@ Per item:
 - ``syntaxgym_first_prediction_accuracy``: the first prediction alone (how Hu et al. 2020 scored);
 - ``syntaxgym_prediction_<i>_accuracy``: each prediction on its own;
 - ``syntaxgym_unscorable``: 1 when the item could not be scored. Such an item has no accuracy stat
-  at all, so it is never counted as a pass or a fail.
+  at all, so it is never counted as a pass or a fail;
+- ``syntaxgym_tie``: 1 when a strict comparison of one of its predictions compared two exactly
+  equal values (:mod:`syntaxgym_helm.core.ties`): scored as a failure unless the run says
+  ``ties=pass``; its mean is the suite's tie rate.
 
 Per run (:func:`run_stats`, added by the metric after HELM's averaging):
 
@@ -37,6 +40,7 @@ from syntaxgym_helm.core.item_evaluation import ItemEvaluation
 ACCURACY = "syntaxgym_accuracy"
 FIRST_PREDICTION_ACCURACY = "syntaxgym_first_prediction_accuracy"
 UNSCORABLE = "syntaxgym_unscorable"
+TIE = "syntaxgym_tie"
 SCORED_ITEMS = "syntaxgym_scored_items"
 #: The column name the leaderboard gives ``SCORED_ITEMS`` (``leaderboard show`` finds it by it).
 SCORED_ITEMS_SHORT_NAME = "Items scored"
@@ -63,6 +67,7 @@ def item_stat_values(score: ItemEvaluation) -> dict[str, float]:
     if not score.scorable:
         return values
     values[ACCURACY] = float(bool(score.passed))
+    values[TIE] = float(any(outcome.tie for outcome in score.predictions))
     if score.predictions:
         values[FIRST_PREDICTION_ACCURACY] = float(score.predictions[0].holds)
     for outcome in score.predictions:
@@ -106,6 +111,12 @@ def metric_metadata(predictions: int = DEFAULT_DESCRIBED_PREDICTIONS) -> list[Me
             description="Fraction of items that could not be scored (failed request, tokens that "
                         "could not be aligned to regions, undefined region value); they count in "
                         "no accuracy.",
+            lower_is_better=True, group=DETAILS_GROUP),
+        MetricMetadata(
+            name=TIE, display_name="Ties", short_display_name="Ties",
+            description="Fraction of scored items where a prediction compared two exactly equal "
+                        "values with < or > (e.g. two equally surprising sentences): a failure "
+                        "unless the run entry says ties=pass.",
             lower_is_better=True, group=DETAILS_GROUP),
         MetricMetadata(
             name=SCORED_ITEMS, display_name="Items scored",

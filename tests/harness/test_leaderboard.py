@@ -88,7 +88,8 @@ def test_the_schema_describes_stats_with_the_metrics_own_metadata() -> None:
     metric_groups = {g.name: g for g in parsed.metric_groups}
     main, items, details = groups["syntaxgym_sgh_mvrr"].metric_groups
     assert (main, items) == ("syntaxgym_accuracy", "syntaxgym_items")
-    assert [m.name for m in metric_groups[details].metrics] == ["syntaxgym_unscorable"]
+    assert [m.name for m in metric_groups[details].metrics] == ["syntaxgym_unscorable",
+                                                               "syntaxgym_tie"]
     # A count has no "Mean score" (it would average counts) and no win rate.
     assert [m.name for m in metric_groups[items].metrics] == ["syntaxgym_scored_items"]
     assert metric_groups[items].aggregation_strategies == []

@@ -29,6 +29,7 @@ from syntaxgym_helm.harness.stats import (
     ACCURACY,
     FIRST_PREDICTION_ACCURACY,
     SCORED_ITEMS,
+    TIE,
     UNSCORABLE,
     metric_metadata,
     prediction_accuracy_name,
@@ -79,8 +80,8 @@ def _states(instance: Instance, verb_bits: dict[str, float]) -> list[RequestStat
             for index, reference in enumerate(instance.references)]
 
 
-def _stats(states: list[RequestState]) -> dict[str, float]:
-    stats = SyntaxGymMetric().evaluate_references(None, states, None, "")  # type: ignore[arg-type]
+def _stats(states: list[RequestState], ties: str = "fail") -> dict[str, float]:
+    stats = SyntaxGymMetric(ties=ties).evaluate_references(None, states, None, "")  # type: ignore[arg-type]
     return {stat.name.name: stat.mean for stat in stats}
 
 
@@ -92,7 +93,7 @@ def test_references_carry_their_condition_names(instance: Instance) -> None:
 def test_an_item_whose_agreeing_verbs_are_cheaper_passes(instance: Instance) -> None:
     assert _stats(_states(instance, PASSING)) == {
         UNSCORABLE: 0.0, ACCURACY: 1.0, FIRST_PREDICTION_ACCURACY: 1.0,
-        prediction_accuracy_name(0): 1.0}
+        prediction_accuracy_name(0): 1.0, TIE: 0.0}
     score = evaluate_request_states(_states(instance, PASSING))
     assert score.region_values()["mismatch_sing"][6]["sum"] == pytest.approx(9.0)
     assert score.region_values()["match_sing"][7]["sum"] == pytest.approx(2.0)  # "the answer"
@@ -102,6 +103,22 @@ def test_one_disagreeing_pair_fails_the_item(instance: Instance) -> None:
     stats = _stats(_states(instance, {**PASSING, "mismatch_plural": 1.0}))
     assert stats[ACCURACY] == 0.0 and stats[prediction_accuracy_name(0)] == 0.0
     assert stats[UNSCORABLE] == 0.0
+
+
+def test_a_tie_fails_by_default_passes_with_ties_pass_and_is_counted_either_way(
+        instance: Instance) -> None:
+    tied = {**PASSING, "mismatch_plural": PASSING["match_plural"]}  # 3 bits both: a tie
+    stats = _stats(_states(instance, tied))
+    assert stats[ACCURACY] == 0.0 and stats[TIE] == 1.0
+    stats = _stats(_states(instance, tied), ties="pass")
+    assert stats[ACCURACY] == 1.0 and stats[TIE] == 1.0
+    # A thousandth of a bit apart is no tie: the comparison decides, under either policy.
+    close = {**PASSING, "mismatch_plural": PASSING["match_plural"] - 0.001}
+    for policy in ("fail", "pass"):
+        assert _stats(_states(instance, close), ties=policy)[ACCURACY] == 0.0
+        assert _stats(_states(instance, close), ties=policy)[TIE] == 0.0
+    with pytest.raises(ValueError, match="ties='maybe' is not one of fail, pass"):
+        SyntaxGymMetric(ties="maybe")
 
 
 def test_conditions_are_found_by_tag_not_by_position(instance: Instance) -> None:

@@ -206,7 +206,8 @@ def _files() -> tuple[SourceFile, ...]:
 
 
 BLIMP = DataSet(
-    name="blimp", title="BLiMP", citation=CITATION, licence="CC BY 4.0",
+    name="blimp", title="BLiMP", citation=CITATION, short_citation="Warstadt et al., 2020",
+    paper_url="https://doi.org/10.1162/tacl_a_00321", licence="CC BY 4.0",
     repository="alexwarstadt/blimp", commit=BLIMP_COMMIT, languages=("en",), read=_read,
     describe=lambda path: _file(Path(path).stem), files=_files,
     good_label="sentence_good", bad_label="sentence_bad", id_label="pairID",

@@ -74,7 +74,8 @@ def describe(path: str) -> SourceFile:
 
 
 CLAMS = DataSet(
-    name="clams", title="CLAMS", citation=CITATION, licence="Apache-2.0",
+    name="clams", title="CLAMS", citation=CITATION, short_citation="Mueller et al., 2020",
+    paper_url="https://aclanthology.org/2020.acl-main.490/", licence="Apache-2.0",
     repository="aaronmueller/clams", commit="36b5c9a56ecc51d3eedb6c1a85b805085d631c71",
     languages=("en", "fr", "de", "he", "ru"), read=_read, describe=describe,
     files=lru_cache(maxsize=1)(lambda: read_files("pairs_clams.tsv")),

@@ -98,6 +98,8 @@ class DataSet:
     name: str  # suite names start with name + "_"
     title: str
     citation: str
+    short_citation: str  # e.g. "Mueller et al., 2020"
+    paper_url: str
     licence: str
     repository: str  # owner/name on GitHub
     commit: str

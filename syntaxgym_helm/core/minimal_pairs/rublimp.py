@@ -55,7 +55,8 @@ def describe(path: str) -> SourceFile:
 
 
 RUBLIMP = DataSet(
-    name="rublimp", title="RuBLiMP", citation=CITATION, licence="Apache-2.0",
+    name="rublimp", title="RuBLiMP", citation=CITATION,
+    short_citation="Taktasheva et al., 2024", paper_url="https://arxiv.org/abs/2406.19232", licence="Apache-2.0",
     repository="RussianNLP/RuBLiMP", commit="9f0d8dfa993b2c0f0acf12660258540376779543",
     languages=("ru",), read=_read, describe=describe,
     files=lru_cache(maxsize=1)(lambda: read_files("pairs_rublimp.tsv")),

@@ -59,7 +59,8 @@ def describe(path: str) -> SourceFile:
 
 
 SLING = DataSet(
-    name="sling", title="SLING", citation=CITATION, licence="MIT",
+    name="sling", title="SLING", citation=CITATION, short_citation="Song et al., 2022",
+    paper_url="https://aclanthology.org/2022.emnlp-main.305/", licence="MIT",
     repository="Yixiao-Song/SLING_Data_Code", commit="5a7f791fbb9db6d2fee66e128fe89c80ac1f993b",
     languages=("zh",), read=_read, describe=describe,
     files=lru_cache(maxsize=1)(lambda: read_files("pairs_sling.tsv")),

@@ -72,7 +72,8 @@ def describe(path: str) -> SourceFile:
 
 
 TURBLIMP = DataSet(
-    name="turblimp", title="TurBLiMP", citation=CITATION, licence="CC BY 4.0",
+    name="turblimp", title="TurBLiMP", citation=CITATION,
+    short_citation="Başar et al., 2025", paper_url="https://arxiv.org/abs/2506.13487", licence="CC BY 4.0",
     repository="ezgibasar/TurBLiMP", commit="297de13fb7a0ce524fe32e8b175c6b5255d66960",
     languages=("tr",), read=_read, describe=describe,
     files=lru_cache(maxsize=1)(lambda: read_files("pairs_turblimp.tsv")),
