@@ -18,17 +18,18 @@ import pytest
 from PIL import Image
 
 from syntaxgym_helm.cli.main import main
+from syntaxgym_helm.core.blimp.convert import BLIMP
 from syntaxgym_helm.core.blimp.paper import PAPER_COLUMNS, paper_means, paper_paradigms
 from syntaxgym_helm.core.blimp.sources import PARADIGMS
 from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY
 from syntaxgym_helm.harness.stats import prediction_accuracy_name
-from syntaxgym_helm.report.blimp_plots import _heat_value, _layout
-from syntaxgym_helm.report.blimp_regions import RegionAnalysisRow, analyse
-from syntaxgym_helm.report.blimp_summary import (
-    BlimpResults,
-    blimp_summary_markdown,
+from syntaxgym_helm.report.pairs_plots import _heat_value, _layout
+from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow, analyse
+from syntaxgym_helm.report.pairs_summary import (
+    PairResults as BlimpResults,
+    dataset_summary_markdown as blimp_summary_markdown,
     group_table,
-    split_blimp,
+    split_pairs as split_blimp,
 )
 from syntaxgym_helm.report.build import write_report
 from syntaxgym_helm.report.runs import RunRecord, find_run_dirs, load_runs
@@ -103,7 +104,7 @@ def test_phenomena_and_overall_are_unweighted_means_over_paradigms(
 
 def test_over_all_67_paradigms_the_paper_columns_are_the_papers_own_means() -> None:
     outcomes = {uid: [1.0, 0.0] for uid in PARADIGMS}
-    results = BlimpResults(("m",), {"m": outcomes}, {"m": {uid: 2 for uid in PARADIGMS}})
+    results = BlimpResults(BLIMP, ("m",), {"m": outcomes}, {"m": {uid: 2 for uid in PARADIGMS}})
     table = group_table(results)
     means = paper_means()
     for label, cells in table.rows:

@@ -1,14 +1,16 @@
-"""Where in the sentence a BLiMP pair differs, and which region a model's preference comes from.
+"""Where in the sentence a minimal pair differs, and which region a model's preference comes from.
 
-Every BLiMP suite splits both sentences of a pair into the same four regions (docs/blimp.md):
-1 ``prefix`` (shared beginning), 2 ``critical`` (where they differ), 3 ``next_word``, 4 ``rest``.
-Per model and paradigm this module computes
+Every minimal-pair suite (BLiMP, CLAMS, RuBLiMP, TurBLiMP, SLING) splits both sentences of a pair
+into the same four regions (docs/multilingual.md): 1 ``prefix`` (shared beginning), 2
+``critical`` (where they differ), 3 ``next_word``, 4 ``rest``. Per model and paradigm this module
+computes
 
-- the **position** of the difference: each region's share of the sentence's words (mean over the
-  two sentences of a pair, then over items), so the critical region starts at the mean share of
-  the prefix and ends that plus its own share (0 = the first word, 1 = the end);
+- the **position** of the difference: each region's share of the sentence's units (words; for
+  SLING's Mandarin, characters), mean over the two sentences of a pair, then over items, so the
+  critical region starts at the mean share of the prefix and ends that plus its own share (0 =
+  the first unit, 1 = the end);
 - the **surprisal difference bad - good** of each region (sum over its tokens, bits; mean over
-  scorable items). The four add up to the whole-sentence difference that BLiMP's accuracy
+  scorable items). The four add up to the whole-sentence difference that the accuracy
   compares (positive: the model prefers the good sentence). The prefix is the same words in both
   sentences and is scored before any difference, so its difference is 0 for any causal model: a
   non-zero value means a scoring bug;
@@ -17,7 +19,8 @@ Per model and paradigm this module computes
   method, for ``next_word`` in two-prefix paradigms the two-prefix method; for ``rest``, how often
   the preference persists after the difference).
 
-One row per model and paradigm, written as ``blimp_regions.csv``; :mod:`.blimp_plots` draws it.
+One row per model and paradigm, written per data set as ``<data set>_regions.csv``;
+:mod:`.pairs_plots` draws it.
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from syntaxgym_helm.core.blimp.regions import REGION_NAMES
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
+from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS
+from syntaxgym_helm.core.minimal_pairs.regions import REGION_NAMES
 from syntaxgym_helm.core.suite import Item
-from syntaxgym_helm.report.blimp_summary import blimp_paradigm, paradigm_order
+from syntaxgym_helm.report.pairs_summary import pair_file
 from syntaxgym_helm.report.runs import RunRecord
 
 GOOD, BAD = "good", "bad"
@@ -39,17 +43,18 @@ REGION_NUMBERS = {name: number for number, name in enumerate(REGION_NAMES, 1)}
 
 @dataclass(frozen=True)
 class RegionAnalysisRow:
-    """One model on one paradigm. Shares and positions are fractions of the sentence's words;
-    ``delta_*`` are mean bad - good surprisals (bits) over ``items`` scorable items;
-    ``positive_*`` the share of those items whose difference in that region is above 0."""
+    """One model on one paradigm. Shares and positions are fractions of the sentence's units
+    (words; SLING: characters); ``delta_*`` are mean bad - good surprisals (bits) over ``items``
+    scorable items; ``positive_*`` the share of those items whose difference in that region is
+    above 0."""
 
     model: str
-    paradigm: str
-    phenomenon: str
+    paradigm: str  # the suite name without the data set's prefix (BLiMP: the UID)
+    phenomenon: str  # the data set's group: BLiMP's phenomenon, CLAMS's construction, ...
     items: int  # scorable items (the differences' sample)
     items_run: int  # items of the run (the positions' sample)
-    accuracy: float  # BLiMP's: the share of scorable items with delta_total > 0
-    words: float  # mean words per sentence
+    accuracy: float  # the whole-sentence one: the share of scorable items with delta_total > 0
+    words: float  # mean units (words; SLING: characters) per sentence
     share_prefix: float
     share_critical: float
     share_next_word: float
@@ -64,19 +69,21 @@ class RegionAnalysisRow:
     positive_critical: float
     positive_next_word: float
     positive_rest: float
+    dataset: str
+    language: str
 
 
-def _words(text: str) -> int:
-    return len(text.split())
+def _units(text: str, separator: str) -> int:
+    return len(text.split()) if separator else len(text)
 
 
-def item_shares(item: Item) -> tuple[list[float], float]:
-    """Each region's share of the words (mean over the item's conditions) and the mean word
-    count."""
+def item_shares(item: Item, separator: str = " ") -> tuple[list[float], float]:
+    """Each region's share of the units (mean over the item's conditions) and the mean count."""
     shares = [0.0] * len(REGION_NAMES)
     total_words = 0
     for condition in item.conditions:
-        counts = {region.region_number: _words(region.content) for region in condition.regions}
+        counts = {region.region_number: _units(region.content, separator)
+                  for region in condition.regions}
         total = sum(counts.values())
         total_words += total
         for index, number in enumerate(REGION_NUMBERS.values()):
@@ -101,11 +108,12 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def analyse_run(run: RunRecord) -> RegionAnalysisRow | None:
-    """The row of one BLiMP run (None for a run of another suite)."""
-    paradigm = blimp_paradigm(run)
-    if paradigm is None:
+    """The row of one minimal-pair run (None for a run of another suite)."""
+    found = pair_file(run)
+    if found is None:
         return None
-    shares = [item_shares(item) for item in run.suite.items]
+    dataset, file = found
+    shares = [item_shares(item, dataset.separator) for item in run.suite.items]
     share = [_mean([s[0][index] for s in shares]) for index in range(len(REGION_NAMES))]
     deltas = [d for d in (item_deltas(score) for score in run.scores) if d is not None]
 
@@ -116,7 +124,7 @@ def analyse_run(run: RunRecord) -> RegionAnalysisRow | None:
         return _mean([float(d[name] > 0) for d in deltas])
 
     return RegionAnalysisRow(
-        model=run.name, paradigm=paradigm.uid, phenomenon=paradigm.phenomenon,
+        model=run.name, paradigm=file.suite.removeprefix(dataset.prefix), phenomenon=file.group,
         items=len(deltas), items_run=len(run.scores), accuracy=positive("total"),
         words=_mean([s[1] for s in shares]),
         share_prefix=share[0], share_critical=share[1], share_next_word=share[2],
@@ -124,12 +132,14 @@ def analyse_run(run: RunRecord) -> RegionAnalysisRow | None:
         delta_prefix=delta("prefix"), delta_critical=delta("critical"),
         delta_next_word=delta("next_word"), delta_rest=delta("rest"), delta_total=delta("total"),
         positive_critical=positive("critical"), positive_next_word=positive("next_word"),
-        positive_rest=positive("rest"))
+        positive_rest=positive("rest"), dataset=dataset.name, language=file.language)
 
 
 def analyse(runs: Sequence[RunRecord]) -> list[RegionAnalysisRow]:
-    """Rows of the BLiMP runs among ``runs``, by phenomenon, paradigm, then model (in run order)."""
+    """Rows of the minimal-pair runs among ``runs``, by data set, group, paradigm, then model (in
+    run order)."""
     models = list(dict.fromkeys(run.name for run in runs))
     rows = [row for row in (analyse_run(run) for run in runs) if row is not None]
-    order = {uid: index for index, uid in enumerate(paradigm_order({r.paradigm for r in rows}))}
-    return sorted(rows, key=lambda row: (order[row.paradigm], models.index(row.model)))
+    order = list(DATASETS)
+    return sorted(rows, key=lambda row: (order.index(row.dataset), row.phenomenon, row.paradigm,
+                                         models.index(row.model)))

@@ -1,15 +1,15 @@
-"""One figure for all BLiMP paradigms run: where the pairs differ, and where each model's
+"""One figure per minimal-pair data set run: where the pairs differ, and where each model's
 preference comes from.
 
-Rows are paradigms grouped under their phenomenon (a bold header row each), so 67 paradigms stay
-readable in one figure. The first panel shows the sentence as a bar from its first word (0) to its
-end (1), split into the mean share of the words in each region: the critical region (where the two
-sentences differ) starts where the prefix ends. Then one heat map per model: the mean surprisal
+Rows are paradigms grouped under their phenomenon or group (a bold header row each), so 67
+paradigms stay readable in one figure. The first panel shows the sentence as a bar from its first
+unit (0) to its end (1), split into the mean share of the units (words; SLING: characters) in
+each region: the critical region (where the two sentences differ) starts where the prefix ends. Then one heat map per model: the mean surprisal
 difference bad - good (bits) of the regions critical, next_word and rest and of the whole sentence
 (blue: the good sentence is the less surprising there, red: the bad one), with the value written
-in each cell and the model's BLiMP accuracy at the right; a region no pair of the paradigm has
+in each cell and the model's whole-sentence accuracy at the right; a region no pair of the paradigm has
 words in is left blank. The prefix is not drawn: its difference
-is 0 by construction (:mod:`.blimp_regions`; the CSV keeps it as a check). All heat maps share one
+is 0 by construction (:mod:`.pairs_regions`; the CSV keeps it as a check). All heat maps share one
 colour scale, so models compare cell by cell.
 """
 
@@ -28,7 +28,8 @@ import numpy as np  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 
-from syntaxgym_helm.report.blimp_regions import RegionAnalysisRow  # noqa: E402
+from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS  # noqa: E402
+from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow  # noqa: E402
 
 #: The heat map's columns: (row field, header).
 HEAT_COLUMNS = (("delta_critical", "critical"), ("delta_next_word", "next word"),
@@ -55,10 +56,12 @@ def _layout(rows: Sequence[RegionAnalysisRow]) -> list[tuple[str, str | None]]:
     return layout
 
 
-def plot_blimp_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
-    """Write the figure of ``rows`` (from :func:`.blimp_regions.analyse`) to ``path`` (PNG)."""
+def plot_pair_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
+    """Write the figure of ``rows`` (from :func:`.pairs_regions.analyse`, one data set's) to
+    ``path`` (PNG)."""
     if not rows:
-        raise ValueError("plot_blimp_regions needs at least one BLiMP run")
+        raise ValueError("plot_pair_regions needs at least one minimal-pair run")
+    title = DATASETS[rows[0].dataset].title
     models = list(dict.fromkeys(row.model for row in rows))
     by_key = {(row.model, row.paradigm): row for row in rows}
     first = {}
@@ -92,7 +95,7 @@ def plot_blimp_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
                           aspect=max(10, len(layout) // 2))
     bar.set_label("mean surprisal difference bad - good (bits)\n> 0: prefers the good sentence",
                   fontsize=8)
-    figure.suptitle("BLiMP: where the pairs differ (left) and where each model's preference "
+    figure.suptitle(f"{title}: where the pairs differ (left) and where each model's preference "
                     "comes from (right)", fontsize=11)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110, bbox_inches="tight")
@@ -123,7 +126,7 @@ def _plot_positions(ax: Axes, layout: list[tuple[str, str | None]],
     ax.set_xlim(0, 1.12)
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
     ax.tick_params(axis="x", labelsize=7)
-    ax.set_xlabel("position in the sentence (share of its words;\nnumber: mean words)",
+    ax.set_xlabel("position in the sentence (share of its units;\nnumber: mean units)",
                   fontsize=8)
     ax.set_title("where the pair differs", fontsize=9, pad=16)  # room for the legend below it
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=6,
@@ -150,7 +153,7 @@ def _plot_heat(ax: Axes, model: str, block: np.ndarray, layout: list[tuple[str, 
     ax.set_xticklabels([header for _, header in HEAT_COLUMNS], fontsize=7, rotation=30,
                        ha="right")
     ax.set_xlim(-0.5, len(HEAT_COLUMNS) + 0.4)
-    ax.set_title(f"{model}\n(right: BLiMP accuracy)", fontsize=8)
+    ax.set_title(f"{model}\n(right: whole-sentence accuracy)", fontsize=8)
     ax.tick_params(axis="y", length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
