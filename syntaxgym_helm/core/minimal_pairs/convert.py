@@ -141,6 +141,7 @@ def convert_records(dataset: DataSet, file: SourceFile,
     if after:
         record["marked_after"] = dict(sorted(after.items()))
     record["skipped"] = [{"line": p.line, dataset.id_label: p.pair_id, "reason": p.reason}
+                         if dataset.id_label != "line" else {"line": p.line, "reason": p.reason}
                          for p in problems]
     record["omitted_predictions"] = omitted
     meta = {**(dataset.meta_head or default_meta_head)(dataset, file, kept[0][0]),
