@@ -18,13 +18,18 @@ one token fewer (docs/differences_from_syntaxgym_core.md lists every such differ
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from syntaxgym_helm.core.alignment import align_tokens
 from syntaxgym_helm.core.errors import AlignmentError, EvaluationError
 from syntaxgym_helm.core.formula import RegionRef
-from syntaxgym_helm.core.region_stats import all_statistics, nats_to_bits, region_statistic
+from syntaxgym_helm.core.region_stats import (
+    METRICS,
+    all_statistics,
+    nats_to_bits,
+    region_statistic,
+)
 from syntaxgym_helm.core.suite import Condition, Item, Prediction, Suite
 from syntaxgym_helm.core.ties import check_tie_policy, has_tie, lenient
 
@@ -59,12 +64,19 @@ ConditionResult = Sequence[TokenScore] | RequestFailure
 
 @dataclass(frozen=True)
 class ConditionValues:
-    """One condition's tokens, the region each counts for, and their surprisals in bits."""
+    """One condition's tokens, the region each counts for, and their surprisals in bits.
+
+    ``unmeasured``: regions with text but no token of their own, and why. Their text lies inside
+    a token that begins in an earlier region and counts there (rule 1 of
+    :mod:`syntaxgym_helm.core.alignment`), which happens where a tokenizer joins characters
+    across a region boundary (Mandarin, whose regions are not separated by spaces). Such a
+    region's value is undefined, not 0: the model gave it no surprisal of its own."""
 
     condition_name: str
     tokens: tuple[str, ...]
     regions: tuple[int | None, ...]
     surprisals: tuple[float, ...]
+    unmeasured: Mapping[int, str] = field(default_factory=dict)
 
     def region_surprisals(self, region: int | None) -> list[float]:
         """Surprisals of a region's tokens; ``None`` means every token of the sentence."""
@@ -75,10 +87,16 @@ class ConditionValues:
         ]
 
     def value(self, metric: str, region: int | None) -> float:
+        if region in self.unmeasured:
+            raise EvaluationError(f"region {region} of condition `{self.condition_name}` "
+                                  f"cannot be measured: {self.unmeasured[region]}")
         return region_statistic(metric, self.region_surprisals(region))
 
     def statistics(self, region: int | None) -> dict[str, float]:
-        """Every metric of a region (``None``: the whole sentence), in ``METRICS`` order."""
+        """Every metric of a region (``None``: the whole sentence), in ``METRICS`` order; all
+        undefined (NaN) for an unmeasured region."""
+        if region in self.unmeasured:
+            return {metric: math.nan for metric in METRICS}
         return all_statistics(self.region_surprisals(region))
 
 
@@ -163,7 +181,7 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
     texts = [token.text for token in result]
     regions = align_tokens(
         [(region.region_number, region.content) for region in condition.regions], texts,
-        prefix=prefix,
+        prefix=prefix, separator=condition.separator,
     )
     if regions and regions[0] is not None:
         if first_token == "error":
@@ -184,7 +202,27 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
         else:
             surprisals.append(nats_to_bits(token.logprob))
     return ConditionValues(condition.condition_name, tuple(texts), tuple(regions),
-                           tuple(surprisals))
+                           tuple(surprisals), unmeasured_regions(condition, texts, regions))
+
+
+def unmeasured_regions(condition: Condition, texts: Sequence[str],
+                       regions: Sequence[int | None]) -> dict[int, str]:
+    """The regions of ``condition`` that have text but no token, each with the reason: the
+    token that covers its beginning (the last one counted for an earlier region)."""
+    counted = set(regions)
+    found: dict[int, str] = {}
+    for region in condition.regions:
+        if not region.content or region.region_number in counted:
+            continue
+        earlier = [index for index, owner in enumerate(regions)
+                   if owner is not None and owner < region.region_number]
+        where = (f"its text {region.content!r} lies inside token {earlier[-1]} "
+                 f"{texts[earlier[-1]]!r}, which begins in region {regions[earlier[-1]]} and "
+                 "counts there" if earlier else f"no token covers its text {region.content!r}")
+        found[region.region_number] = (
+            f"{where}; the model's tokens do not separate it from the region before it, so it "
+            "has no surprisal of its own")
+    return found
 
 
 def _evaluate(prediction: Prediction, conditions: Sequence[ConditionValues],

@@ -180,9 +180,16 @@ def test_texts_from_offsets_are_exact_slices():
                                                                              "  sat"]
     # SentencePiece style: spans leave the space out; it goes with the next token.
     assert texts_from_offsets("The cat", [(0, 3), (4, 7)]) == ["The", " cat"]
-    # Two byte tokens of one character share its span; trailing text goes with the last token.
-    assert texts_from_offsets("né x ", [(0, 1), (1, 2), (1, 2), (2, 4)]) == ["n", "é", "",
+    # Two byte tokens of one character share its span: the character goes with the last, the
+    # one that completes it, so that the first ("") counts for it too; trailing text goes with
+    # the last token.
+    assert texts_from_offsets("né x ", [(0, 1), (1, 2), (1, 2), (2, 4)]) == ["n", "", "é",
                                                                              " x "]
+    # A token that ends one character and begins the next (byte-level BPE): each character
+    # goes with the token that completes it.
+    assert texts_from_offsets("日本", [(0, 1), (0, 2), (1, 2)]) == ["", "日", "本"]
+    # A character split at the very end of the prompt: no piece is left without it.
+    assert texts_from_offsets("ab猫", [(0, 2), (2, 3), (2, 3), (2, 3)]) == ["ab", "", "", "猫"]
 
 
 @pytest.mark.parametrize("changes, message", [

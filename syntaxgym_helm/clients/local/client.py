@@ -10,8 +10,9 @@ logprob. It differs from HELM's ``HuggingFaceClient`` in four ways:
    prompt, returns it as the first token (logprob 0.0, never part of the prompt) and then every
    prompt token with its real logprob given the beginning-of-text token and the tokens before it.
 2. **Token texts are exact.** Each token's text is the slice of the prompt its characters come
-   from (the tokenizer's offsets; a leading space belongs to the token after it), so the texts
-   after the first concatenate to exactly the prompt.
+   from (the tokenizer's offsets; a leading space belongs to the token after it; a character
+   split over several tokens belongs to the last of them, the pieces before it are ``""``), so
+   the texts after the first concatenate to exactly the prompt.
 3. **Batches.** Requests from HELM's worker threads are gathered by the model server's engine
    thread into batches (:mod:`.server`). Before HELM executes a run, the plugin hands the client
    all of the run's requests (:mod:`.prefetch`), so batches are as large as configured whatever
@@ -58,8 +59,9 @@ from syntaxgym_helm.clients.local.server import ModelServer, ModelServerFactory
 
 __all__ = ["SyntaxGymClient"]
 
-CACHE_FORMAT = "syntaxgym-echo-logprobs-v1"
-"""Part of every cache key: bump when the logprobs or the stored response change."""
+CACHE_FORMAT = "syntaxgym-echo-logprobs-v2"
+"""Part of every cache key: bump when the logprobs or the stored response change (v2: a character
+split over several tokens goes with the last of them, see ``texts_from_offsets``)."""
 
 
 class SyntaxGymClient(CachingClient):
