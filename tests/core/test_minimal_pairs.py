@@ -52,13 +52,11 @@ def regions(conversion: Conversion, number: int, condition: str) -> tuple[str, .
 
 
 def sentences(conversion: Conversion) -> dict[int, tuple[str, str]]:
-    """Each item's (good, bad) sentence as the scenario sends it: regions joined by the suite's
-    separator (validated as the registry would, so the check covers what validation keeps)."""
+    """Each item's (good, bad) sentence as the scenario sends it (its regions joined by the
+    suite's ``meta.region_separator``), from the suite validated as a suite file would be."""
     suite = parse_suite(conversion.suite, conversion.name)
-    separator = conversion.suite["meta"].get("region_separator", " ")
-    return {item.item_number: tuple(  # type: ignore[misc]
-        separator.join(r.content for r in item.condition(name).regions if r.content)
-        for name in ("good", "bad")) for item in suite.items}
+    return {item.item_number: (item.condition("good").sentence, item.condition("bad").sentence)
+            for item in suite.items}
 
 
 # --- one data set at a time, on excerpts of the real files --------------------------------------
