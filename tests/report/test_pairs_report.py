@@ -229,3 +229,66 @@ def test_report_command_prints_the_blimp_tables(tmp_path: Path,
     out = capsys.readouterr().out
     assert "# BLiMP (5 of 67 paradigms)" in out and "## Per paradigm" in out
     assert (tmp_path / "blimp_fixture" / "blimp_regions.png").is_file()
+
+
+# --- the other data sets: a real helm-run of one suite each ------------------------------------
+
+PAIRS_OUTPUT = FIXTURES / "pairs_run"
+
+
+@pytest.fixture(scope="module")
+def pair_runs() -> list[RunRecord]:
+    return load_runs(find_run_dirs(PAIRS_OUTPUT), progress=False)
+
+
+def test_each_data_set_has_its_section_with_helms_accuracy_and_clams_beside_its_paper(
+        pair_runs: list[RunRecord], tmp_path: Path) -> None:
+    from syntaxgym_helm.core.minimal_pairs.papers import paper_figures
+
+    files = write_report(pair_runs, tmp_path / "report")
+    text = files.summary.read_text()
+    for title, total in (("CLAMS", 50), ("RuBLiMP", 45), ("TurBLiMP", 38), ("SLING", 54)):
+        assert f"# {title} (1 of {total} paradigms)" in text
+    for run in pair_runs:
+        key = run.suite_name.split("_", 1)[1]
+        cells = _row_cells(text, key)
+        assert cells[1] == "3/3"
+        assert cells[2].split(" ")[0] == f"{_stat(run, FIRST_PREDICTION_ACCURACY):.3f}"
+    clams = paper_figures("clams").by_paradigm["en_simple_agrmt"]
+    assert clams == {"LSTM (mono)": 1.0, "LSTM (multi)": 1.0, "mBERT": 1.0, "BERT": 1.0}
+    assert _row_cells(text, "en_simple_agrmt")[3:] == ["1.000"] * 4
+    assert "Mueller et al. (2020) LSTM (mono)" in text
+    assert "The paper's figures are not held here: see Song et al. (2022)" in text
+    assert "0 of 3 scored pairs" in text  # the tie counts
+    for name in ("clams", "rublimp", "turblimp", "sling"):
+        assert (tmp_path / "report" / f"{name}_regions.png") in files.plots
+        rows = list(csv.DictReader((tmp_path / "report" / f"{name}_regions.csv").open()))
+        assert len(rows) == 1 and rows[0]["dataset"] == name
+
+
+def test_region_differences_add_up_in_every_script(pair_runs: list[RunRecord]) -> None:
+    """Russian, Turkish and Mandarin as English: the four regions' differences add up to the
+    sentence's, from the raw logprobs; Mandarin's units are characters."""
+    for row in analyse(pair_runs):
+        run = next(r for r in pair_runs if r.suite_name.endswith(row.paradigm))
+        states = json.loads((run.run_dir / "scenario_state.json").read_text())["request_states"]
+        by_item: dict[str, dict[str, float]] = {}
+        for state in states:
+            condition = state["instance"]["references"][state["reference_index"]]["tags"][0]
+            by_item.setdefault(state["instance"]["id"], {})[condition] = _sentence_surprisal(state)
+        deltas = [c["condition:bad"] - c["condition:good"] for c in by_item.values()]
+        assert row.delta_total == pytest.approx(sum(deltas) / len(deltas), abs=1e-6)
+        assert row.delta_prefix == pytest.approx(0.0, abs=1e-9)
+        assert (row.delta_prefix + row.delta_critical + row.delta_next_word + row.delta_rest
+                == pytest.approx(row.delta_total, abs=1e-6))
+    sling = next(row for row in analyse(pair_runs) if row.dataset == "sling")
+    assert sling.words > 10  # characters, not the one "word" a sentence without spaces is
+
+
+def test_ties_are_counted_per_model_and_paradigm() -> None:
+    from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS
+    from syntaxgym_helm.report.pairs_summary import PairResults, ties_text
+
+    results = PairResults(DATASETS["sling"], ("m",), {"m": {"aspect_zai_le": [1.0, 0.0, 0.0]}},
+                          {"m": {"aspect_zai_le": 3}}, {"m": {"aspect_zai_le": 1}})
+    assert "m: 1 of 3 scored pairs (aspect_zai_le 1)" in ties_text(results)
