@@ -66,9 +66,11 @@ def load_named(dataset: DataSet, name: str, cache_dir: str | Path,
 
 
 def write_suite(conversion: Conversion, cache_dir: str | Path) -> Path:
+    """Write the suite as compact JSON (indenting makes ``json`` use its pure-Python encoder:
+    7 times slower on CLAMS English)."""
     target = Path(cache_dir) / f"{conversion.name}.json"
-    write_atomically(target, (json.dumps(conversion.suite, indent=1, ensure_ascii=False)
-                              + "\n").encode("utf-8"))
+    write_atomically(target, (json.dumps(conversion.suite, ensure_ascii=False,
+                                         separators=(",", ":")) + "\n").encode("utf-8"))
     return target
 
 
