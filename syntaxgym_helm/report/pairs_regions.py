@@ -29,7 +29,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from syntaxgym_helm.core.item_evaluation import ItemEvaluation
+from syntaxgym_helm.core.errors import EvaluationError
+from syntaxgym_helm.core.item_evaluation import ConditionValues, ItemEvaluation
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS
 from syntaxgym_helm.core.minimal_pairs.regions import REGION_NAMES
 from syntaxgym_helm.core.suite import Item
@@ -71,6 +72,9 @@ class RegionAnalysisRow:
     positive_rest: float
     dataset: str
     language: str
+    #: Scorable items with a region that could not be measured (its text inside a token of the
+    #: region before it); each region's mean leaves such items out.
+    unmeasured: int
 
 
 def _units(text: str, separator: str) -> int:
@@ -93,17 +97,28 @@ def item_shares(item: Item, separator: str = " ") -> tuple[list[float], float]:
 
 def item_deltas(score: ItemEvaluation) -> dict[str, float] | None:
     """bad - good summed surprisal per region and ``total`` (the whole sentence); None when the
-    item is unscorable or lacks one of the two conditions."""
+    item is unscorable or lacks one of the two conditions; NaN for a region that cannot be
+    measured in either sentence (its text lies inside a token of the region before it, as a
+    Mandarin character often does)."""
     values = {condition.condition_name: condition for condition in score.conditions}
     if not score.scorable or GOOD not in values or BAD not in values:
         return None
-    deltas = {name: values[BAD].value("sum", number) - values[GOOD].value("sum", number)
+    deltas = {name: _region_sum(values[BAD], number) - _region_sum(values[GOOD], number)
               for name, number in REGION_NUMBERS.items()}
     deltas["total"] = values[BAD].value("sum", None) - values[GOOD].value("sum", None)
     return deltas
 
 
+def _region_sum(values: ConditionValues, region: int) -> float:
+    try:
+        return values.value("sum", region)
+    except EvaluationError:
+        return math.nan
+
+
 def _mean(values: Sequence[float]) -> float:
+    """The mean of the defined values (NaN: an unmeasured region)."""
+    values = [value for value in values if not math.isnan(value)]
     return math.fsum(values) / len(values) if values else math.nan
 
 
@@ -121,7 +136,8 @@ def analyse_run(run: RunRecord) -> RegionAnalysisRow | None:
         return _mean([d[name] for d in deltas])
 
     def positive(name: str) -> float:
-        return _mean([float(d[name] > 0) for d in deltas])
+        return _mean([float(d[name] > 0) if not math.isnan(d[name]) else math.nan
+                      for d in deltas])
 
     return RegionAnalysisRow(
         model=run.name, paradigm=file.suite.removeprefix(dataset.prefix), phenomenon=file.group,
@@ -132,7 +148,8 @@ def analyse_run(run: RunRecord) -> RegionAnalysisRow | None:
         delta_prefix=delta("prefix"), delta_critical=delta("critical"),
         delta_next_word=delta("next_word"), delta_rest=delta("rest"), delta_total=delta("total"),
         positive_critical=positive("critical"), positive_next_word=positive("next_word"),
-        positive_rest=positive("rest"), dataset=dataset.name, language=file.language)
+        positive_rest=positive("rest"), dataset=dataset.name, language=file.language,
+        unmeasured=sum(1 for d in deltas if any(math.isnan(value) for value in d.values())))
 
 
 def analyse(runs: Sequence[RunRecord]) -> list[RegionAnalysisRow]:
