@@ -44,7 +44,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, LANGUAGE_NAMES  # noqa: E402
-from syntaxgym_helm.core.uncertainty import bootstrap_interval, mean_of_means  # noqa: E402
+from syntaxgym_helm.core.uncertainty import (  # noqa: E402
+    bootstrap_interval,
+    mean_of_means,
+    wilson_interval,
+)
 from syntaxgym_helm.harness.leaderboard import run_entries_conf  # noqa: E402
 from syntaxgym_helm.report.build import write_report  # noqa: E402
 from syntaxgym_helm.report.pairs_summary import (  # noqa: E402
@@ -72,8 +76,9 @@ def suites(datasets: list[str], paradigms: int | None) -> list[str]:
 
 
 def language_table(runs: list, datasets: list[str]) -> str:
-    """Per language, over every data set: each model's mean paradigm accuracy (95% bootstrap
-    interval, items resampled within paradigms) and how many paradigms that is."""
+    """Per language, over every data set: each model's mean paradigm accuracy (95% interval as
+    the report's: Wilson for one paradigm, else a bootstrap with items resampled within
+    paradigms) and how many paradigms that is."""
     outcomes: dict[str, dict[str, list[list[float]]]] = {}
     models: list[str] = []
     for name in datasets:
@@ -91,8 +96,10 @@ def language_table(runs: list, datasets: list[str]) -> str:
         cells = []
         for model in models:
             groups = by_model.get(model, [])
-            cells.append(f"{mean_of_means(groups):.3f} {bootstrap_interval(groups).text()} "
-                         f"({len(groups)})" if groups else "–")
+            interval = (wilson_interval(int(sum(groups[0])), len(groups[0])) if len(groups) == 1
+                        else bootstrap_interval(groups)) if groups else None
+            cells.append(f"{mean_of_means(groups):.3f} {interval.text()} ({len(groups)})"
+                         if interval else "–")
         lines.append(f"| {language} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -144,8 +151,9 @@ def section(workdir: Path, args: argparse.Namespace) -> str:
             wall, peak = whole_process(timing)
             lines.append(f"| {model} | {wall / 60:.1f} min | {peak:.2f} GB |")
     lines += ["", "### Per language, over the data sets", "",
-              "Each model's mean paradigm accuracy, its 95% interval (bootstrap, pairs resampled "
-              "within paradigms) and (in brackets) the number of paradigms.", "",
+              "Each model's mean paradigm accuracy, its 95% interval (Wilson for one paradigm, "
+              "else a bootstrap with pairs resampled within paradigms) and (in brackets) the "
+              "number of paradigms.", "",
               language_table(runs, args.datasets), ""]
     for name in args.datasets:
         text = dataset_summary_markdown(runs, DATASETS[name])

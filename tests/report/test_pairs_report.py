@@ -292,3 +292,29 @@ def test_ties_are_counted_per_model_and_paradigm() -> None:
     results = PairResults(DATASETS["sling"], ("m",), {"m": {"aspect_zai_le": [1.0, 0.0, 0.0]}},
                           {"m": {"aspect_zai_le": 3}}, {"m": {"aspect_zai_le": 1}})
     assert "m: 1 of 3 scored pairs (aspect_zai_le 1)" in ties_text(results)
+
+
+def test_a_region_inside_a_token_of_the_region_before_is_left_out_not_an_error() -> None:
+    """Mandarin: the full stop (region 3) shares its token with the last character of region 2,
+    so region 3 has no surprisal of its own in the good sentence; the region analysis gives it
+    NaN (left out of the region's mean) and keeps the whole-sentence difference."""
+    from syntaxgym_helm.core.item_evaluation import TokenScore, evaluate_item
+    from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, convert_file
+    from syntaxgym_helm.core.suite import parse_suite
+    from syntaxgym_helm.report.pairs_regions import item_deltas
+
+    conversion = convert_file(DATASETS["sling"],
+                              FIXTURES / "multilingual" / "excerpts" / "sling" / "Aspect" /
+                              "zai_le.txt")
+    suite = parse_suite(conversion.suite)
+    item = suite.items[0]  # 他们在缴|罚款了|。 against 他们在缴|了罚款|。
+    assert item.condition("good").sentence == "他们在缴罚款了。"
+    bits = {"good": ["他们", "在", "缴", "罚款", "了。"], "bad": ["他们", "在", "缴", "了", "罚款", "。"]}
+    results = {name: [TokenScore("<|endoftext|>", 0.0)]
+               + [TokenScore(text, -1.0) for text in texts] for name, texts in bits.items()}
+    score = evaluate_item(suite, item, results, prefix="<|endoftext|>")
+    assert score.scorable
+    deltas = item_deltas(score)
+    assert deltas is not None and math.isnan(deltas["next_word"])
+    assert deltas["total"] == pytest.approx(1 / LN2)  # one token more in the bad sentence
+    assert deltas["critical"] == pytest.approx(0.0)
