@@ -23,16 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from syntaxgym_helm.core.blimp.regions import blimp_cut
-from syntaxgym_helm.core.blimp.sources import (
-    BLIMP_COMMIT,
-    CITATION,
-    PARADIGMS,
-    SUITE_PREFIX,
-)
+from syntaxgym_helm.core.blimp.sources import BLIMP_COMMIT, CITATION, SUITE_PREFIX, TABLE
 from syntaxgym_helm.core.minimal_pairs.convert import (
     CONDITIONS,
     CONVERTER_VERSION,
@@ -48,6 +44,7 @@ from syntaxgym_helm.core.minimal_pairs.dataset import (
     PairDataError,
     PairProblem,
     SourceFile,
+    read_files,
 )
 from syntaxgym_helm.core.minimal_pairs.regions import PairRegions
 
@@ -94,10 +91,9 @@ def convert_lines(lines: Iterable[str], uid: str, source: str,
 
 
 def _file(uid: str) -> SourceFile:
-    known = PARADIGMS.get(uid)
-    return SourceFile(f"{SUITE_PREFIX}{uid}", f"{uid}.jsonl", f"data/{uid}.jsonl",
-                      known.sha256 if known else None, 1000 if known else None, "en", uid,
-                      known.phenomenon if known else "")
+    """The file of paradigm ``uid`` (a user's file of another name: no checksum, no group)."""
+    return BLIMP.by_suite().get(f"{SUITE_PREFIX}{uid}") or SourceFile(
+        f"{SUITE_PREFIX}{uid}", f"{uid}.jsonl", f"data/{uid}.jsonl", None, None, "en", uid, "")
 
 
 def _read(lines: Iterable[Line], file: SourceFile,
@@ -201,15 +197,12 @@ def _fits(regions: PairRegions, flag: str) -> bool:
     return good[2] == bad[2] and bool(good[2])
 
 
-def _files() -> tuple[SourceFile, ...]:
-    return tuple(_file(uid) for uid in PARADIGMS)
-
-
 BLIMP = DataSet(
     name="blimp", title="BLiMP", citation=CITATION, short_citation="Warstadt et al., 2020",
     paper_url="https://doi.org/10.1162/tacl_a_00321", licence="CC BY 4.0",
     repository="alexwarstadt/blimp", commit=BLIMP_COMMIT, languages=("en",), read=_read,
-    describe=lambda path: _file(Path(path).stem), files=_files,
+    describe=lambda path: _file(Path(path).stem),
+    files=lru_cache(maxsize=1)(lambda: read_files(TABLE)),
     good_label="sentence_good", bad_label="sentence_bad", id_label="pairID",
     own_cut=blimp_cut, extra_predictions=_prefix_predictions, meta_head=_meta_head,
     error=BlimpError)
