@@ -27,12 +27,12 @@ from syntaxgym_helm.core.minimal_pairs.catalogue import (
     pair_groups,
     source_file,
 )
-from syntaxgym_helm.core.minimal_pairs.convert import WHOLE_SENTENCE, Conversion
-from syntaxgym_helm.core.minimal_pairs.dataset import PairDataError
-from syntaxgym_helm.core.minimal_pairs.fetch import convert_named, resolve_named
+from syntaxgym_helm.core.minimal_pairs.convert import WHOLE_SENTENCE, Conversion, decode_lines
+from syntaxgym_helm.core.minimal_pairs.dataset import MinimalPair, PairDataError
+from syntaxgym_helm.core.minimal_pairs.fetch import convert_named, resolve_named, source_bytes
 from syntaxgym_helm.core.minimal_pairs.turblimp import turkish_fold
 from syntaxgym_helm.core.registry import RegistryError, load_named_suite
-from syntaxgym_helm.core.suite import load_suite, parse_suite
+from syntaxgym_helm.core.suite import Suite, load_suite, parse_suite
 from syntaxgym_helm.core.validation import check_suite
 
 EXCERPTS = MULTILINGUAL_EXCERPTS_DIR
@@ -368,10 +368,19 @@ def test_every_pair_of_the_data_set_converts_or_is_reported(name: str, tmp_path:
 def test_every_suite_validates_and_every_prompt_is_its_source_sentence(tmp_path: Path) -> None:
     """All 187 files: the project's validation accepts each suite as converted (with no warning
     but the two TurBLiMP pairs whose double space validation would normalise), and each item's
-    sentences are the source's."""
+    sentences, as the scenario sends them, are the source's."""
     for name in DOCUMENTED:
         dataset = DATASETS[name]
         for file in dataset.files():
             conversion = convert_named(dataset, file.suite, tmp_path, FULL_MULTILINGUAL_DIR / name)
             report = check_suite(conversion.suite, conversion.name)
             assert report.ok and len(report.warnings) <= 2, (file.suite, report.warnings[:2])
+            data = source_bytes(dataset, file, tmp_path, FULL_MULTILINGUAL_DIR / name, "")
+            lines, _ = decode_lines(data, file.path)
+            pairs = {p.number: p for p in dataset.read(lines, file, file.path)
+                     if isinstance(p, MinimalPair)}
+            suite = Suite.from_trusted_json(conversion.suite)  # as the registry loads it
+            for item in suite.items:
+                pair = pairs[item.item_number]
+                assert (item.condition("good").sentence, item.condition("bad").sentence) == (
+                    pair.good, pair.bad), (file.suite, item.item_number)

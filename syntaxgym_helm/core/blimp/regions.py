@@ -23,6 +23,7 @@ from __future__ import annotations
 import string
 from typing import Mapping, Sequence
 
+from syntaxgym_helm.core.minimal_pairs.convert import pair_regions
 from syntaxgym_helm.core.minimal_pairs.dataset import MinimalPair
 from syntaxgym_helm.core.minimal_pairs.regions import (
     REGION_NAMES,
@@ -40,11 +41,9 @@ _PUNCTUATION = frozenset(string.punctuation)
 
 def split_pair(record: Mapping[str, object]) -> PairRegions:
     """The regions of a BLiMP record (its sentences must be strings; see :mod:`.convert`)."""
-    from syntaxgym_helm.core.blimp.convert import BLIMP  # the data set needs this module
-    from syntaxgym_helm.core.minimal_pairs.convert import split_pair as split
-
-    return split(BLIMP, MinimalPair(0, str(record["sentence_good"]), str(record["sentence_bad"]),
-                                    0, "", "en", fields=record))
+    pair = MinimalPair(0, str(record["sentence_good"]), str(record["sentence_bad"]), 0, "", "en",
+                       fields=record)
+    return pair_regions(pair, labels=("sentence_good", "sentence_bad"), own_cut=blimp_cut)
 
 
 def blimp_cut(pair: MinimalPair, good: Sentence, bad: Sentence) -> tuple[Cut | None, str, str]:

@@ -23,11 +23,13 @@ from syntaxgym_helm.core.minimal_pairs.dataset import (
     DataSet,
     Line,
     MinimalPair,
+    OwnCut,
     PairProblem,
     SourceFile,
 )
 from syntaxgym_helm.core.minimal_pairs.regions import (
     REGION_NAMES,
+    Fold,
     PairRegions,
     Sentence,
     UnconvertiblePair,
@@ -173,24 +175,31 @@ def _misfit(dataset: DataSet, file: SourceFile, pair: MinimalPair,
 
 def split_pair(dataset: DataSet, pair: MinimalPair) -> PairRegions:
     """The pair's regions by the first rule that applies (see :mod:`.regions`)."""
+    return pair_regions(pair, dataset.separator, (dataset.good_label, dataset.bad_label),
+                        dataset.own_cut, dataset.fold)
+
+
+def pair_regions(pair: MinimalPair, separator: str = " ",
+                 labels: tuple[str, str] = ("the good sentence", "the bad sentence"),
+                 own_cut: OwnCut | None = None, fold: Fold = str.casefold) -> PairRegions:
+    """:func:`split_pair` with the data set's parts given one by one: how its sentences split
+    into units, what it calls them, its own cut and its case folding."""
     if pair.good == pair.bad:
-        raise UnconvertiblePair(f"{dataset.good_label} and {dataset.bad_label} are the same "
-                                "sentence")
-    separator = dataset.separator
+        raise UnconvertiblePair(f"{labels[0]} and {labels[1]} are the same sentence")
     good, bad = Sentence(pair.good, separator), Sentence(pair.bad, separator)
     difference = diff_cut(good.units, bad.units)
     shape = difference_shape(good.units, bad.units, difference)
     split = "word_diff" if separator else "char_diff"
     fallback = ""
-    if dataset.own_cut is not None:
-        own = dataset.own_cut(pair, good, bad)
+    if own_cut is not None:
+        own = own_cut(pair, good, bad)
         if own is not None:
             cut, own_split, fallback = own
             if cut is not None:
                 return regions_of(good, bad, cut, own_split, shape, separator)
     if pair.marked_good is not None and pair.marked_bad is not None:
         cut, place, after = marked_cut(good, bad, (pair.marked_good, pair.marked_bad),
-                                       pair.marked_after, dataset.fold)
+                                       pair.marked_after, fold)
         return regions_of(good, bad, cut or word_diff(good, bad, difference),
                           "marked" if cut else split, shape, separator, marked=place,
                           marked_after=after)
