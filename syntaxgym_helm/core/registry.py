@@ -28,6 +28,7 @@ import urllib.request
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
+from typing import Callable, TypeVar
 
 from syntaxgym_helm.core.download import DownloadError, fetch, sha256_hex, write_atomically
 from syntaxgym_helm.core.errors import SyntaxGymError
@@ -37,6 +38,7 @@ from syntaxgym_helm.core.minimal_pairs.dataset import PairDataError
 from syntaxgym_helm.core.minimal_pairs.fetch import load_named, resolve_named
 from syntaxgym_helm.core.suite import Suite, load_suite
 
+T = TypeVar("T")
 HU2020_COMMIT = "2f42038477a9f03ab66f308a963ed49864cd8111"
 HU2020_URL = (
     "https://raw.githubusercontent.com/cpllab/syntactic-generalization/"
@@ -147,12 +149,8 @@ def load_named_suite(spec: str, cache_dir: str | Path,
 
     Its errors name the suite as given, then the file read when that is another (a cached
     download, a file in ``suites_dir``), e.g. ``number_prep (/cache/number_prep.json): ...``."""
-    dataset = dataset_of_suite(spec)
-    if dataset is not None:
-        try:
-            return load_named(dataset, spec, cache_dir, suites_dir)
-        except PairDataError as exc:
-            raise RegistryError(str(exc)) from exc
+    if dataset_of_suite(spec) is not None:
+        return _pair_suite(load_named, spec, cache_dir, suites_dir)
     path = resolve_suite(spec, cache_dir, suites_dir)
     label = spec if Path(spec).expanduser() == path else f"{spec} ({path})"
     if spec.startswith(("http://", "https://")):
@@ -176,12 +174,8 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
         return target
     if spec in HU2020_SUITES:
         return _registered(HU2020_SUITES[spec], Path(cache_dir), suites_dir)
-    dataset = dataset_of_suite(spec)
-    if dataset is not None:
-        try:
-            return resolve_named(dataset, spec, cache_dir, suites_dir)
-        except PairDataError as exc:
-            raise RegistryError(str(exc)) from exc
+    if dataset_of_suite(spec) is not None:
+        return _pair_suite(resolve_named, spec, cache_dir, suites_dir)
     builtin = builtin_suites()
     if spec in builtin:
         return _builtin(spec, Path(cache_dir))
@@ -196,6 +190,16 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
         "pairs: " + ", ".join(f"{d.prefix}... ({len(d.files())} suites)" for d in DATASETS.values())
         + " (`syntaxgym-helm list DATA_SET` names them)"
     )
+
+
+def _pair_suite(get: Callable[..., T], spec: str, cache_dir: str | Path,
+                suites_dir: str | Path | None) -> T:
+    """``get`` (the suite or its path) of a minimal-pair data set's suite, with its errors as
+    the registry's."""
+    try:
+        return get(dataset_of_suite(spec), spec, cache_dir, suites_dir)
+    except PairDataError as exc:
+        raise RegistryError(str(exc)) from exc
 
 
 def _registered(suite: _Hu2020Suite, cache_dir: Path, suites_dir: str | Path | None) -> Path:

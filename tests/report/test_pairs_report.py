@@ -127,18 +127,25 @@ def test_region_differences_add_up_to_the_sentence_difference_from_the_raw_logpr
     assert len(rows) == len(runs)
     for row in rows:
         run = next(r for r in runs if r.name == row.model and r.suite_name == f"blimp_{row.paradigm}")
-        states = json.loads((run.run_dir / "scenario_state.json").read_text())["request_states"]
-        by_item: dict[str, dict[str, float]] = {}
-        for state in states:
-            condition = state["instance"]["references"][state["reference_index"]]["tags"][0]
-            by_item.setdefault(state["instance"]["id"], {})[condition] = _sentence_surprisal(state)
-        deltas = [c["condition:bad"] - c["condition:good"] for c in by_item.values()]
-        assert row.delta_total == pytest.approx(sum(deltas) / len(deltas), abs=1e-6)
+        deltas = _check_region_sums(row, run)
         assert row.accuracy == pytest.approx(sum(d > 0 for d in deltas) / len(deltas))
         assert row.accuracy == pytest.approx(_stat(run, FIRST_PREDICTION_ACCURACY))
-        assert row.delta_prefix == pytest.approx(0.0, abs=1e-9)  # same words, scored first
-        assert (row.delta_prefix + row.delta_critical + row.delta_next_word + row.delta_rest
-                == pytest.approx(row.delta_total, abs=1e-6))
+
+
+def _check_region_sums(row: RegionAnalysisRow, run: RunRecord) -> list[float]:
+    """The row's mean sentence difference is the raw logprobs', its prefix adds nothing (same
+    words, scored first) and its regions add up to the sentence; the per-item differences."""
+    states = json.loads((run.run_dir / "scenario_state.json").read_text())["request_states"]
+    by_item: dict[str, dict[str, float]] = {}
+    for state in states:
+        condition = state["instance"]["references"][state["reference_index"]]["tags"][0]
+        by_item.setdefault(state["instance"]["id"], {})[condition] = _sentence_surprisal(state)
+    deltas = [c["condition:bad"] - c["condition:good"] for c in by_item.values()]
+    assert row.delta_total == pytest.approx(sum(deltas) / len(deltas), abs=1e-6)
+    assert row.delta_prefix == pytest.approx(0.0, abs=1e-9)
+    assert (row.delta_prefix + row.delta_critical + row.delta_next_word + row.delta_rest
+            == pytest.approx(row.delta_total, abs=1e-6))
+    return deltas
 
 
 def test_positions_are_shares_of_the_sentences_words(runs: list[RunRecord]) -> None:
@@ -270,17 +277,7 @@ def test_region_differences_add_up_in_every_script(pair_runs: list[RunRecord]) -
     """Russian, Turkish and Mandarin as English: the four regions' differences add up to the
     sentence's, from the raw logprobs; Mandarin's units are characters."""
     for row in analyse(pair_runs):
-        run = next(r for r in pair_runs if r.suite_name.endswith(row.paradigm))
-        states = json.loads((run.run_dir / "scenario_state.json").read_text())["request_states"]
-        by_item: dict[str, dict[str, float]] = {}
-        for state in states:
-            condition = state["instance"]["references"][state["reference_index"]]["tags"][0]
-            by_item.setdefault(state["instance"]["id"], {})[condition] = _sentence_surprisal(state)
-        deltas = [c["condition:bad"] - c["condition:good"] for c in by_item.values()]
-        assert row.delta_total == pytest.approx(sum(deltas) / len(deltas), abs=1e-6)
-        assert row.delta_prefix == pytest.approx(0.0, abs=1e-9)
-        assert (row.delta_prefix + row.delta_critical + row.delta_next_word + row.delta_rest
-                == pytest.approx(row.delta_total, abs=1e-6))
+        _check_region_sums(row, next(r for r in pair_runs if r.suite_name.endswith(row.paradigm)))
     sling = next(row for row in analyse(pair_runs) if row.dataset == "sling")
     assert sling.words > 10  # characters, not the one "word" a sentence without spaces is
 

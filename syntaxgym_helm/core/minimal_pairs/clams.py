@@ -14,15 +14,8 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Iterable, Iterator
 
-from syntaxgym_helm.core.minimal_pairs.dataset import (
-    DataSet,
-    Line,
-    MinimalPair,
-    PairProblem,
-    SourceFile,
-    read_files,
-    stem,
-)
+from syntaxgym_helm.core.minimal_pairs.dataset import (DataSet, Line, MinimalPair, PairProblem,
+                                                      SourceFile, read_files, stem)
 
 CITATION = ("Mueller, Nicolai, Petrou-Zeniou, Talmina, Linzen (2020). Cross-Linguistic Syntactic "
             "Evaluation of Word Prediction Models. ACL 2020, 5523-5539. "

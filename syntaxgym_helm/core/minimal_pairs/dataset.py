@@ -159,13 +159,15 @@ def stem(path: str) -> str:
     return name.rsplit(".", 1)[0]
 
 
-def csv_records(lines: Iterable[Line], source: str, columns: Sequence[str],
-                optional: Sequence[str] = (), delimiter: str = ",",
-                quoting: int = csv.QUOTE_MINIMAL) -> Iterator[tuple[int, dict[str, str]] | PairProblem]:
-    """Each row of a CSV file with a header (every row one line) as (line, {column: value}), or
-    a :class:`PairProblem` for a row that does not parse or has another number of fields. The
-    header must hold ``columns`` and may hold ``optional`` ones: any other column, or a missing
-    one, is a :class:`PairDataError` naming the file and line, since no row can be read then."""
+def csv_pairs(lines: Iterable[Line], source: str, columns: Sequence[str],
+              make: Callable[[int, dict[str, str]], "MinimalPair | PairProblem"],
+              optional: Sequence[str] = (), delimiter: str = ",",
+              quoting: int = csv.QUOTE_MINIMAL) -> Iterator[MinimalPair | PairProblem]:
+    """``make(line, {column: value})`` of each row of a CSV file with a header (every row one
+    line), or a :class:`PairProblem` for a row that does not parse or has another number of
+    fields. The header must hold ``columns`` and may hold ``optional`` ones: any other column, or
+    a missing one, is a :class:`PairDataError` naming the file and line, since no row can be read
+    then."""
     lines = iter(lines)
     first = next(lines, None)
     if first is None:
@@ -195,4 +197,4 @@ def csv_records(lines: Iterable[Line], source: str, columns: Sequence[str],
                 f"{len(row)} fields separated by {delimiter!r}, where the header has "
                 f"{len(header)}"))
             continue
-        yield number, dict(zip(header, row))
+        yield make(number, dict(zip(header, row)))

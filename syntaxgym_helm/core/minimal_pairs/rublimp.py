@@ -12,16 +12,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable, Iterator
 
-from syntaxgym_helm.core.minimal_pairs.dataset import (
-    DataSet,
-    Line,
-    MinimalPair,
-    PairProblem,
-    SourceFile,
-    csv_records,
-    read_files,
-    stem,
-)
+from syntaxgym_helm.core.minimal_pairs.dataset import (DataSet, Line, MinimalPair, PairProblem,
+                                                      SourceFile, csv_pairs, read_files, stem)
 
 CITATION = ("Taktasheva, Bazhukov, Koncha, Fenogenova, Artemova, Mikhailov (2024). RuBLiMP: "
             "Russian Benchmark of Linguistic Minimal Pairs. EMNLP 2024. "
@@ -32,16 +24,13 @@ COLUMNS = ("id", "source_sentence", "target_sentence", "source_word", "target_wo
 
 def _read(lines: Iterable[Line], file: SourceFile,
           source: str) -> Iterator[MinimalPair | PairProblem]:
-    for record in csv_records(lines, source, COLUMNS):
-        if isinstance(record, PairProblem):
-            yield record
-            continue
-        number, row = record
+    def pair(number: int, row: dict[str, str]) -> MinimalPair | PairProblem:
         if not (row["id"].isascii() and row["id"].isdigit()):
-            yield PairProblem(source, number, row["id"], f"id {row['id']!r} is not a whole number")
-            continue
-        yield MinimalPair(int(row["id"]), row["source_sentence"], row["target_sentence"], number,
-                          row["PID"], "ru", row["id"], row["source_word"], row["target_word"])
+            return PairProblem(source, number, row["id"], f"id {row['id']!r} is not a whole number")
+        return MinimalPair(int(row["id"]), row["source_sentence"], row["target_sentence"], number,
+                           row["PID"], "ru", row["id"], row["source_word"], row["target_word"])
+
+    return csv_pairs(lines, source, COLUMNS, pair)
 
 
 def _fold(text: str) -> str:

@@ -15,16 +15,8 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Iterable, Iterator
 
-from syntaxgym_helm.core.minimal_pairs.dataset import (
-    DataSet,
-    Line,
-    MinimalPair,
-    PairProblem,
-    SourceFile,
-    read_files,
-    snake,
-    stem,
-)
+from syntaxgym_helm.core.minimal_pairs.dataset import (DataSet, Line, MinimalPair, PairProblem,
+                                                      SourceFile, read_files, snake, stem)
 
 CITATION = ("Song, Krishna, Bhatt, Iyyer (2022). SLING: Sino Linguistic Evaluation of Large "
             "Language Models. EMNLP 2022. https://aclanthology.org/2022.emnlp-main.305/; the "

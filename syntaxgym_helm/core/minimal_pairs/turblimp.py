@@ -18,16 +18,8 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Iterable, Iterator
 
-from syntaxgym_helm.core.minimal_pairs.dataset import (
-    DataSet,
-    Line,
-    MinimalPair,
-    PairProblem,
-    SourceFile,
-    csv_records,
-    read_files,
-    stem,
-)
+from syntaxgym_helm.core.minimal_pairs.dataset import (DataSet, Line, MinimalPair, PairProblem,
+                                                      SourceFile, csv_pairs, read_files, stem)
 
 CITATION = ("Başar, Padovani, Jumelet, Bisazza (2025). TurBLiMP: A Turkish Benchmark of "
             "Linguistic Minimal Pairs. arXiv:2506.13487 (data CC BY 4.0)")
@@ -41,17 +33,16 @@ def _read(lines: Iterable[Line], file: SourceFile,
           source: str) -> Iterator[MinimalPair | PairProblem]:
     lines = list(lines)
     delimiter = ";" if lines and ";" in lines[0][1] else ","
-    for record in csv_records(lines, source, COLUMNS, ("subtype",), delimiter, csv.QUOTE_NONE):
-        if isinstance(record, PairProblem):
-            yield record
-            continue
-        number, row = record
-        marks = [("" if row[key].strip() == NOTHING else row[key]) for key in ("good_cue",
-                                                                             "bad_cue")]
+
+    def pair(number: int, row: dict[str, str]) -> MinimalPair:
+        good, bad = ("" if row[key].strip() == NOTHING else row[key]
+                     for key in ("good_cue", "bad_cue"))
         after = row["critical_region"].strip()
-        yield MinimalPair(number, row["good_sentence"], row["bad_sentence"], number,
-                          file.paradigm, "tr", str(number), marks[0], marks[1],
-                          None if after == NO_REGION else after)
+        return MinimalPair(number, row["good_sentence"], row["bad_sentence"], number,
+                           file.paradigm, "tr", str(number), good, bad,
+                           None if after == NO_REGION else after)
+
+    return csv_pairs(lines, source, COLUMNS, pair, ("subtype",), delimiter, csv.QUOTE_NONE)
 
 
 def turkish_fold(text: str) -> str:
