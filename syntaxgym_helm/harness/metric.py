@@ -22,6 +22,7 @@ from helm.benchmark.metrics.reference_metric import ReferenceMetric
 from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hwarn
 
+from syntaxgym_helm.harness.exact_texts import exact_texts
 from syntaxgym_helm.harness.scenario import ITEM_KEY, condition_of_reference, read_item_payload
 from syntaxgym_helm.core.item_evaluation import (
     ConditionResult,
@@ -140,7 +141,11 @@ def _condition_result(state: RequestState) -> ConditionResult:
         return RequestFailure(result.error or "unknown error")
     if not result.completions:
         return RequestFailure("the result has no completion")
-    return [TokenScore(token.text, token.logprob) for token in result.completions[0].tokens]
+    tokens = result.completions[0].tokens
+    texts = [token.text for token in tokens]
+    # Texts that lost pieces of characters (U+FFFD) are read again from the tokenizer.
+    texts = exact_texts(state.request, texts) or texts
+    return [TokenScore(text, token.logprob) for text, token in zip(texts, tokens)]
 
 
 def item_stats(score: ItemEvaluation) -> List[Stat]:

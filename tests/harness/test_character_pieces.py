@@ -131,6 +131,25 @@ def _helm_hf_texts(tokenizer, text: str, ids: Sequence[int],
     return [tokenizer.decode(token) for token in ids]  # helm/clients/huggingface_client.py
 
 
+def _helm_hf_texts_read_again(model: EmbeddedModel, tokenizer, text: str,
+                              ids: Sequence[int]) -> tuple[list[str], int]:
+    """What the metric aligns for HELM's HuggingFaceClient: the client encodes the prompt with
+    the tokenizer's special tokens (Gemma's <bos>) and decodes each token alone; the metric reads
+    the exact texts again from the deployment's tokenizer (harness/exact_texts.py). Returns
+    them and how many special tokens the client added first."""
+    from helm.common.request import Request
+
+    import syntaxgym_helm.plugin  # noqa: F401 - registers the embedded helmhf/ deployments
+    from syntaxgym_helm.harness.exact_texts import exact_texts
+
+    full = tokenizer(text)["input_ids"]
+    added = len(full) - len(ids)
+    assert list(full[added:]) == list(ids)
+    decoded = [tokenizer.decode(token) for token in full]
+    request = Request(model=model.hf_name, model_deployment=model.hf_name, prompt=text)
+    return exact_texts(request, decoded) or decoded, added
+
+
 def _llama_cpp_texts(tokenizer, text: str, ids: Sequence[int],
                      pieces: Sequence[bytes]) -> list[str]:
     return [piece.decode("utf-8", errors="ignore") for piece in pieces]
@@ -148,7 +167,6 @@ def _openai_bytes_texts(tokenizer, text: str, ids: Sequence[int],
 
 CLIENT_FORMS: dict[str, Callable[..., list[str]]] = {
     "syntaxgym-engine": _engine_texts,
-    "helm-huggingface": _helm_hf_texts,
     "llama-cpp-server": _llama_cpp_texts,
     "openai-bytes": _openai_bytes_texts,
 }
@@ -165,6 +183,33 @@ def test_every_piece_counts_in_its_characters_region(model, form, name, separato
     expected = reference_regions(regions, separator, pieces)
     texts = CLIENT_FORMS[form](tokenizer, text, ids, pieces)
     assert align_tokens(regions, texts, separator=separator) == expected, (texts, pieces)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("name, separator, regions", SENTENCES, ids=[s[0] for s in SENTENCES])
+def test_helm_huggingface_pieces_count_in_their_characters_region(model, name, separator,
+                                                                   regions):
+    tokenizer = _tokenizer(model)
+    text = separator.join(content for _, content in regions)
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    expected = reference_regions(regions, separator, token_bytes(model, tokenizer, ids))
+    texts, added = _helm_hf_texts_read_again(model, tokenizer, text, ids)
+    aligned = align_tokens(regions, texts, separator=separator)
+    assert aligned == [None] * added + expected, texts
+
+
+def test_u_fffd_texts_alone_can_be_ambiguous_and_are_never_guessed():
+    """Why the metric reads HELM's texts again: 猫 (3 bytes, 3 tokens) then 很 (3 bytes, 2
+    tokens) as seven U+FFFD can also be read as 猫 in 2 tokens and 很 in 3; the aligner says so
+    rather than choose."""
+    from syntaxgym_helm.core.errors import AlignmentError
+
+    tokenizer = _tokenizer(SMOLLM2_135M)
+    regions = [(1, "我的"), (2, "猫"), (3, "很好。")]
+    text = "".join(content for _, content in regions)
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    with pytest.raises(AlignmentError, match="without guessing"):
+        align_tokens(regions, _helm_hf_texts(tokenizer, text, ids, []), separator="")
 
 
 def test_the_sentences_do_split_characters_across_tokens():
