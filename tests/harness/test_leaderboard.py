@@ -84,11 +84,18 @@ def test_the_schema_describes_stats_with_the_metrics_own_metadata() -> None:
     parsed = read_schema(str(ROOT / "configs" / "schema_syntaxgym.yaml"))
     groups = {group.name: group for group in parsed.run_groups}
     # A built-in suite has one prediction: no column repeats its accuracy. The items scored
-    # sit right after the accuracy, then the details.
+    # sit right after the accuracy, then the details, then what scoring cost.
     metric_groups = {g.name: g for g in parsed.metric_groups}
-    main, items, details = groups["syntaxgym_sgh_mvrr"].metric_groups
-    assert (main, items) == ("syntaxgym_accuracy", "syntaxgym_items")
+    main, items, details, efficiency = groups["syntaxgym_sgh_mvrr"].metric_groups
+    assert (main, items, efficiency) == ("syntaxgym_accuracy", "syntaxgym_items",
+                                         "syntaxgym_efficiency")
     assert [m.name for m in metric_groups[details].metrics] == ["syntaxgym_unscorable"]
+    assert [m.name for m in metric_groups[efficiency].metrics] == [
+        "syntaxgym_inference_time", "syntaxgym_tokens", "syntaxgym_cached"]
+    assert metric_groups[efficiency].hide_win_rates
+    assert fields["syntaxgym_inference_time"]["lower_is_better"] is True
+    # Parent tables show one accuracy per suite: the cost columns stay in the suites' tables.
+    assert "syntaxgym_efficiency" in groups["syntaxgym_sg_score"].subgroup_metric_groups_hidden
     # A count has no "Mean score" (it would average counts) and no win rate.
     assert [m.name for m in metric_groups[items].metrics] == ["syntaxgym_scored_items"]
     assert metric_groups[items].aggregation_strategies == []
@@ -117,7 +124,8 @@ def test_a_run_suites_schema_shows_only_what_was_run(tmp_path: Path) -> None:
     assert set(groups) == {"syntaxgym_sg_score", "syntaxgym_circuit_agreement", "syntaxgym",
                            "syntaxgym_number_prep"}
     assert groups["syntaxgym_sg_score"].subgroups == ["syntaxgym_number_prep"]
-    # The run predates the count of items scored: no column for it (helm-summarize would warn).
+    # The run predates the count of items scored and the efficiency stats: no column for them
+    # (helm-summarize would warn).
     main, details_name = groups["syntaxgym_number_prep"].metric_groups
     details = {g.name: g for g in parsed.metric_groups}[details_name]
     assert [m.name for m in details.metrics] == ["syntaxgym_unscorable"]  # one prediction
