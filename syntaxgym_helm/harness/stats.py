@@ -64,6 +64,8 @@ TOKENS = "syntaxgym_tokens"
 CACHED = "syntaxgym_cached"
 #: What scoring cost, shown beside the accuracy (lower is better; no win rate).
 EFFICIENCY_GROUP = "syntaxgym_efficiency"
+#: Stats of the run, not of the model: two runs of the same model differ in them.
+RUN_DEPENDENT_STATS = (INFERENCE_TIME, CACHED)
 
 #: How many per-prediction stats ``SyntaxGymMetric.get_metadata()`` describes when it does not know
 #: the suite: the most any registered or built-in suite has (Hu et al. 2020: fgd_hierarchy and

@@ -186,6 +186,7 @@ def test_failed_and_unalignable_requests_are_reported_not_scored(helm_output: Pa
     from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM import order)
 
     from syntaxgym_helm.harness.metric import SyntaxGymMetric
+    from syntaxgym_helm.harness.stats import efficiency_stat_names
 
     state = _request_states(_run_dir(helm_output, "fgd_subject"))
     first_id = state.request_states[0].instance.id
@@ -193,7 +194,9 @@ def test_failed_and_unalignable_requests_are_reported_not_scored(helm_output: Pa
     metric = SyntaxGymMetric()
 
     def names(stats) -> dict[str, float]:
-        return {stat.name.name: stat.mean for stat in stats}
+        """The scoring stats (every item also has its efficiency stats, whatever its outcome)."""
+        return {stat.name.name: stat.mean for stat in stats
+                if stat.name.name not in efficiency_stat_names()}
 
     healthy = names(metric.evaluate_references(state.adapter_spec, states, None, ""))
     assert healthy["syntaxgym_unscorable"] == 0 and "syntaxgym_accuracy" in healthy
@@ -252,3 +255,25 @@ def test_summary_tables_are_written_and_served(helm_output: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_python_api_scores_as_the_run(helm_output: Path) -> None:
+    """``syntaxgym_helm.evaluate`` on the run's model (HELM's own HuggingFaceClient) and suite:
+    the same prefix, outcomes and region values as the run's, item by item (three items)."""
+    from syntaxgym_helm import evaluate
+    from syntaxgym_helm.harness.metric import evaluate_request_states
+
+    result = evaluate("number_prep", model=MODEL, max_items=3, suites_dir=HU2020)
+    assert result.prefix == PREFIX and len(result.items) == 3
+    by_instance: dict[str, list] = {}
+    for request_state in _request_states(_run_dir(helm_output, "number_prep")).request_states:
+        by_instance.setdefault(request_state.instance.id, []).append(request_state)
+    for item in result.items:
+        run = evaluate_request_states(by_instance[f"item{item.item_number}"])
+        assert item.scorable and item.passed == run.passed
+        values = run.region_values()
+        for condition in item.conditions:
+            assert condition.tokens[0] == PREFIX
+            for region in condition.regions:
+                assert region.value == pytest.approx(
+                    values[condition.name][region.number]["sum"], abs=1e-6)
