@@ -33,6 +33,7 @@ from syntaxgym_helm.core.item_evaluation import (
     evaluate_item,
 )
 from syntaxgym_helm.core.suite import Condition, Item, Suite
+from syntaxgym_helm.helm_compat import require
 from syntaxgym_helm.harness.stats import (
     ItemCost,
     cost_stat_values,
@@ -47,6 +48,7 @@ class SyntaxGymMetric(ReferenceMetric):
 
     def __init__(self, first_token: str = "error", prefix: str = "auto", context: str = "none",
                  context_sentences: int = 0, context_seed: int = 0) -> None:
+        require("metric")  # the overridden methods and the RequestResult fields read
         self.first_token = check_first_token_policy(first_token)
         self.prefix = prefix  # the run entry's prefix argument, as given (the prompt shows it)
         # The run's context, recorded for readers of run_spec.json: scoring needs nothing of it,
