@@ -12,7 +12,12 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from syntaxgym_helm.core.item_evaluation import ConditionValues, ItemEvaluation, PredictionOutcome
+from syntaxgym_helm.core.item_evaluation import (
+    ConditionValues,
+    ItemEvaluation,
+    ItemOutcome,
+    PredictionOutcome,
+)
 from syntaxgym_helm.core.suite import Condition, Item
 from syntaxgym_helm.core.uncertainty import Interval, no_interval, wilson_interval
 from syntaxgym_helm.harness.stats import ItemCost
@@ -64,7 +69,7 @@ class ConditionScore:
 
 
 @dataclass(frozen=True)
-class ItemResult:
+class ItemResult(ItemOutcome):
     """One item: its conditions, its predictions' outcomes, and what scoring it cost. An item
     with ``problems`` could not be scored (a failed request, tokens that do not align...): it
     has no outcome and counts in no accuracy, as in a HELM run."""
@@ -74,15 +79,6 @@ class ItemResult:
     predictions: tuple[PredictionOutcome, ...]
     problems: tuple[str, ...]
     cost: ItemCost
-
-    @property
-    def scorable(self) -> bool:
-        return not self.problems
-
-    @property
-    def passed(self) -> bool | None:
-        """All predictions hold (the item accuracy); None when the item is unscorable."""
-        return all(p.holds for p in self.predictions) if self.scorable else None
 
     def condition(self, name: str) -> ConditionScore:
         for condition in self.conditions:

@@ -232,8 +232,30 @@ def test_summary_tables_are_written_and_served(helm_output: Path) -> None:
     assert row[0]["value"] == MODEL
     suite_means = [row[header.index(f"{s} - Accuracy")]["value"] for s in SUITES]
     assert row[1]["value"] == pytest.approx(sum(suite_means) / 2)  # the SG score over the run
-    assert (groups / "syntaxgym_circuit_agreement.json").is_file()
-    assert (groups / "syntaxgym_number_prep.json").is_file()
+    # number_prep is the only Agreement suite run: the circuit's mean score is its accuracy.
+    circuit = json.loads((groups / "syntaxgym_circuit_agreement.json").read_text())[0]
+    circuit_header = [cell["value"] for cell in circuit["header"]]
+    (circuit_row,) = circuit["rows"]
+    number_prep = suite_means[SUITES.index("number_prep")]
+    assert circuit_row[1]["value"] == pytest.approx(number_prep)
+    assert circuit_row[circuit_header.index("number_prep - Accuracy")]["value"] == number_prep
+    # The suite's own table: its accuracy and count as the run recorded them, then the cost.
+    suite_table = json.loads((groups / "syntaxgym_number_prep.json").read_text())[0]
+    cells = dict(zip([cell["value"] for cell in suite_table["header"]],
+                     [cell.get("value") for cell in suite_table["rows"][0]]))
+    run = _run_dir(helm_output, "number_prep")
+    per_instance = json.loads((run / "per_instance_stats.json").read_text())
+    accuracy = _stat([s for s in json.loads((run / "stats.json").read_text())
+                      if s["name"].get("split") == "test" and "perturbation" not in s["name"]],
+                     "syntaxgym_accuracy")
+    assert cells["Accuracy"] == pytest.approx(accuracy["mean"]) == number_prep
+    assert cells["Items scored"] == len(per_instance) and cells["Unscorable"] == 0
+    tokens: dict[str, int] = {}
+    for state in _request_states(run).request_states:
+        tokens[state.instance.id] = tokens.get(state.instance.id, 0) + len(
+            state.result.completions[0].tokens)
+    assert cells["Tokens/item"] == pytest.approx(sum(tokens.values()) / len(tokens))
+    assert cells["Time/item (s)"] > 0 and cells["Cached"] == 0  # a fresh cache
 
     port = _free_port()
     server = subprocess.Popen([str(BIN / "helm-server"), "--port", str(port), "--output-path",

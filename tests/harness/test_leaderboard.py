@@ -163,6 +163,23 @@ def test_context_runs_get_tables_of_their_own_and_leave_the_others_unchanged(
     assert plain == alone.run_groups
 
 
+def test_runs_with_the_efficiency_stats_get_the_efficiency_columns(tmp_path: Path) -> None:
+    """The saved run with the efficiency stats added to its stats.json (as runs write them now):
+    its suite's table gains the efficiency group, hidden in the parent tables."""
+    output = tmp_path / "benchmark_output"
+    shutil.copytree(OLD_OUTPUT, output)
+    (run,) = (output / "runs" / "old_layout").iterdir()
+    stats = json.loads((run / "stats.json").read_text())
+    accuracy = next(s for s in stats if s["name"]["name"] == "syntaxgym_accuracy")
+    stats.append({**accuracy, "name": {**accuracy["name"], "name": "syntaxgym_inference_time"}})
+    (run / "stats.json").write_text(json.dumps(stats))
+    parsed = read_schema(str(write_config(output, "old_layout", folder=tmp_path / "config",
+                                          local_path=tmp_path / "none").schema))
+    groups = {group.name: group for group in parsed.run_groups}
+    assert groups["syntaxgym_number_prep"].metric_groups[-1] == "syntaxgym_efficiency"
+    assert "syntaxgym_efficiency" in groups["syntaxgym_sg_score"].subgroup_metric_groups_hidden
+
+
 def test_model_metadata_names_the_embedded_models_and_keeps_the_users(tmp_path: Path) -> None:
     embedded = embedded_model_metadata()
     if not embedded:
