@@ -122,6 +122,22 @@ def test_the_documented_example_runs_as_written(capsys: pytest.CaptureFixture,
     assert verb.surprisal_sum_bits.item() == values_of(result, 1, "mismatch_sing", REGION_OF_VERB)
 
 
+@pytest.mark.slow
+def test_a_request_cache_answers_the_second_evaluation(tmp_path: Path) -> None:
+    """With ``cache_dir``, HELM's request cache: the second evaluation's requests are all
+    answered from it, with the same values and the model time recorded when computed."""
+    from syntaxgym_helm import evaluate
+
+    _needs_smollm2()
+    first, second = (evaluate(SUITE, model=MODEL, max_items=2, cache_dir=tmp_path / "cache")
+                     for _ in range(2))
+    assert [item.cost.cached_requests for item in first.items] == [0, 0]
+    assert [item.cost.cached_requests for item in second.items] == [4, 4]
+    assert first.to_dataframe().equals(second.to_dataframe())
+    assert second.inference_time_s == pytest.approx(first.inference_time_s)
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["syntaxgym.sqlite"]
+
+
 def values_of(result: SuiteResult, item: int, condition: str, region: int) -> float:
     return result.items[item - 1].condition(condition).region(region).value
 
