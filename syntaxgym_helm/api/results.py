@@ -35,7 +35,8 @@ Level = Literal["regions", "items", "predictions"]
 class RegionScore:
     """One region of one condition: its tokens, their surprisals (bits) and its value, the
     suite's metric (``sum`` unless the suite says otherwise) over them. An empty region has no
-    tokens; its value is 0.0 for ``sum`` and NaN for other metrics."""
+    tokens; its value is 0.0 for ``sum`` and NaN for other metrics (and NaN for any region the
+    metric could not measure)."""
 
     number: int
     content: str
@@ -183,7 +184,8 @@ def _condition_score(condition: Condition, values: ConditionValues | None,
         regions.append(RegionScore(region.region_number, region.content,
                                    tuple(text for text, _ in picked),
                                    tuple(surprisal for _, surprisal in picked),
-                                   values.value(metric, region.region_number)))
+                                   # NaN where the region cannot be measured, not an error
+                                   values.statistics(region.region_number)[metric]))
     tokens = values.tokens if values else ()
     surprisals = values.surprisals if values else ()
     return ConditionScore(condition.condition_name, condition.sentence, tokens, surprisals,
