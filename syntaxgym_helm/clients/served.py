@@ -70,6 +70,7 @@ from syntaxgym_helm.core.alignment import align
 from syntaxgym_helm.core.errors import AlignmentError
 from syntaxgym_helm.clients.failed_request import failed_request
 from syntaxgym_helm.clients.served_deadline import Call, RequestDeadline
+from syntaxgym_helm.helm_compat import require, require_attributes
 
 try:
     import openai
@@ -113,6 +114,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
     ) -> None:
         if max_tokens_for_echo is not None and max_tokens_for_echo < 0:
             raise ValueError("max_tokens_for_echo must be 0 or more")
+        require("openai_legacy_completions")  # the private methods used below
         self.deadline = RequestDeadline(timeout)
         super().__init__(
             cache_config=cache_config,
@@ -128,6 +130,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
             http_client=self.deadline.http_client(),
             **kwargs,
         )
+        require_attributes(self, ("client",), "openai_legacy_completions")
         self.base_url = base_url or "https://api.openai.com/v1"
         self.timeout = timeout
         self.max_retries = max_retries

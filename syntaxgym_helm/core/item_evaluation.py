@@ -112,15 +112,12 @@ class PredictionOutcome:
     tie: bool = False
 
 
-@dataclass(frozen=True)
-class ItemEvaluation:
-    """Everything scoring found for one item. ``problems`` non-empty means unscorable."""
+class ItemOutcome:
+    """An item's outcome from its ``problems`` and ``predictions`` (for the classes that have
+    them: :class:`ItemEvaluation`, and the Python API's results)."""
 
-    item_number: int
-    metric: str
-    conditions: tuple[ConditionValues, ...]
-    predictions: tuple[PredictionOutcome, ...]
     problems: tuple[str, ...]
+    predictions: tuple[PredictionOutcome, ...]
 
     @property
     def scorable(self) -> bool:
@@ -130,6 +127,17 @@ class ItemEvaluation:
     def passed(self) -> bool | None:
         """All predictions hold (the item accuracy); None when the item is unscorable."""
         return all(p.holds for p in self.predictions) if self.scorable else None
+
+
+@dataclass(frozen=True)
+class ItemEvaluation(ItemOutcome):
+    """Everything scoring found for one item. ``problems`` non-empty means unscorable."""
+
+    item_number: int
+    metric: str
+    conditions: tuple[ConditionValues, ...]
+    predictions: tuple[PredictionOutcome, ...]
+    problems: tuple[str, ...]
 
     def region_values(self) -> dict[str, dict[int, dict[str, float]]]:
         """condition -> region -> metric -> value, for every metric (what reports print)."""

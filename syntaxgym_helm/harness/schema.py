@@ -22,6 +22,11 @@ has a metric group of its own: in a suite's table it is the column after the acc
 table (SG score, circuit, ...) shows it as a second table, one column per suite, with no mean and
 no win rate. Runs written before the stat existed have no such column.
 
+What scoring cost (model seconds, tokens and cache hits per item; the efficiency stats of
+:mod:`syntaxgym_helm.harness.stats`) is a metric group of its own, the last of a suite's table and
+hidden in parent tables (one column per suite and stat would crowd them); runs written before the
+stats existed have no such columns.
+
 Runs with a context (``context=`` of the run entry) belong to run groups of their own (see
 :mod:`syntaxgym_helm.harness.run_spec`): per kind of context a table of its suites
 (``syntaxgym_context_<kind>``, "Mean score" their mean accuracy) and a table per suite and kind.
@@ -54,12 +59,15 @@ from syntaxgym_helm.harness.scenario import MAIN_METRIC
 from syntaxgym_helm.harness.stats import (
     DEFAULT_DESCRIBED_PREDICTIONS,
     DETAILS_GROUP,
+    EFFICIENCY_GROUP,
     FIRST_PREDICTION_ACCURACY,
+    INFERENCE_TIME,
     ITEMS_GROUP,
     MAIN_GROUP,
     SCORED_ITEMS,
     TIE,
     UNSCORABLE,
+    efficiency_stat_names,
     metric_metadata,
     prediction_accuracy_name,
 )
@@ -80,6 +88,7 @@ class SuiteColumn:
     scored_items: bool = True  # its runs have the count of items scored (older runs do not)
     context: str = NONE  # the kind of context of its runs (ContextSpec.label)
     ties: bool = True  # its runs have the tie stat (older runs do not)
+    efficiency: bool = True  # its runs have the efficiency stats (older runs do not)
 
     @property
     def group(self) -> str:
@@ -190,7 +199,8 @@ def run_suites(run_suite_dir: Path) -> list[SuiteColumn]:
                         else f"SyntaxGym suite {name} ({sources[name]}).",
                         _prediction_count(stat_names[name, context]),
                         SCORED_ITEMS in stat_names[name, context], context,
-                        TIE in stat_names[name, context])
+                        TIE in stat_names[name, context],
+                        INFERENCE_TIME in stat_names[name, context])
             for context in contexts for name in ordered if (name, context) in stat_names]
 
 
@@ -208,7 +218,7 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
     sg = [s for s in sg_score_suites() if s in present]
     builtins = [s for s in builtin_suites() if s in present]
     details = _details_groups(suites)
-    hidden = [group["name"] for group in details]
+    hidden = [group["name"] for group in details] + [EFFICIENCY_GROUP]
     parents = [
         ("syntaxgym_sg_score", "SG score (31 suites)",
          "The SyntaxGym score of Hu et al. (2020): the mean accuracy over the 31 suites of the "
@@ -252,8 +262,12 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
     items = {"name": ITEMS_GROUP, "display_name": "Items scored", "hide_win_rates": True,
              "aggregation_strategies": [],
              "metrics": [{"name": SCORED_ITEMS, "split": "${main_split}"}]}
-    return {"metrics": metrics, "perturbations": [], "metric_groups": [main, items, *details],
-            "run_groups": groups}
+    efficiency = {"name": EFFICIENCY_GROUP, "display_name": "Efficiency", "hide_win_rates": True,
+                  "aggregation_strategies": [],
+                  "metrics": [{"name": name, "split": "${main_split}"}
+                              for name in efficiency_stat_names()]}
+    return {"metrics": metrics, "perturbations": [],
+            "metric_groups": [main, items, *details, efficiency], "run_groups": groups}
 
 
 def _pair_parents(present: set[str]) -> list[tuple[str, str, str, list[str]]]:
@@ -310,7 +324,8 @@ def _suite_group(suite: SuiteColumn) -> dict[str, Any]:
             "description": suite.description,
             "category": "SyntaxGym suites" if suite.context == NONE else CONTEXT_CATEGORY,
             "metric_groups": [MAIN_GROUP, *([ITEMS_GROUP] if suite.scored_items else []),
-                              suite.details_group],
+                              suite.details_group,
+                              *([EFFICIENCY_GROUP] if suite.efficiency else [])],
             "environment": {"main_name": suite.main_metric, "main_split": "test"},
             "taxonomy": {**_TAXONOMY, "language": suite.language}}
 

@@ -35,6 +35,7 @@ from helm.tokenizers.tokenizer import Tokenizer
 
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, embedded_model
+from syntaxgym_helm.helm_compat import require
 
 _COMPLETE = "syntaxgym-complete"
 _TOKENIZER_LOCK = threading.Lock()
@@ -82,26 +83,32 @@ class EmbeddedHuggingFaceTokenizer(HuggingFaceTokenizer):
     """HELM's ``HuggingFaceTokenizer`` for an embedded model given by key (``embedded_model``).
 
     At its first use it assembles the model's GGUF file if needed, converts the tokenizer from
-    it once (see :func:`converted_tokenizer_folder`) and then loads it with HELM's own code."""
+    it once (see :func:`converted_tokenizer_folder`) and then loads it with HELM's own static
+    ``HuggingFaceTokenizer.get_tokenizer`` (which keeps one tokenizer per HELM tokenizer name)."""
 
     def __init__(self, cache_config: CacheConfig, tokenizer_name: str, embedded_model: str,
                  **kwargs: Any) -> None:
+        require("huggingface_tokenizer")
         super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name, **kwargs)
+        self.helm_tokenizer_name = tokenizer_name
+        self.tokenizer_kwargs = dict(kwargs)
         self._embedded = embedded_model_of(embedded_model)
-        self._found = False
+        self._source: tuple[str, dict[str, Any]] | None = None
         self._find_lock = threading.Lock()
 
     def get_wrapped_tokenizer(self) -> WrappedPreTrainedTokenizer:
         with self._find_lock:
-            if not self._found:
-                source = converted_tokenizer_folder(self._embedded)
-                if source.is_dir():
-                    self._pretrained_model_name_or_path = str(source)
+            if self._source is None:
+                found = converted_tokenizer_folder(self._embedded)
+                if found.is_dir():
+                    self._source = (str(found), self.tokenizer_kwargs)
                 else:  # the copy could not be saved: the GGUF file itself
-                    self._pretrained_model_name_or_path = str(source.parent)
-                    self._kwargs = {**self._kwargs, "gguf_file": source.name}
-                self._found = True
-        return super().get_wrapped_tokenizer()
+                    self._source = (str(found.parent),
+                                    {**self.tokenizer_kwargs, "gguf_file": found.name})
+        path, kwargs = self._source
+        return HuggingFaceTokenizer.get_tokenizer(
+            helm_tokenizer_name=self.helm_tokenizer_name, pretrained_model_name_or_path=path,
+            **kwargs)
 
 
 class EmbeddedHuggingFaceClient(HuggingFaceClient):
@@ -115,6 +122,7 @@ class EmbeddedHuggingFaceClient(HuggingFaceClient):
     def __init__(self, cache_config: CacheConfig, tokenizer: Tokenizer, embedded_model: str,
                  end_of_text_token: Optional[str] = None,
                  apply_chat_template: Optional[bool] = None, **kwargs: Any) -> None:
+        require("huggingface_client")
         gguf = embedded_model_of(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, tokenizer=tokenizer,
                          pretrained_model_name_or_path=str(gguf.parent),

@@ -186,7 +186,9 @@ class SyntaxGymClient(CachingClient):
 
         def compute() -> dict[str, Any]:
             computed = self.server.prompt_logprobs(request.prompt)
-            return {"tokens": list(computed.texts), "logprobs": list(computed.logprobs)}
+            return {"tokens": list(computed.texts), "logprobs": list(computed.logprobs),
+                    "batch_request_time": computed.pass_seconds,
+                    "batch_size": computed.pass_prompts}
 
         try:
             response, cached = self.request_cache.get(self._cache_key(request),
@@ -200,8 +202,12 @@ class SyntaxGymClient(CachingClient):
                   for text, logprob in zip(response["tokens"], response["logprobs"])]
         completion = GeneratedOutput(text="".join(response["tokens"]),
                                      logprob=sum(response["logprobs"]), tokens=tokens)
+        # request_time: how long the request waited (HELM's meaning); what it cost is its share
+        # of the forward pass that computed it, as HELM records batched inference.
         return RequestResult(success=True, cached=cached, request_time=response["request_time"],
                              request_datetime=response.get("request_datetime"),
+                             batch_request_time=response.get("batch_request_time"),
+                             batch_size=response.get("batch_size"),
                              completions=[completion], embedding=[])
 
     def flush(self) -> None:

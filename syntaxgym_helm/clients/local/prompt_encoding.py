@@ -14,11 +14,15 @@ class PromptError(ValueError):
 
 @dataclass(frozen=True)
 class PromptLogprobs:
-    """A prompt's tokens, beginning-of-text token first, and their logprobs (nats)."""
+    """A prompt's tokens, beginning-of-text token first, and their logprobs (nats); and the
+    forward pass that computed them: its seconds and how many prompts it computed (what HELM's
+    ``RequestResult.batch_request_time`` and ``batch_size`` record; None when not known)."""
 
     prompt: str
     texts: tuple[str, ...]
     logprobs: tuple[float, ...]
+    pass_seconds: float | None = None
+    pass_prompts: int | None = None
 
 
 @dataclass(frozen=True)
