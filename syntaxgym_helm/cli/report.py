@@ -19,9 +19,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                        "table from helm-run output",
         description="Reads benchmark_output (no model is run) and writes, per run suite: "
                     "summary.md, predictions.csv, regions.csv and per suite the annotated suite "
-                    "JSON of each model and a surprisal-profile PNG; for BLiMP runs, BLiMP's tables "
-                    "beside the paper's and blimp_regions.png/.csv (where the pairs differ and "
-                    "which region the preference comes from).")
+                    "JSON of each model and a surprisal-profile PNG; for the minimal-pair data "
+                    "sets' runs (BLiMP, CLAMS, RuBLiMP, TurBLiMP, SLING), their tables beside the "
+                    "papers' and <data set>_regions.png/.csv (where the pairs differ and which "
+                    "region the preference comes from).")
     report.add_argument("benchmark_output", type=Path, metavar="BENCHMARK_OUTPUT",
                         help="helm-run's output folder (or one run suite folder in it)")
     report.add_argument("--suite", metavar="RUN_SUITE",

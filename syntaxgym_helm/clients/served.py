@@ -84,6 +84,7 @@ from syntaxgym_helm.clients.served_echo import (
     json_answer,
     what_came_back,
 )
+from syntaxgym_helm.helm_compat import require, require_attributes
 
 try:
     import openai
@@ -122,6 +123,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
     ) -> None:
         if max_tokens_for_echo is not None and max_tokens_for_echo < 0:
             raise ValueError("max_tokens_for_echo must be 0 or more")
+        require("openai_legacy_completions")  # the private methods used below
         self.deadline = RequestDeadline(timeout)
         super().__init__(
             cache_config=cache_config,
@@ -137,6 +139,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
             http_client=self.deadline.http_client(),
             **kwargs,
         )
+        require_attributes(self, ("client",), "openai_legacy_completions")
         self.base_url = base_url or "https://api.openai.com/v1"
         self.timeout = timeout
         self.max_retries = max_retries

@@ -150,6 +150,7 @@ def load_run(run_dir: Path) -> RunRecord:
     run_dir = Path(run_dir)
     spec = _read_json(run_dir / "run_spec.json")
     first_token = _metric_arg(spec, "first_token", "error")
+    ties = _metric_arg(spec, "ties", "fail")
     data = _read_json(run_dir / "scenario_state.json")
     # check_types=False: HELM's dataclasses use forward references dacite cannot resolve.
     state = dacite.from_dict(ScenarioState, data, config=dacite.Config(check_types=False))
@@ -161,8 +162,8 @@ def load_run(run_dir: Path) -> RunRecord:
     scored = []
     for instance_id, states in by_instance.items():
         states.sort(key=lambda s: s.reference_index)
-        scored.append((evaluate_request_states(states, first_token=first_token), instance_id,
-                       read_item_payload(states[0].instance.extra_data[ITEM_KEY])))
+        scored.append((evaluate_request_states(states, first_token=first_token, ties=ties),
+                       instance_id, read_item_payload(states[0].instance.extra_data[ITEM_KEY])))
     scored.sort(key=lambda entry: entry[0].item_number)
     suite = _merge_items([one_item for _, _, one_item in scored], source=str(run_dir))
     return RunRecord(

@@ -26,13 +26,14 @@ from typing import Any, Optional
 
 from helm.common.cache import CacheConfig
 from helm.common.hierarchical_logger import hlog, hwarn
-from helm.tokenizers.huggingface_tokenizer import WrappedPreTrainedTokenizer
+from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer, WrappedPreTrainedTokenizer
 from helm.tokenizers.tokenizer import Tokenizer
 
 from syntaxgym_helm.clients.checked_folders import save_folder, usable_folder
 from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, embedded_model
+from syntaxgym_helm.helm_compat import require
 
 _TOKENIZER_LOCK = threading.Lock()
 
@@ -74,28 +75,34 @@ class EmbeddedHuggingFaceTokenizer(CheckedHuggingFaceTokenizer):
     model given by key (``embedded_model``).
 
     At its first use it assembles the model's GGUF file if needed, converts the tokenizer from
-    it once (see :func:`converted_tokenizer_folder`) and then loads it with HELM's own code."""
+    it once (see :func:`converted_tokenizer_folder`) and then loads it with HELM's own static
+    ``HuggingFaceTokenizer.get_tokenizer`` (which keeps one tokenizer per HELM tokenizer name)."""
 
     def __init__(self, cache_config: CacheConfig, tokenizer_name: str, embedded_model: str,
                  **kwargs: Any) -> None:
+        require("huggingface_tokenizer")
         model = embedded_model_of(embedded_model)
         super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name,
                          checkpoint=_identity(model), **kwargs)
+        self.helm_tokenizer_name = tokenizer_name
+        self.tokenizer_kwargs = dict(kwargs)
         self._embedded = model
-        self._found = False
+        self._source: tuple[str, dict[str, Any]] | None = None
         self._find_lock = threading.Lock()
 
     def get_wrapped_tokenizer(self) -> WrappedPreTrainedTokenizer:
         with self._find_lock:
-            if not self._found:
-                source = converted_tokenizer_folder(self._embedded)
-                if source.is_dir():
-                    self._pretrained_model_name_or_path = str(source)
+            if self._source is None:
+                found = converted_tokenizer_folder(self._embedded)
+                if found.is_dir():
+                    self._source = (str(found), self.tokenizer_kwargs)
                 else:  # the copy could not be saved: the GGUF file itself
-                    self._pretrained_model_name_or_path = str(source.parent)
-                    self._kwargs = {**self._kwargs, "gguf_file": source.name}
-                self._found = True
-        return super().get_wrapped_tokenizer()
+                    self._source = (str(found.parent),
+                                    {**self.tokenizer_kwargs, "gguf_file": found.name})
+        path, kwargs = self._source
+        return HuggingFaceTokenizer.get_tokenizer(
+            helm_tokenizer_name=self.helm_tokenizer_name, pretrained_model_name_or_path=path,
+            **kwargs)
 
 
 class EmbeddedHuggingFaceClient(CheckedHuggingFaceClient):
@@ -111,6 +118,7 @@ class EmbeddedHuggingFaceClient(CheckedHuggingFaceClient):
     def __init__(self, cache_config: CacheConfig, tokenizer: Tokenizer, embedded_model: str,
                  end_of_text_token: Optional[str] = None,
                  apply_chat_template: Optional[bool] = None, **kwargs: Any) -> None:
+        require("huggingface_client")
         gguf = embedded_model_of(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, tokenizer=tokenizer,
                          pretrained_model_name_or_path=str(gguf.parent),

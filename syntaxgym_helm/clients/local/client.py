@@ -10,8 +10,9 @@ logprob. It differs from HELM's ``HuggingFaceClient`` in four ways:
    prompt, returns it as the first token (logprob 0.0, never part of the prompt) and then every
    prompt token with its real logprob given the beginning-of-text token and the tokens before it.
 2. **Token texts are exact.** Each token's text is the slice of the prompt its characters come
-   from (the tokenizer's offsets; a leading space belongs to the token after it), so the texts
-   after the first concatenate to exactly the prompt.
+   from (the tokenizer's offsets; a leading space belongs to the token after it; a character
+   split over several tokens belongs to the last of them, the pieces before it are ``""``), so
+   the texts after the first concatenate to exactly the prompt.
 3. **Batches.** Requests from HELM's worker threads are gathered by the model server's engine
    thread into batches (:mod:`.server`). Before HELM executes a run, the plugin hands the client
    all of the run's requests (:mod:`.prefetch`), so batches are as large as configured whatever
@@ -62,8 +63,9 @@ from syntaxgym_helm.core.logprobs import first_impossible
 
 __all__ = ["SyntaxGymClient"]
 
-CACHE_FORMAT = "syntaxgym-echo-logprobs-v1"
-"""Part of every cache key: bump when the logprobs or the stored response change."""
+CACHE_FORMAT = "syntaxgym-echo-logprobs-v2"
+"""Part of every cache key: bump when the logprobs or the stored response change (v2: a character
+split over several tokens goes with the last of them, see ``texts_from_offsets``)."""
 
 
 class SyntaxGymClient(CachingClient):
@@ -194,7 +196,9 @@ class SyntaxGymClient(CachingClient):
 
         def compute() -> dict[str, Any]:
             computed = self.server.prompt_logprobs(request.prompt)
-            return {"tokens": list(computed.texts), "logprobs": list(computed.logprobs)}
+            return {"tokens": list(computed.texts), "logprobs": list(computed.logprobs),
+                    "batch_request_time": computed.pass_seconds,
+                    "batch_size": computed.pass_prompts}
 
         try:
             response, cached = self.request_cache.get(self._cache_key(request),
@@ -212,8 +216,12 @@ class SyntaxGymClient(CachingClient):
                   for text, logprob in zip(response["tokens"], response["logprobs"])]
         completion = GeneratedOutput(text="".join(response["tokens"]),
                                      logprob=sum(response["logprobs"]), tokens=tokens)
+        # request_time: how long the request waited (HELM's meaning); what it cost is its share
+        # of the forward pass that computed it, as HELM records batched inference.
         return RequestResult(success=True, cached=cached, request_time=response["request_time"],
                              request_datetime=response.get("request_datetime"),
+                             batch_request_time=response.get("batch_request_time"),
+                             batch_size=response.get("batch_size"),
                              completions=[completion], embedding=[])
 
     def flush(self) -> None:
