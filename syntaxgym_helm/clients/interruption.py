@@ -12,12 +12,14 @@ and SIGTERM instead, in a process where the plugin's clients are at work or that
 it stores what the local engines computed for the run but HELM has not asked for yet
 (:meth:`~syntaxgym_helm.clients.local.client.SyntaxGymClient.save_computed`), commits every open
 request cache (:func:`~syntaxgym_helm.clients.request_cache.commit_open_caches`), each step
-bounded by a deadline, writes one line saying what was kept, and ends the process at once
-(``os._exit``: no thread is waited for, no C++ destructor runs under a busy engine) with status
-128 + the signal (130 for SIGINT, 143 for SIGTERM). Running the same command again takes every
-saved answer from the cache and computes the rest. A second Ctrl-C while saving ends the process
-without waiting. Elsewhere (a test runner that imported the plugin, nothing of ours running), the
-signal is handled as before.
+bounded by a deadline, and writes one line saying what was kept. In ``helm-run`` it then ends
+the process at once (``os._exit``: no thread is waited for, no C++ destructor runs under a busy
+engine) with status 128 + the signal (130 for SIGINT, 143 for SIGTERM); a second Ctrl-C while
+saving ends it without waiting. Running the same command again takes every saved answer from the
+cache and computes the rest. In any other process (a script or notebook using the Python API, a
+test runner, HELM's parallel workers) the signal then goes on as before (a ``KeyboardInterrupt``
+the caller may catch; SIGTERM's default), with the answers already saved; where nothing of ours
+is at work, it is handled as before, untouched.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ SAVE_DEADLINE_S = 10.0
 _CLIENTS: "weakref.WeakSet[Any]" = weakref.WeakSet()
 _PREVIOUS: dict[int, Any] = {}
 _ending = threading.Event()
+_end_process = False
 
 
 def register(client: Any) -> None:
@@ -45,11 +48,14 @@ def register(client: Any) -> None:
     _CLIENTS.add(client)
 
 
-def install() -> bool:
+def install(end_process: bool | None = None) -> bool:
     """Handle SIGINT and SIGTERM as the module doc says, where their handlers are Python's
-    defaults and this is the main thread; returns whether they are handled."""
+    defaults and this is the main thread; returns whether they are handled. ``end_process``:
+    end the process after saving (default: only in ``helm-run``)."""
+    global _end_process
     if threading.current_thread() is not threading.main_thread():
         return False
+    _end_process = _is_helm_run() if end_process is None else end_process
     installed = False
     for signum, default in ((signal.SIGINT, signal.default_int_handler),
                             (signal.SIGTERM, signal.SIG_DFL)):
@@ -63,26 +69,28 @@ def install() -> bool:
     return installed
 
 
-def _ours_at_work() -> bool:
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    is_helm_run = (os.path.basename(sys.argv[0] if sys.argv else "").startswith("helm-run")
-                   or getattr(spec, "name", "") == "helm.benchmark.run")
-    return is_helm_run or bool(_CLIENTS) or bool(request_cache.open_caches())
+def _is_helm_run() -> bool:
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return (os.path.basename(sys.argv[0] if sys.argv else "").startswith("helm-run")
+            or getattr(spec, "name", "") == "helm.benchmark.run")
+
+
+def _previous(signum: int, frame: Any) -> None:
+    """What the signal did before: raise ``KeyboardInterrupt``, or its default action."""
+    previous = _PREVIOUS.get(signum, signal.SIG_DFL)
+    if callable(previous):
+        previous(signum, frame)
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def _handle(signum: int, frame: Any) -> None:
-    if not _ours_at_work():
-        previous = _PREVIOUS.get(signum, signal.SIG_DFL)
-        if callable(previous):
-            previous(signum, frame)
-            return
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
+    if not (_end_process or _CLIENTS or request_cache.open_caches()) or _ending.is_set():
+        if _ending.is_set() and _end_process:  # a second signal while saving: end now
+            os._exit(128 + signum)
+        _previous(signum, frame)
         return
-    status = 128 + signum
-    if _ending.is_set():  # a second signal while saving: end now
-        os._exit(status)
     _ending.set()
     started = time.monotonic()
     name = signal.Signals(signum).name
@@ -90,7 +98,12 @@ def _handle(signum: int, frame: Any) -> None:
         line = f"syntaxgym-helm: interrupted ({name}); {_save(started + SAVE_DEADLINE_S)}"
     except BaseException as exc:  # noqa: BLE001 - the process ends whatever happened
         line = f"syntaxgym-helm: interrupted ({name}); saving failed ({type(exc).__name__}: {exc})"
-    _end(f"{line} ({time.monotonic() - started:.1f} s)", status)
+    line = f"{line} ({time.monotonic() - started:.1f} s)"
+    if _end_process:
+        _end(line, 128 + signum)
+    _say(line)
+    _ending.clear()
+    _previous(signum, frame)
 
 
 def _save(deadline: float) -> str:
@@ -110,10 +123,11 @@ def _save(deadline: float) -> str:
         return "nothing was computed to keep"
     kept = ", ".join(f"{path} ({count} answers saved by this process)" for path, count in saved)
     ahead = f", {extra} of them computed ahead of HELM's requests" if extra else ""
-    return f"kept in the request cache: {kept}{ahead}; run the same command again to go on"
+    again = "; run the same command again to go on" if _end_process else ""
+    return f"kept in the request cache: {kept}{ahead}{again}"
 
 
-def _end(line: str, status: int) -> None:
+def _say(line: str) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -124,4 +138,8 @@ def _end(line: str, status: int) -> None:
         os.write(2, (("\n" if sys.stderr.isatty() else "") + line + "\n").encode())
     except OSError:
         pass
+
+
+def _end(line: str, status: int) -> None:
+    _say(line)
     os._exit(status)

@@ -26,12 +26,15 @@ WORKER = textwrap.dedent("""
     from helm.common.cache import SqliteCacheConfig
     from syntaxgym_helm.clients import interruption
     from syntaxgym_helm.clients.request_cache import RequestCache
-    assert interruption.install()
+    assert interruption.install(end_process=sys.argv[2] == "helm-run")
     cache = RequestCache(SqliteCacheConfig(sys.argv[1]), commit_every=256)
     for index in range(100):  # fewer than a batch: all of them still uncommitted
         cache.get({"prompt": f"p{index}"}, lambda: {"logprobs": [-1.0]})
     print("computed", flush=True)
-    time.sleep(60)
+    try:
+        time.sleep(60)
+    except KeyboardInterrupt:  # a script using the Python API may catch it
+        print("caught KeyboardInterrupt", flush=True)
 """)
 
 
@@ -41,8 +44,9 @@ def test_an_interrupted_process_commits_its_cache_and_ends_with_one_line(
         tmp_path: Path, signum: int, status: int) -> None:
     path = tmp_path / "cache.sqlite"
     log = tmp_path / "log.txt"
-    process = start_with_default_signals([sys.executable, "-c", WORKER, str(path)], cwd=tmp_path,
-                                         env=private_env(tmp_path / "cache"), log=log)
+    process = start_with_default_signals([sys.executable, "-c", WORKER, str(path), "helm-run"],
+                                         cwd=tmp_path, env=private_env(tmp_path / "cache"),
+                                         log=log)
     try:
         assert wait_for_text(log, "computed", process, 40), log.read_text()
         process.send_signal(signum)
@@ -56,6 +60,27 @@ def test_an_interrupted_process_commits_its_cache_and_ends_with_one_line(
     assert lines[-1].startswith(f"syntaxgym-helm: interrupted ({name}); kept in the request "
                                 f"cache: {path} (100 answers saved by this process)"), lines
     assert "Traceback" not in log.read_text()
+    with SqliteDict(str(path)) as table:
+        assert len(table) == 100
+
+
+def test_elsewhere_ctrl_c_saves_and_then_raises_keyboard_interrupt(tmp_path: Path) -> None:
+    """Outside helm-run (a script or notebook using the Python API), the answers are saved and
+    the interrupt goes on as Python's own: a KeyboardInterrupt the caller may catch."""
+    path = tmp_path / "cache.sqlite"
+    log = tmp_path / "log.txt"
+    process = start_with_default_signals([sys.executable, "-c", WORKER, str(path), "script"],
+                                         cwd=tmp_path, env=private_env(tmp_path / "cache"),
+                                         log=log)
+    try:
+        assert wait_for_text(log, "computed", process, 40), log.read_text()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+    finally:
+        process.kill()
+    text = log.read_text()
+    assert f"kept in the request cache: {path} (100 answers saved by this process)" in text
+    assert text.strip().endswith("caught KeyboardInterrupt")
     with SqliteDict(str(path)) as table:
         assert len(table) == 100
 
