@@ -30,6 +30,7 @@ from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer, WrappedP
 from helm.tokenizers.tokenizer import Tokenizer
 
 from syntaxgym_helm.clients.checked_folders import save_folder, usable_folder
+from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, embedded_model
@@ -143,11 +144,13 @@ class EmbeddedSyntaxGymClient(SyntaxGymClient):
 
 
 def _identity(model: EmbeddedModel) -> str:
-    """What names an assembled model's weights without assembling them: its key and the
-    checksum its package expects."""
+    """What names an embedded model's weights in cache keys, without assembling them: for an
+    assembled file its key and the checksum its package expects, else the file's identity."""
     import importlib
 
-    return f"{model.key}-{importlib.import_module(model.package).EXPECTED_SHA256[:16]}"
+    if model.assembled:
+        return f"{model.key}-{importlib.import_module(model.package).EXPECTED_SHA256[:16]}"
+    return checkpoint_identity(str(model.directory()), model.gguf_file)
 
 
 def embedded_model_of(key: str) -> EmbeddedModel:
