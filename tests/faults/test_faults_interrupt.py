@@ -38,51 +38,49 @@ WORKER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.limit(60)
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_an_interrupted_process_commits_its_cache_and_ends_with_one_line(
-        tmp_path: Path, signum: int, status: int) -> None:
-    path = tmp_path / "cache.sqlite"
+def _interrupt_worker(tmp_path: Path, mode: str, signum: int) -> tuple[int, float, str]:
+    """Run :data:`WORKER` (``mode``: ``helm-run`` or ``script``), send it ``signum`` once it has
+    computed; its status, the seconds it took to end, and its output."""
     log = tmp_path / "log.txt"
-    process = start_with_default_signals([sys.executable, "-c", WORKER, str(path), "helm-run"],
-                                         cwd=tmp_path, env=private_env(tmp_path / "cache"),
-                                         log=log)
+    process = start_with_default_signals(
+        [sys.executable, "-c", WORKER, str(tmp_path / "cache.sqlite"), mode], cwd=tmp_path,
+        env=private_env(tmp_path / "cache"), log=log)
     try:
         assert wait_for_text(log, "computed", process, 40), log.read_text()
         process.send_signal(signum)
         started = time.monotonic()
-        assert process.wait(timeout=20) == status
-        assert time.monotonic() - started < 10
+        status = process.wait(timeout=20)
+        return status, time.monotonic() - started, log.read_text()
     finally:
         process.kill()
-    lines = log.read_text().strip().splitlines()
-    name = signal.Signals(signum).name
-    assert lines[-1].startswith(f"syntaxgym-helm: interrupted ({name}); kept in the request "
-                                f"cache: {path} (100 answers saved by this process)"), lines
-    assert "Traceback" not in log.read_text()
+
+
+def _saved(path: Path) -> int:
     with SqliteDict(str(path)) as table:
-        assert len(table) == 100
+        return len(table)
+
+
+@pytest.mark.limit(60)
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_process_commits_its_cache_and_ends_with_one_line(
+        tmp_path: Path, signum: int, status: int) -> None:
+    ended, seconds, text = _interrupt_worker(tmp_path, "helm-run", signum)
+    assert ended == status and seconds < 10
+    name = signal.Signals(signum).name
+    assert text.strip().splitlines()[-1].startswith(
+        f"syntaxgym-helm: interrupted ({name}); kept in the request cache: "
+        f"{tmp_path / 'cache.sqlite'} (100 answers saved by this process)"), text
+    assert "Traceback" not in text and _saved(tmp_path / "cache.sqlite") == 100
 
 
 def test_elsewhere_ctrl_c_saves_and_then_raises_keyboard_interrupt(tmp_path: Path) -> None:
     """Outside helm-run (a script or notebook using the Python API), the answers are saved and
     the interrupt goes on as Python's own: a KeyboardInterrupt the caller may catch."""
-    path = tmp_path / "cache.sqlite"
-    log = tmp_path / "log.txt"
-    process = start_with_default_signals([sys.executable, "-c", WORKER, str(path), "script"],
-                                         cwd=tmp_path, env=private_env(tmp_path / "cache"),
-                                         log=log)
-    try:
-        assert wait_for_text(log, "computed", process, 40), log.read_text()
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=20) == 0
-    finally:
-        process.kill()
-    text = log.read_text()
-    assert f"kept in the request cache: {path} (100 answers saved by this process)" in text
-    assert text.strip().endswith("caught KeyboardInterrupt")
-    with SqliteDict(str(path)) as table:
-        assert len(table) == 100
+    ended, _, text = _interrupt_worker(tmp_path, "script", signal.SIGINT)
+    assert ended == 0 and text.strip().endswith("caught KeyboardInterrupt")
+    assert (f"kept in the request cache: {tmp_path / 'cache.sqlite'} (100 answers saved by "
+            "this process)") in text
+    assert _saved(tmp_path / "cache.sqlite") == 100
 
 
 def _per_instance(output: Path) -> dict[str, dict[str, list]]:
