@@ -84,12 +84,18 @@ def test_elsewhere_ctrl_c_saves_and_then_raises_keyboard_interrupt(tmp_path: Pat
 
 
 def _per_instance(output: Path) -> dict[str, dict[str, list]]:
-    """Per run and instance, its stats (name -> [count, sum]), for exact comparison."""
+    """Per run and instance, its stats (name -> [count, sum]) but the efficiency ones (how long
+    the model took, how much came from the cache: a rerun differs there by design), for exact
+    comparison."""
+    from syntaxgym_helm.harness.stats import CACHED, INFERENCE_TIME
+
     found = {}
     for run in sorted((output / "runs" / "interrupt").glob("syntaxgym:*")):
         stats = json.loads((run / "per_instance_stats.json").read_text())
         found[run.name] = {entry["instance_id"]: {s["name"]["name"]: [s["count"], s["sum"]]
-                                                  for s in entry["stats"]}
+                                                  for s in entry["stats"]
+                                                  if s["name"]["name"] not in (CACHED,
+                                                                               INFERENCE_TIME)}
                            for entry in stats}
     return found
 
