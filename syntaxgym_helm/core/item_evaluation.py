@@ -141,11 +141,13 @@ class ItemEvaluation(ItemOutcome):
     problems: tuple[str, ...]
 
     def region_values(self) -> dict[str, dict[int, dict[str, float]]]:
-        """condition -> region -> metric -> value, for every metric (what reports print)."""
+        """condition -> region -> metric -> value, for every metric (what reports print): the
+        regions with tokens, and the unmeasured ones (every value NaN)."""
         return {
             values.condition_name: {
                 region: values.statistics(region)
-                for region in sorted({r for r in values.regions if r is not None})
+                for region in sorted({r for r in values.regions if r is not None}
+                                     | set(values.unmeasured))
             }
             for values in self.conditions
         }
@@ -192,6 +194,9 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
         [(region.region_number, region.content) for region in condition.regions], texts,
         prefix=prefix, separator=condition.separator,
     )
+    # Before first_token=exclude takes a token out: a region whose only token that is still has
+    # a token of its own (its sum is then 0, as syntaxgym-core's), it is not unmeasured.
+    unmeasured = unmeasured_regions(condition, texts, regions)
     if regions and regions[0] is not None:
         if first_token == "error":
             raise EvaluationError(
@@ -213,7 +218,7 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
                                       f"it {problem}")
             surprisals.append(nats_to_bits(as_logprob(token.logprob)))
     return ConditionValues(condition.condition_name, tuple(texts), tuple(regions),
-                           tuple(surprisals), unmeasured_regions(condition, texts, regions))
+                           tuple(surprisals), unmeasured)
 
 
 def unmeasured_regions(condition: Condition, texts: Sequence[str],
