@@ -415,8 +415,7 @@ def lmeval_run(args: argparse.Namespace, tag: str, paradigms: Sequence[str], var
     env = {key: value for key, value in os.environ.items()
            if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(HF_HOME=str(cache), HF_DATASETS_CACHE=str(cache / "datasets"),
-               HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               PATH=f"{args.lmeval_venv / 'bin'}:{env.get('PATH', '')}")
+               HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     result = timed(command, folder, env, args.workdir / f"{tag}.log")
     result.pop("log")
     result.update(command=" ".join(command[1:]).replace(str(args.workdir), "WORKDIR"),

@@ -1,4 +1,5 @@
-"""Compare two HELM run-suite folders item by item: every stat of every instance must be equal.
+"""Compare two HELM run-suite folders item by item: every stat of every instance must be equal
+(except those of the run, not the model: time and cache hits).
 
 For checking that a change (a refactor, a new engine setting) leaves every outcome as it was:
 
@@ -17,6 +18,8 @@ import re
 import sys
 from pathlib import Path
 
+from syntaxgym_helm.harness.stats import RUN_DEPENDENT_STATS
+
 Stats = dict[tuple[str, str], dict[str, float]]
 
 
@@ -28,7 +31,8 @@ def instance_stats(run_suite_dir: Path) -> Stats:
         for instance in json.loads((run / "per_instance_stats.json").read_text()):
             found[(suite, instance["instance_id"])] = {
                 stat["name"]["name"]: stat["mean"] for stat in instance["stats"]
-                if not stat["name"].get("perturbation")}
+                if not stat["name"].get("perturbation")
+                and stat["name"]["name"] not in RUN_DEPENDENT_STATS}
     return found
 
 

@@ -62,13 +62,17 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from syntaxgym_helm.report.compare import compare_runs
-    from syntaxgym_helm.report.runs import RunsError, find_run_dirs, load_runs, select_runs
+    from syntaxgym_helm.report.runs import RunsError, find_run_dirs, read_runs, select_runs
 
+    unreadable = []
     try:
         sides = []
         for path, model, run_suite in ((args.run_a, args.model_a, args.run_suite_a),
                                        (args.run_b, args.model_b, args.run_suite_b)):
-            runs = select_runs(load_runs(find_run_dirs(path, run_suite)), model)
+            runs, lost = read_runs(find_run_dirs(path, run_suite))
+            unreadable += [run for run in lost if model is None or run.model is None
+                           or run.is_of(model)]
+            runs = select_runs(runs, model)
             sides.append([run for run in runs
                           if not args.test_suite or run.suite_name in args.test_suite])
         comparison = compare_runs(sides[0], sides[1], Thresholds(args.max_abs_diff, args.min_r),
@@ -80,6 +84,9 @@ def _compare(args: argparse.Namespace) -> int:
         print("error: A and B share no suite", file=sys.stderr)
         return 2
     text = comparison.markdown()
+    if unreadable:  # the comparison covers fewer suites than were run: say which are missing
+        text = (f"**{len(unreadable)} run(s) could not be read and are not compared:**\n\n"
+                + "\n".join(f"- {run.describe}" for run in unreadable) + "\n\n" + text)
     print(text)
     if args.output:
         args.output.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "syntaxgym_helm.cli.report",
     "syntaxgym_helm.cli.compare",
     "syntaxgym_helm.cli.leaderboard",
+    "syntaxgym_helm.cli.pairs",
 )
 
 

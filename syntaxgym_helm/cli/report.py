@@ -19,9 +19,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                        "table from helm-run output",
         description="Reads benchmark_output (no model is run) and writes, per run suite: "
                     "summary.md, predictions.csv, regions.csv and per suite the annotated suite "
-                    "JSON of each model and a surprisal-profile PNG; for BLiMP runs, BLiMP's tables "
-                    "beside the paper's and blimp_regions.png/.csv (where the pairs differ and "
-                    "which region the preference comes from).")
+                    "JSON of each model and a surprisal-profile PNG; for the minimal-pair data "
+                    "sets' runs (BLiMP, CLAMS, RuBLiMP, TurBLiMP, SLING), their tables beside the "
+                    "papers' and <data set>_regions.png/.csv (where the pairs differ and which "
+                    "region the preference comes from).")
     report.add_argument("benchmark_output", type=Path, metavar="BENCHMARK_OUTPUT",
                         help="helm-run's output folder (or one run suite folder in it)")
     report.add_argument("--suite", metavar="RUN_SUITE",
@@ -37,7 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from syntaxgym_helm.report.build import REPORT_DIR_NAME, write_report
-    from syntaxgym_helm.report.runs import RunsError, find_run_dirs, load_runs
+    from syntaxgym_helm.report.runs import RunsError, find_run_dirs, read_runs
 
     try:
         run_dirs = find_run_dirs(args.benchmark_output, args.suite)
@@ -48,11 +49,21 @@ def _report(args: argparse.Namespace) -> int:
     for run_dir in run_dirs:
         by_run_suite.setdefault(run_dir.parent.name, []).append(run_dir)
     root = args.output or _benchmark_output_root(args.benchmark_output) / REPORT_DIR_NAME
+    unread = 0
     for run_suite, dirs in sorted(by_run_suite.items()):
-        files = write_report(load_runs(dirs, rescore=args.rescore), root / run_suite)
+        try:
+            runs, unreadable = read_runs(dirs, rescore=args.rescore)
+        except RunsError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        files = write_report(runs, root / run_suite, unreadable)
+        unread += len(unreadable)
         print(files.summary_text)
         print(f"wrote {files.folder}: summary.md, {len(files.tables)} tables, "
               f"{len(files.annotated)} annotated suites, {len(files.plots)} plots")
+    if unread:
+        print(f"warning: {unread} run(s) could not be read; summary.md names them and marks "
+              "every mean that lacks them", file=sys.stderr)
     return 0
 
 

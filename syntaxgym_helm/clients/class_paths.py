@@ -12,9 +12,11 @@ from __future__ import annotations
 LOCAL_CLIENT = "syntaxgym_helm.clients.local.client.SyntaxGymClient"
 #: Its subclass for embedded models whose GGUF is assembled at first use.
 EMBEDDED_LOCAL_CLIENT = "syntaxgym_helm.clients.embedded.clients.EmbeddedSyntaxGymClient"
-#: HELM's HuggingFace client and tokenizer, and their subclasses for assembled embedded models.
-HF_CLIENT = "helm.clients.huggingface_client.HuggingFaceClient"
-HF_TOKENIZER = "helm.tokenizers.huggingface_tokenizer.HuggingFaceTokenizer"
+#: HELM's HuggingFace client and tokenizer with the plugin's request cache (keys that name the
+#: checkpoint, no impossible answer cached, a SQLite file that cannot hang), and their subclasses
+#: for assembled embedded models.
+HF_CLIENT = "syntaxgym_helm.clients.huggingface.CheckedHuggingFaceClient"
+HF_TOKENIZER = "syntaxgym_helm.clients.huggingface.CheckedHuggingFaceTokenizer"
 EMBEDDED_HF_CLIENT = "syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceClient"
 EMBEDDED_HF_TOKENIZER = "syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceTokenizer"
 #: The client for OpenAI-compatible servers and APIs.

@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import threading
 
+from syntaxgym_helm.clients import interruption
 from syntaxgym_helm.clients.embedded.catalogue import register_embedded_models
 from syntaxgym_helm.clients.local.prefetch import install_executor_prefetch
+from syntaxgym_helm.clients.log_limit import install_log_line_limit
 
 _LOCK = threading.Lock()
 _REGISTERED: list[str] | None = None
 
 
 def register_with_helm() -> list[str]:
-    """Register the installed embedded models and install the prefetch hook (the first call in
-    a process; later calls change nothing). Returns the HELM model names registered."""
+    """Register the installed embedded models, install the prefetch hook, the handling of
+    Ctrl-C (:mod:`.interruption`) and the bound on log lines (:mod:`.log_limit`), the first time
+    in a process (later calls change nothing). Returns the HELM model names registered."""
     global _REGISTERED
     with _LOCK:
         if _REGISTERED is None:
             _REGISTERED = register_embedded_models()
             install_executor_prefetch()  # the local engine gets each run's requests up front
+            interruption.install()  # Ctrl-C: save what was computed, end with one line
+            install_log_line_limit()  # a truncated prompt is no 145,845-character log line
         return list(_REGISTERED)

@@ -35,24 +35,31 @@ logprobs in ``choices[0].logprobs``) and never fails, that is enough.
    ``choices[0].logprobs`` (which HELM's ``TogetherCompletionClient`` reads, so it only ever sees
    the generated token). This client reads whichever the response has.
 5. **Only possible values.** A logprob above 0 (a probability above 1; up to
-   :data:`LOGPROB_ROUNDING` is rounding and reads as 0.0), a JSON boolean or string fails the
-   request, naming the token and the value. An answer that is not JSON (an HTML page: ``base_url``
-   points at a web UI) or whose JSON is cut off says what came back.
+   :data:`~syntaxgym_helm.core.logprobs.LOGPROB_ROUNDING` is rounding and reads as 0.0), NaN, a
+   JSON boolean or string fails the request, naming the token and the value. An answer that is
+   not JSON (an HTML page: ``base_url`` points at a web UI) or whose JSON is cut off says what
+   came back.
 6. **A deadline on the whole request.** ``timeout`` bounds each try in all, connect to last byte
    (:mod:`syntaxgym_helm.clients.served_deadline`), not each read: a server that trickles its
    answer is cut off.
 7. **The cache tells servers apart.** HELM's cache key is the raw request, which names the model
-   but not the server; here it also holds ``base_url``.
+   but not the server; here it also holds ``base_url``, and ``checkpoint`` when the deployment
+   gives it (what names the served weights: the client cannot see them, so a server restarted
+   with other weights under the same name and URL needs it, or another model name).
+8. **The tokens must spell the prompt**, checked with :func:`syntaxgym_helm.core.alignment.align`;
+   spelling it only if case is ignored is refused too (the server scored another text: a
+   lowercasing tokenizer or proxy), unless the deployment sets ``case_insensitive_echo: true``
+   for a model that lowercases its input by design.
 
-A defective answer is never cached: it is checked inside the cached computation, which raises.
+A defective answer is never cached: it is checked inside the cached computation, which raises,
+and an answer cached by an earlier version that fails today's checks is asked for again. The cache
+is the plugin's (:mod:`syntaxgym_helm.clients.request_cache`: its SQLite file cannot hang a run).
 
 Deployment YAML examples: ``configs/model_deployments/``.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Any, Mapping, Optional
 
 import httpx
@@ -62,14 +69,22 @@ from helm.common.request import (
     GeneratedOutput,
     Request,
     RequestResult,
-    Token,
     wrap_request_time,
 )
 
-from syntaxgym_helm.core.alignment import align
-from syntaxgym_helm.core.errors import AlignmentError
 from syntaxgym_helm.clients.failed_request import failed_request
+from syntaxgym_helm.clients.request_cache import RequestCache
 from syntaxgym_helm.clients.served_deadline import Call, RequestDeadline
+from syntaxgym_helm.core.logprobs import LOGPROB_ROUNDING  # noqa: F401 - part of this API
+from syntaxgym_helm.clients.served_echo import (
+    CHECK_BASE_URL,
+    EchoResponseError,
+    echoed_prompt_tokens,
+    is_json,
+    json_answer,
+    what_came_back,
+)
+from syntaxgym_helm.helm_compat import require, require_attributes
 
 try:
     import openai
@@ -77,13 +92,6 @@ except ModuleNotFoundError:  # pragma: no cover - HELM's openai_client import fa
     openai = None  # type: ignore[assignment]
 
 
-# A logprob above 0 is a probability above 1. Up to this much (nats) is rounding (a float32 or
-# float16 log-softmax of a near-certain token) and is read as 0.0; more is a defective answer.
-LOGPROB_ROUNDING = 1e-3
-
-
-class EchoResponseError(ValueError):
-    """A completions response that does not hold the echoed prompt's tokens and logprobs."""
 
 
 class EchoCompletionsClient(OpenAILegacyCompletionsClient):
@@ -109,10 +117,13 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
         max_tokens_for_echo: Optional[int] = None,
         timeout: float = 60.0,
         max_retries: int = 2,
+        checkpoint: Optional[str] = None,
+        case_insensitive_echo: bool = False,
         **kwargs: Any,
     ) -> None:
         if max_tokens_for_echo is not None and max_tokens_for_echo < 0:
             raise ValueError("max_tokens_for_echo must be 0 or more")
+        require("openai_legacy_completions")  # the private methods used below
         self.deadline = RequestDeadline(timeout)
         super().__init__(
             cache_config=cache_config,
@@ -128,10 +139,14 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
             http_client=self.deadline.http_client(),
             **kwargs,
         )
+        require_attributes(self, ("client",), "openai_legacy_completions")
         self.base_url = base_url or "https://api.openai.com/v1"
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_tokens_for_echo = max_tokens_for_echo
+        self.case_insensitive_echo = bool(case_insensitive_echo)
+        self.cache = RequestCache(cache_config,
+                                  key_fields={"checkpoint": checkpoint} if checkpoint else None)
 
     def make_request(self, request: Request) -> RequestResult:
         with self.deadline.call() as call:
@@ -162,18 +177,25 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
             # Parsed here, not by the library: it returns an HTML page as a string, and coerces
             # nothing we could check afterwards.
             response = json_answer(answer.http_response)
-            # Checked before HELM caches it: a defective answer is asked again on the next run.
-            echoed_prompt_tokens(response, request.prompt)
+            # Checked before it is cached: a defective answer is asked again on the next run.
+            echoed_prompt_tokens(response, request.prompt, self.case_insensitive_echo)
             return response
+
+        def problem(cached: Mapping[str, Any]) -> str | None:  # of an answer found in the cache
+            try:
+                echoed_prompt_tokens(cached, request.prompt, self.case_insensitive_echo)
+            except EchoResponseError as exc:
+                return str(exc)
+            return None
 
         try:
             response, cached = self.cache.get(self._get_cache_key(raw_request, request),
-                                              wrap_request_time(do_it))
+                                              wrap_request_time(do_it), check=problem)
         except EchoResponseError as exc:
             return failed_request(f"unusable response from {self.base_url}: {exc}")
         except Exception as exc:  # noqa: BLE001
             return failed_request(self._describe(exc, call))
-        tokens = echoed_prompt_tokens(response, request.prompt)
+        tokens = echoed_prompt_tokens(response, request.prompt, self.case_insensitive_echo)
         return RequestResult(
             success=True,
             cached=cached,
@@ -215,167 +237,14 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
     def _describe_status(self, exc: "openai.APIStatusError") -> str:
         body = exc.body
         detail = body.get("message") if isinstance(body, dict) else None
-        if detail is None and not _is_json(exc.response):
-            detail = f"not JSON: {_what_came_back(exc.response)}; {_CHECK_BASE_URL}"
+        if detail is None and not is_json(exc.response):
+            detail = f"not JSON: {what_came_back(exc.response)}; {CHECK_BASE_URL}"
         hint = ""
         if exc.status_code == 429:
             hint = (f" (rate limited after {self.max_retries} retries: run with fewer "
                     "`--num-threads`, or raise `max_retries` in the client_spec args)")
         return (f"the server at {self.base_url} answered HTTP {exc.status_code}: "
                 f"{detail or exc.message}{hint}")
-
-
-_CHECK_BASE_URL = ("check the deployment's base_url: it should end in /v1 of an "
-                   "OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1)")
-
-
-def _is_json(response: httpx.Response) -> bool:
-    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    return content_type == "application/json" or content_type.endswith("+json")
-
-
-def _what_came_back(response: httpx.Response) -> str:
-    content_type = response.headers.get("content-type") or "no content type"
-    return (f"{content_type}, {len(response.content)} bytes, beginning "
-            f"{response.content[:80].decode('utf-8', 'replace')!r}")
-
-
-def json_answer(response: httpx.Response) -> dict[str, Any]:
-    """The JSON object of a successful answer; :class:`EchoResponseError` saying what came back
-    instead (an HTML page, cut-off JSON, a JSON value that is not an object)."""
-    if not _is_json(response):
-        raise EchoResponseError(f"HTTP {response.status_code} came back with "
-                                f"{_what_came_back(response)}, not JSON; {_CHECK_BASE_URL}")
-    try:
-        answer = json.loads(response.content)
-    except ValueError as exc:
-        raise EchoResponseError(f"its JSON is malformed or cut off ({exc}; "
-                                f"{len(response.content)} bytes came back)") from exc
-    if not isinstance(answer, dict):
-        raise EchoResponseError(f"its JSON is a {type(answer).__name__}, not an object")
-    return answer
-
-
-def echoed_prompt_tokens(response: Mapping[str, Any], prompt: str) -> list[Token]:
-    """The echoed prompt's tokens and logprobs in a ``/v1/completions`` response (first choice).
-
-    Reads OpenAI's format (``choices[0].logprobs``: prompt tokens, then generated ones) and
-    Together's (``prompt[0].logprobs``: the prompt's tokens alone). The first token's ``null``
-    logprob becomes ``0.0`` (as in HELM's clients; see the module doc); any other ``null`` is an
-    error. Raises :class:`EchoResponseError` saying what is missing.
-    """
-    choices = response.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise EchoResponseError("it has no choices")
-    choice = choices[0]
-    parts = response.get("prompt")
-    if (isinstance(parts, list) and parts and isinstance(parts[0], Mapping)
-            and parts[0].get("logprobs")):
-        # Together: the echoed prompt has its own entry; choices[0] holds only generated tokens.
-        texts, logprobs = _token_lists(parts[0]["logprobs"], "prompt[0].logprobs")
-        _check_echo(parts[0].get("text"), prompt, "prompt[0].text")
-        return _tokens(texts, logprobs)
-    raw = choice.get("logprobs")
-    if not raw:
-        raise EchoResponseError(
-            "it has no logprobs (choices[0].logprobs is null): the server ignored logprobs=1; "
-            "llama-cpp-python's server needs --logits_all true, other servers an equivalent")
-    texts, logprobs = _token_lists(raw, "choices[0].logprobs")
-    text = choice.get("text")
-    _check_echo(text, prompt, "choices[0].text")
-    if isinstance(text, str) and len(text) > len(prompt):
-        # The server generated text after the prompt: keep the prompt's tokens (module doc, 3).
-        usage = response.get("usage")
-        count = usage.get("prompt_tokens") if isinstance(usage, Mapping) else None
-        if not isinstance(count, int) or count <= 0:
-            raise EchoResponseError(
-                f"it has generated text after the echoed prompt ({text[len(prompt):][:40]!r}) "
-                "but no usage.prompt_tokens, so the prompt's tokens cannot be told from the "
-                "generated ones")
-        texts, logprobs = _prompt_part(texts, logprobs, count, prompt)
-    return _tokens(texts, logprobs)
-
-
-def _prompt_part(texts: list[Any], logprobs: list[Any], count: int,
-                 prompt: str) -> tuple[list[Any], list[Any]]:
-    """The first ``count`` tokens, or ``count - 1``, whichever spell exactly ``prompt``."""
-    problems: list[str] = []
-    for keep in (count, count - 1):
-        if not 0 < keep <= len(texts):
-            continue
-        try:
-            align([], texts[:keep], prefix=prompt)
-        except AlignmentError as exc:
-            problems.append(f"the first {keep}: {exc}")
-            continue
-        return texts[:keep], logprobs[:keep]
-    if not problems:
-        raise EchoResponseError(f"only {len(texts)} tokens came back for usage.prompt_tokens="
-                                f"{count}: the echoed prompt's tokens are missing")
-    raise EchoResponseError(f"neither the first usage.prompt_tokens={count} tokens nor one fewer "
-                            f"spell the prompt ({'; '.join(problems)})")
-
-
-def _token_lists(raw: Any, where: str) -> tuple[list[Any], list[Any]]:
-    if not isinstance(raw, Mapping):
-        raise EchoResponseError(f"{where} is {type(raw).__name__}, not an object")
-    texts, logprobs = raw.get("tokens"), raw.get("token_logprobs")
-    if not isinstance(texts, list) or not isinstance(logprobs, list):
-        raise EchoResponseError(f"{where} lacks its tokens or token_logprobs list")
-    if len(texts) != len(logprobs):
-        raise EchoResponseError(
-            f"{where} has {len(texts)} tokens but {len(logprobs)} token_logprobs")
-    if not texts:
-        raise EchoResponseError(f"{where} has no tokens")
-    for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise EchoResponseError(f"{where}: token {index} has no text ({text!r})")
-    if all(logprob is None for logprob in logprobs):
-        raise EchoResponseError(f"{where}.token_logprobs are all null: the server returned no "
-                                "logprobs")
-    return texts, logprobs
-
-
-def _check_echo(text: Any, prompt: str, where: str) -> None:
-    if text is None:
-        return  # nothing to check against; the alignment will check the tokens themselves
-    if not isinstance(text, str) or not text.startswith(prompt):
-        shown = text[:60] if isinstance(text, str) else text
-        raise EchoResponseError(
-            f"it does not echo the prompt ({where} begins {shown!r}, the prompt is "
-            f"{prompt[:60]!r}): the server ignored echo=true")
-
-
-def _tokens(texts: list[Any], logprobs: list[Any]) -> list[Token]:
-    tokens: list[Token] = []
-    for index, (text, logprob) in enumerate(zip(texts, logprobs)):
-        if logprob is None and index == 0:
-            logprob = 0.0  # no context: never a value (the metric's first-token policy)
-        tokens.append(Token(text=text, logprob=_checked_logprob(index, text, logprob)))
-    return tokens
-
-
-def _checked_logprob(index: int, text: str, logprob: Any) -> float:
-    """A token's logprob as a float, or :class:`EchoResponseError` naming the token and value."""
-    where = f"token {index} {text!r}"
-    if logprob is None:
-        raise EchoResponseError(f"{where} has no logprob (null)")
-    # JSON true/false arrive as bool, which Python counts as an int: never a logprob.
-    if isinstance(logprob, bool) or not isinstance(logprob, (int, float)):
-        raise EchoResponseError(f"{where} has logprob {json.dumps(logprob)} (a JSON "
-                                f"{_json_kind(logprob)}, not a number)")
-    if not math.isfinite(logprob):
-        raise EchoResponseError(f"{where} has logprob {logprob!r}")
-    if logprob > LOGPROB_ROUNDING:
-        raise EchoResponseError(
-            f"{where} has logprob {logprob!r}, above 0: a probability of {math.exp(logprob):.3g}, "
-            f"more than 1 (up to {LOGPROB_ROUNDING:g} is taken for rounding)")
-    return min(float(logprob), 0.0)
-
-
-def _json_kind(value: Any) -> str:
-    kinds = {bool: "boolean", str: "string", list: "array", dict: "object"}
-    return kinds.get(type(value), type(value).__name__)
 
 
 def _tries(count: int) -> str:

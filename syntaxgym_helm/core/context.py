@@ -18,9 +18,10 @@ uses; :func:`item_contexts` makes each item's:
 Draws are without repetition; when ``n`` exceeds the pool, the pool is used whole, reshuffled, as
 often as needed. Each item has its own random generator, seeded by the run's seed and the item
 number, so an item's context does not depend on which other items are run. A context sentence that
-does not end in ``.``, ``!`` or ``?`` (most SyntaxGym sentences) gets a full stop; the sentences
-are joined by single spaces and followed by one (:data:`SEPARATOR`), then comes the item's
-sentence. ``n = 0`` adds nothing.
+does not end in ``.``, ``!`` or ``?`` (or their full-width forms ``。！？``; most SyntaxGym
+sentences end in none) gets a full stop; the sentences are joined by the suite's region separator
+(a single space, :data:`SEPARATOR`, unless the suite joins its regions without one, as Mandarin
+suites do) and followed by one, then comes the item's sentence. ``n = 0`` adds nothing.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ DEFAULT_SEED = 0
 #: What separates context sentences from each other and from the item's sentence.
 SEPARATOR = " "
 UNRELATED_RESOURCE = "context_unrelated.txt"
-_ENDINGS = (".", "!", "?")
+_ENDINGS = (".", "!", "?", "\u3002", "\uff01", "\uff1f")
 _T = TypeVar("_T")
 
 
@@ -183,10 +184,11 @@ def item_rng(spec: ContextSpec, item: Item) -> random.Random:
     return random.Random(f"syntaxgym-context:{spec.seed}:{item.item_number}")
 
 
-def join_context(sentences: Sequence[str]) -> str:
-    """The text put before the item's sentence (empty for no sentence)."""
+def join_context(sentences: Sequence[str], separator: str = SEPARATOR) -> str:
+    """The text put before the item's sentence (empty for no sentence); ``separator`` follows
+    each sentence (the suite's region separator)."""
     ended = [s if s.endswith(_ENDINGS) else s + "." for s in sentences]
-    return "".join(s + SEPARATOR for s in ended)
+    return "".join(s + separator for s in ended)
 
 
 def item_contexts(suite: Suite, spec: ContextSpec,
@@ -199,7 +201,9 @@ def item_contexts(suite: Suite, spec: ContextSpec,
         return _suite_contexts(suite, spec)
     if pool is None:
         pool = unrelated_sentences() if spec.kind == UNRELATED else file_sentences(spec)
-    return {item.item_number: join_context(draw(pool, spec.sentences, item_rng(spec, item)))
+    separator = suite.meta.region_separator
+    return {item.item_number: join_context(draw(pool, spec.sentences, item_rng(spec, item)),
+                                           separator)
             for item in suite.items}
 
 
@@ -224,5 +228,5 @@ def _suite_contexts(suite: Suite, spec: ContextSpec) -> dict[int, str]:
         others = [other for other in suite.items if other.item_number != item.item_number]
         chosen = draw(others, spec.sentences, rng)
         sentences = [other.condition(rng.choice(names)).sentence for other in chosen]
-        contexts[item.item_number] = join_context(sentences)
+        contexts[item.item_number] = join_context(sentences, suite.meta.region_separator)
     return contexts

@@ -69,3 +69,14 @@ class SuiteFileError(SuiteError):
     def reason(self) -> str:
         """Why, without the file: e.g. ``it is a named pipe (FIFO), not a regular file``."""
         return self.message.removeprefix(self.PREFIX)
+
+
+def clip(text: str, limit: int = 300) -> str:
+    """``text`` cut to about ``limit`` characters for a message or a log line: its start and end
+    with the number of characters left out between, e.g. a prompt of 70,000 characters that a
+    window service truncated (a log line must stay readable, and its cost bounded)."""
+    if len(text) <= limit:
+        return text
+    head = max(1, limit * 2 // 3)
+    tail = max(1, limit - head)
+    return f"{text[:head]}[... {len(text) - head - tail:,} characters ...]{text[-tail:]}"

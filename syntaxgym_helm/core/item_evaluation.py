@@ -18,15 +18,22 @@ one token fewer (docs/differences_from_syntaxgym_core.md lists every such differ
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Mapping, Sequence
 
 from syntaxgym_helm.core.alignment import align_tokens
 from syntaxgym_helm.core.errors import AlignmentError, EvaluationError
 from syntaxgym_helm.core.formula import RegionRef
-from syntaxgym_helm.core.region_stats import all_statistics, nats_to_bits, region_statistic
+from syntaxgym_helm.core.logprobs import as_logprob, logprob_problem
+from syntaxgym_helm.core.region_stats import (
+    METRICS,
+    all_statistics,
+    nats_to_bits,
+    region_statistic,
+)
 from syntaxgym_helm.core.suite import Condition, Item, Prediction, Suite
+from syntaxgym_helm.core.ties import check_tie_policy, has_tie, lenient
 
 FIRST_TOKEN_POLICIES = ("error", "exclude")
 
@@ -61,6 +68,12 @@ ConditionResult = Sequence[TokenScore] | RequestFailure
 class ConditionValues:
     """One condition's tokens, the region each counts for, and their surprisals in bits.
 
+    ``unmeasured``: regions with text but no token of their own, and why. Their text lies inside
+    a token that begins in an earlier region and counts there (rule 1 of
+    :mod:`syntaxgym_helm.core.alignment`), which happens where a tokenizer joins characters
+    across a region boundary (Mandarin, whose regions are not separated by spaces). Such a
+    region's value is undefined, not 0: the model gave it no surprisal of its own.
+
     A region's surprisals and statistics are worked out once and kept (reports ask for every
     statistic of every region, often more than once)."""
 
@@ -68,6 +81,7 @@ class ConditionValues:
     tokens: tuple[str, ...]
     regions: tuple[int | None, ...]
     surprisals: tuple[float, ...]
+    unmeasured: Mapping[int, str] = field(default_factory=dict)
 
     @cached_property
     def _by_region(self) -> dict[int | None, list[float]]:
@@ -88,13 +102,19 @@ class ConditionValues:
         return list(self._by_region.get(region, ()))
 
     def value(self, metric: str, region: int | None) -> float:
+        if region in self.unmeasured:
+            raise EvaluationError(f"region {region} of condition `{self.condition_name}` "
+                                  f"cannot be measured: {self.unmeasured[region]}")
         known = self._statistics.get(region)
         if known is not None and metric in known:
             return known[metric]
         return region_statistic(metric, self._by_region.get(region, ()))
 
     def statistics(self, region: int | None) -> dict[str, float]:
-        """Every metric of a region (``None``: the whole sentence), in ``METRICS`` order."""
+        """Every metric of a region (``None``: the whole sentence), in ``METRICS`` order; all
+        undefined (NaN) for an unmeasured region."""
+        if region in self.unmeasured:
+            return {metric: math.nan for metric in METRICS}
         known = self._statistics.get(region)
         if known is None:
             known = self._statistics[region] = all_statistics(self._by_region.get(region, ()))
@@ -109,17 +129,16 @@ class PredictionOutcome:
     formula: str
     holds: bool | None
     error: str | None = None
+    #: A strict comparison in it compared two exactly equal values (:mod:`.ties`).
+    tie: bool = False
 
 
-@dataclass(frozen=True)
-class ItemEvaluation:
-    """Everything scoring found for one item. ``problems`` non-empty means unscorable."""
+class ItemOutcome:
+    """An item's outcome from its ``problems`` and ``predictions`` (for the classes that have
+    them: :class:`ItemEvaluation`, and the Python API's results)."""
 
-    item_number: int
-    metric: str
-    conditions: tuple[ConditionValues, ...]
-    predictions: tuple[PredictionOutcome, ...]
     problems: tuple[str, ...]
+    predictions: tuple[PredictionOutcome, ...]
 
     @property
     def scorable(self) -> bool:
@@ -130,12 +149,25 @@ class ItemEvaluation:
         """All predictions hold (the item accuracy); None when the item is unscorable."""
         return all(p.holds for p in self.predictions) if self.scorable else None
 
+
+@dataclass(frozen=True)
+class ItemEvaluation(ItemOutcome):
+    """Everything scoring found for one item. ``problems`` non-empty means unscorable."""
+
+    item_number: int
+    metric: str
+    conditions: tuple[ConditionValues, ...]
+    predictions: tuple[PredictionOutcome, ...]
+    problems: tuple[str, ...]
+
     def region_values(self) -> dict[str, dict[int, dict[str, float]]]:
-        """condition -> region -> metric -> value, for every metric (what reports print)."""
+        """condition -> region -> metric -> value, for every metric (what reports print): the
+        regions with tokens, and the unmeasured ones (every value NaN)."""
         return {
             values.condition_name: {
                 region: values.statistics(region)
-                for region in sorted({r for r in values.regions if r is not None})
+                for region in sorted({r for r in values.regions if r is not None}
+                                     | set(values.unmeasured))
             }
             for values in self.conditions
         }
@@ -148,9 +180,12 @@ def evaluate_item(
     *,
     prefix: str = "",
     first_token: str = "error",
+    ties: str = "fail",
 ) -> ItemEvaluation:
-    """Score ``item`` of ``suite`` from each condition's returned tokens (keyed by condition name)."""
+    """Score ``item`` of ``suite`` from each condition's returned tokens (keyed by condition name);
+    ``ties``: whether a tie fails its comparison (default) or passes it (:mod:`.ties`)."""
     check_first_token_policy(first_token)
+    check_tie_policy(ties)
     problems: list[str] = []
     conditions: list[ConditionValues] = []
     for condition in item.conditions:
@@ -162,7 +197,8 @@ def evaluate_item(
     metric = suite.meta.main_metric
     if problems:
         return ItemEvaluation(item.item_number, metric, tuple(conditions), (), tuple(problems))
-    outcomes = tuple(_evaluate(prediction, conditions, metric) for prediction in suite.predictions)
+    outcomes = tuple(_evaluate(prediction, conditions, metric, ties)
+                     for prediction in suite.predictions)
     problems.extend(f"prediction {o.index} ({o.formula}): {o.error}" for o in outcomes if o.error)
     return ItemEvaluation(item.item_number, metric, tuple(conditions), outcomes, tuple(problems))
 
@@ -176,8 +212,11 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
     texts = [token.text for token in result]
     regions = align_tokens(
         [(region.region_number, region.content) for region in condition.regions], texts,
-        prefix=prefix,
+        prefix=prefix, separator=condition.separator,
     )
+    # Before first_token=exclude takes a token out: a region whose only token that is still has
+    # a token of its own (its sum is then 0, as syntaxgym-core's), it is not unmeasured.
+    unmeasured = unmeasured_regions(condition, texts, regions)
     if regions and regions[0] is not None:
         if first_token == "error":
             raise EvaluationError(
@@ -191,24 +230,50 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
     for index, (token, region) in enumerate(zip(result, regions)):
         if region is None:
             surprisals.append(math.nan)
-        elif token.logprob is None or not math.isfinite(token.logprob):
-            raise EvaluationError(f"token {index} {token.text!r} has no usable logprob "
-                                  f"({token.logprob!r})")
         else:
-            surprisals.append(nats_to_bits(token.logprob))
+            # NaN, an infinity or a probability above 1 is no surprisal: never scored.
+            problem = "is None" if token.logprob is None else logprob_problem(token.logprob)
+            if problem:
+                raise EvaluationError(f"token {index} {token.text!r} has no usable logprob: "
+                                      f"it {problem}")
+            surprisals.append(nats_to_bits(as_logprob(token.logprob)))
     return ConditionValues(condition.condition_name, tuple(texts), tuple(regions),
-                           tuple(surprisals))
+                           tuple(surprisals), unmeasured)
+
+
+def unmeasured_regions(condition: Condition, texts: Sequence[str],
+                       regions: Sequence[int | None]) -> dict[int, str]:
+    """The regions of ``condition`` that have text but no token, each with the reason: the
+    token that covers its beginning (the last one counted for an earlier region)."""
+    counted = set(regions)
+    found: dict[int, str] = {}
+    for region in condition.regions:
+        if not region.content or region.region_number in counted:
+            continue
+        earlier = [index for index, owner in enumerate(regions)
+                   if owner is not None and owner < region.region_number]
+        where = (f"its text {region.content!r} lies inside token {earlier[-1]} "
+                 f"{texts[earlier[-1]]!r}, which begins in region {regions[earlier[-1]]} and "
+                 "counts there" if earlier else f"no token covers its text {region.content!r}")
+        found[region.region_number] = (
+            f"{where}; the model's tokens do not separate it from the region before it, so it "
+            "has no surprisal of its own")
+    return found
 
 
 def _evaluate(prediction: Prediction, conditions: Sequence[ConditionValues],
-              metric: str) -> PredictionOutcome:
+              metric: str, ties: str = "fail") -> PredictionOutcome:
     by_name = {values.condition_name: values for values in conditions}
+    cache: dict[RegionRef, float] = {}
 
     def value(ref: RegionRef) -> float:
-        return by_name[ref.condition].value(metric, ref.region)
+        if ref not in cache:
+            cache[ref] = by_name[ref.condition].value(metric, ref.region)
+        return cache[ref]
 
+    formula = prediction.formula if ties == "fail" else lenient(prediction.formula)
     try:
-        return PredictionOutcome(prediction.index, prediction.source,
-                                 prediction.formula.evaluate(value))
+        return PredictionOutcome(prediction.index, prediction.source, formula.evaluate(value),
+                                 tie=has_tie(prediction.formula, value))
     except EvaluationError as exc:
         return PredictionOutcome(prediction.index, prediction.source, None, str(exc))

@@ -11,7 +11,10 @@ the user gave it (name, path or URL), then the file read.
 
 Built-in suites (generated from ``configs/suites/*.jsonnet`` and shipped in the package as
 ``syntaxgym_helm/suites/<name>.json``) are addressed by name too; their names start with ``sgh_``,
-so they never collide with the Hu et al. names.
+so they never collide with the Hu et al. names. So are the minimal-pair data sets' suites
+(``blimp_<UID>``, ``clams_<language>_<case>``, ``rublimp_...``, ``turblimp_...``, ``sling_...``;
+:mod:`syntaxgym_helm.core.minimal_pairs`), converted from their checked sources, with
+``suites_dir`` as the data set's offline folder.
 """
 
 from __future__ import annotations
@@ -25,15 +28,17 @@ import urllib.request
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
+from typing import Callable, TypeVar
 
-from syntaxgym_helm.core.blimp.convert import BlimpError
-from syntaxgym_helm.core.blimp.fetch import load_blimp_suite, resolve_blimp_suite
-from syntaxgym_helm.core.blimp.sources import SUITE_PREFIX as BLIMP_PREFIX
 from syntaxgym_helm.core.download import DownloadError, fetch, sha256_hex, write_atomically
 from syntaxgym_helm.core.errors import SyntaxGymError
 from syntaxgym_helm.core.files import check_regular_file, read_regular_file
+from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, dataset_of_suite
+from syntaxgym_helm.core.minimal_pairs.dataset import PairDataError
+from syntaxgym_helm.core.minimal_pairs.fetch import load_named, resolve_named
 from syntaxgym_helm.core.suite import Suite, load_suite
 
+T = TypeVar("T")
 HU2020_COMMIT = "2f42038477a9f03ab66f308a963ed49864cd8111"
 HU2020_URL = (
     "https://raw.githubusercontent.com/cpllab/syntactic-generalization/"
@@ -144,6 +149,8 @@ def load_named_suite(spec: str, cache_dir: str | Path,
 
     Its errors name the suite as given, then the file read when that is another (a cached
     download, a file in ``suites_dir``), e.g. ``number_prep (/cache/number_prep.json): ...``."""
+    if dataset_of_suite(spec) is not None:
+        return _pair_suite(load_named, spec, cache_dir, suites_dir)
     path = resolve_suite(spec, cache_dir, suites_dir)
     label = spec if Path(spec).expanduser() == path else f"{spec} ({path})"
     if spec.startswith(("http://", "https://")):
@@ -167,11 +174,8 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
         return target
     if spec in HU2020_SUITES:
         return _registered(HU2020_SUITES[spec], Path(cache_dir), suites_dir)
-    if _is_blimp_name(spec):
-        try:
-            return resolve_blimp_suite(spec, cache_dir, suites_dir)
-        except BlimpError as exc:
-            raise RegistryError(str(exc)) from exc
+    if dataset_of_suite(spec) is not None:
+        return _pair_suite(resolve_named, spec, cache_dir, suites_dir)
     builtin = builtin_suites()
     if spec in builtin:
         return _builtin(spec, Path(cache_dir))
@@ -182,13 +186,20 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
     known = ", ".join(sorted(HU2020_SUITES))
     raise RegistryError(
         f"unknown suite {spec!r}: it is not a registered name, an existing file or an http(s) URL. "
-        f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}; BLiMP: "
-        f"{BLIMP_PREFIX}<UID> (67 paradigms, e.g. {BLIMP_PREFIX}adjunct_island)"
+        f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}; minimal "
+        "pairs: " + ", ".join(f"{d.prefix}... ({len(d.files())} suites)" for d in DATASETS.values())
+        + " (`syntaxgym-helm list DATA_SET` names them)"
     )
 
 
-def _is_blimp_name(spec: str) -> bool:
-    return spec.startswith(BLIMP_PREFIX) and "/" not in spec and not spec.endswith(".json")
+def _pair_suite(get: Callable[..., T], spec: str, cache_dir: str | Path,
+                suites_dir: str | Path | None) -> T:
+    """``get`` (the suite or its path) of a minimal-pair data set's suite, with its errors as
+    the registry's."""
+    try:
+        return get(dataset_of_suite(spec), spec, cache_dir, suites_dir)
+    except PairDataError as exc:
+        raise RegistryError(str(exc)) from exc
 
 
 def _registered(suite: _Hu2020Suite, cache_dir: Path, suites_dir: str | Path | None) -> Path:

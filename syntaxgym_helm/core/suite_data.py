@@ -12,6 +12,8 @@ Formats read and normalised to this one model:
 4. formulas with ``[ ]`` brackets (the original Hu et al. 2020 suites; the parser reads both).
 
 ``meta.metric`` may be one metric name, a list of them, ``"all"`` or absent (which means sum).
+``meta.region_separator`` says how regions join into the sentence a model reads: ``" "`` (the
+default, as syntaxgym-core joins them) or ``""`` (written together: Mandarin, which has no spaces).
 Reading any of these, with every check, is :mod:`syntaxgym_helm.core.validation`'s work; this
 module holds the data, writes it in the syntaxgym-core format (:meth:`Suite.to_json_dict`) and
 reads back, without checks, what that wrote (:meth:`Suite.from_trusted_json`).
@@ -28,10 +30,18 @@ from syntaxgym_helm.core.formula import Formula, parse_formula
 from syntaxgym_helm.core.region_stats import METRICS
 
 
-def join_regions(contents: Iterable[str]) -> str:
-    """A sentence from its regions' contents: the non-empty ones joined by single spaces (how
-    syntaxgym-core builds sentences, and what every client is sent)."""
-    return " ".join(content for content in contents if content)
+#: How regions join into a sentence, by default: a single space (how syntaxgym-core builds
+#: sentences). A suite may say otherwise in ``meta.region_separator`` (see :data:`SEPARATORS`).
+DEFAULT_SEPARATOR = " "
+#: The separators a suite may declare: ``" "`` (words), ``""`` (regions written together, as
+#: Mandarin is written without spaces, or punctuation glued to the word before it).
+SEPARATORS = (" ", "")
+
+
+def join_regions(contents: Iterable[str], separator: str = DEFAULT_SEPARATOR) -> str:
+    """A sentence from its regions' contents: the non-empty ones joined by ``separator``
+    (a single space unless the suite says otherwise); what every client is sent."""
+    return separator.join(content for content in contents if content)
 
 
 @dataclass(frozen=True)
@@ -44,15 +54,18 @@ class Region:
 
 @dataclass(frozen=True)
 class Condition:
-    """One sentence of an item: the item's text under one manipulation."""
+    """One sentence of an item: the item's text under one manipulation.
+
+    ``separator`` is how its regions join: the suite's ``meta.region_separator``."""
 
     condition_name: str
     regions: tuple[Region, ...]
+    separator: str = DEFAULT_SEPARATOR
 
     @property
     def sentence(self) -> str:
-        """The text a model reads: non-empty regions joined by single spaces."""
-        return join_regions(region.content for region in self.regions)
+        """The text a model reads: the non-empty regions joined by the separator."""
+        return join_regions((region.content for region in self.regions), self.separator)
 
     def region(self, number: int) -> Region | None:
         return next((region for region in self.regions if region.region_number == number), None)
@@ -96,6 +109,9 @@ class SuiteMeta:
     comment: str = ""
     tags: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: How regions join into a sentence (one of :data:`SEPARATORS`); written to JSON only when
+    #: it is not the default, so suites without it read and write as before.
+    region_separator: str = DEFAULT_SEPARATOR
 
     @property
     def main_metric(self) -> str:
@@ -148,6 +164,8 @@ class Suite:
                 meta[key] = getattr(self.meta, key)
         if self.meta.tags:
             meta["tags"] = list(self.meta.tags)
+        if self.meta.region_separator != DEFAULT_SEPARATOR:
+            meta["region_separator"] = self.meta.region_separator
         return {
             "meta": meta,
             "region_meta": {str(number): name for number, name in self.region_meta.items()},
@@ -182,10 +200,11 @@ class Suite:
         known = {key: meta.pop(key, "") for key in
                  ("name", "metric", "author", "reference", "description", "comment")}
         tags = tuple(meta.pop("tags", ()))
+        separator = meta.pop("region_separator", DEFAULT_SEPARATOR)
         return cls(
             meta=SuiteMeta(known["name"], _metrics(known["metric"]), known["author"],
                            known["reference"], known["description"], known["comment"], tags,
-                           meta),
+                           meta, separator),
             region_meta={int(number): name for number, name in data["region_meta"].items()},
             predictions=tuple(Prediction(index, _parse_trusted(p["formula"]))
                               for index, p in enumerate(data["predictions"])),
@@ -193,7 +212,7 @@ class Suite:
                 Item(item["item_number"], tuple(
                     Condition(condition["condition_name"], tuple(
                         Region(region["region_number"], region["content"])
-                        for region in condition["regions"]))
+                        for region in condition["regions"]), separator)
                     for condition in item["conditions"]))
                 for item in data["items"]),
             source=source,

@@ -20,6 +20,13 @@ anything from about 0.45 to 0.78. These are the intervals and paired tests the r
 The bootstraps are seeded (same seed, same interval) and exact in distribution yet fast: an item's
 value takes few distinct levels (0 and 1; a difference -1, 0 and 1), so the sum of n items drawn
 with replacement is a multinomial count of those levels, drawn directly instead of n indices.
+
+Libraries. Wilson intervals and McNemar's binomial tail are SciPy's. Not
+``scipy.stats.bootstrap``: it gives the same percentile intervals up to the random draws (tested)
+but draws every index, 6.2 s of CPU for BLiMP's 67 x 1,000 items against 0.04 s here. Not
+``scipy.stats.false_discovery_control``: it is Benjamini-Hochberg, which bounds the share of false
+findings, not the chance of any (Holm); SciPy has no Holm, and statsmodels' ``multipletests``
+would be a dependency for ten lines.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ needs for one run suite.
   ``model_metadata.yaml`` with the display names of the embedded models (``helm-summarize`` and
   ``helm-server`` load no plugin, so without it the leaderboard shows raw model names), merged
   with the user's own ``prod_env/model_metadata.yaml``; ``syntaxgym-helm leaderboard config``;
-- :func:`show_tables`: the SG score, circuit, built-in, BLiMP and context tables
+- :func:`show_tables`: the SG score, circuit, built-in, minimal-pair and context tables
   ``helm-summarize`` wrote, as markdown (``syntaxgym-helm leaderboard show``), each suite's
   accuracy with the number of items scored where the runs have it (``0.781 (n=32)``).
 """
@@ -29,8 +29,8 @@ from helm.common.general import asdict_without_nones
 
 from syntaxgym_helm.clients.embedded.catalogue import EMBEDDED_MODELS
 from syntaxgym_helm.clients.registration import register_with_helm
-from syntaxgym_helm.core.blimp.paper import blimp_groups
 from syntaxgym_helm.core.context import ACCEPTABLE, KINDS, NONE, UNACCEPTABLE
+from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, pair_groups
 from syntaxgym_helm.core.registry import (
     CIRCUITS,
     HU2020_SUITES,
@@ -91,7 +91,9 @@ def generated_files() -> dict[Path, str]:
         Path("run_specs/syntaxgym_sg_score.conf"): run_entries_conf(sg_score_suites()),
         Path("run_specs/syntaxgym_hu2020.conf"): run_entries_conf(sorted(HU2020_SUITES)),
         Path("run_specs/syntaxgym_builtin.conf"): run_entries_conf(builtin_suites()),
-        Path("run_specs/syntaxgym_blimp.conf"): run_entries_conf(blimp_groups().overall),
+        # One per minimal-pair data set: syntaxgym_blimp.conf, syntaxgym_clams.conf, ...
+        **{Path(f"run_specs/syntaxgym_{dataset.name}.conf"): run_entries_conf(
+            file.suite for file in dataset.files()) for dataset in DATASETS.values()},
         # Robustness to context: every kind (none included, the baseline of the report's table).
         Path("run_specs/syntaxgym_context.conf"): run_entries_conf(builtin_suites(),
                                                                    contexts=KINDS),
@@ -162,11 +164,13 @@ def show_tables(run_suite_dir: Path) -> str:
     then the built-in suites. Each table is shown when its suites were run."""
     groups = run_suite_dir / "groups"
     tables = [table for table in (_sg_score_table(groups), _builtin_table(groups),
-                                  _blimp_table(groups), *_context_tables(groups)) if table]
+                                  *map(_pair_table, [groups] * len(DATASETS), DATASETS),
+                                  *_context_tables(groups)) if table]
     if not tables:
         raise FileNotFoundError(f"{groups} has none of syntaxgym_sg_score.json, "
-                                "syntaxgym_builtin.json, syntaxgym_blimp.json: run helm-summarize "
-                                "with the schema of `syntaxgym-helm leaderboard config` first")
+                                "syntaxgym_builtin.json, syntaxgym_<data set>.json (blimp, "
+                                "clams, ...): run helm-summarize with the schema of "
+                                "`syntaxgym-helm leaderboard config` first")
     if any("(n=" in table for table in tables):
         tables.append("n: items scored (the accuracy's denominator).")
     return "\n\n".join(tables)
@@ -235,17 +239,19 @@ def _builtin_table(groups: Path) -> str | None:
     return "\n".join(lines)
 
 
-def _blimp_table(groups: Path) -> str | None:
-    """BLiMP: the mean whole-sentence accuracy over the paradigms run, per phenomenon, and each
-    paradigm, per model."""
-    table = _GroupTable.read(groups / "syntaxgym_blimp.json")
+def _pair_table(groups: Path, name: str) -> str | None:
+    """A minimal-pair data set (BLiMP, CLAMS, ...): the mean whole-sentence accuracy over the
+    paradigms run, per language and group, and each paradigm, per model."""
+    dataset = DATASETS[name]
+    table = _GroupTable.read(groups / f"syntaxgym_{name}.json")
     if table is None:
         return None
-    lines = table.start("**BLiMP** (mean whole-sentence accuracy over the paradigms run)")
-    for phenomenon in blimp_groups().by_phenomenon:
-        scores = _mean_by_model(groups / f"syntaxgym_blimp_{phenomenon}.json")
+    lines = table.start(f"**{dataset.title}** (mean whole-sentence accuracy over the paradigms "
+                        "run)")
+    for group in pair_groups(dataset):
+        scores = _mean_by_model(groups / f"{group.name}.json")
         if scores:
-            lines.append(f"| phenomenon: {phenomenon} | "
+            lines.append(f"| {group.label} | "
                          + " | ".join(_fmt(scores.get(m)) for m in table.models) + " |")
     lines += [table.line(name.split(" - ")[0], index)
               for index, name in enumerate(table.header[2:], start=2)]

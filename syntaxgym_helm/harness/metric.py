@@ -3,8 +3,8 @@
 A HELM ``ReferenceMetric`` sees every condition's ``RequestState`` of an instance together. Each
 state is matched to its condition by the tag its reference carries (see
 :mod:`syntaxgym_helm.harness.scenario`); runs written before references were tagged are matched by
-reference order. The item's stats are those of :mod:`syntaxgym_helm.harness.stats`; an unscorable
-item's reason is logged as a warning. HELM averages each stat over the items that have it; the
+reference order. The item's stats are those of :mod:`syntaxgym_helm.harness.stats`, with what its
+requests cost (:func:`item_cost`); an unscorable item's reason is logged as a warning. HELM averages each stat over the items that have it; the
 metric then adds the run's count of items scored (:func:`syntaxgym_helm.harness.stats.run_stats`),
 and keeps what it found for every item (region values, outcomes) in the run folder for the
 reports (:mod:`syntaxgym_helm.harness.scored_items`), so that they never score the run again.
@@ -12,7 +12,7 @@ reports (:mod:`syntaxgym_helm.harness.scored_items`), so that they never score t
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Sequence
 
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
 from helm.benchmark.adaptation.request_state import RequestState
@@ -23,7 +23,9 @@ from helm.benchmark.metrics.metric_service import MetricService
 from helm.benchmark.metrics.reference_metric import ReferenceMetric
 from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hwarn
+from helm.common.request import RequestResult
 
+from syntaxgym_helm.harness.exact_texts import exact_texts
 from syntaxgym_helm.harness.scenario import ITEM_KEY, condition_of_reference, read_item_payload
 from syntaxgym_helm.core.item_evaluation import (
     ConditionResult,
@@ -33,21 +35,36 @@ from syntaxgym_helm.core.item_evaluation import (
     check_first_token_policy,
     evaluate_item,
 )
+from syntaxgym_helm.core.errors import clip
 from syntaxgym_helm.core.suite import Condition, Item, Suite
+from syntaxgym_helm.core.ties import check_tie_policy
+from syntaxgym_helm.helm_compat import require
 from syntaxgym_helm.harness.scored_items import (
     current_run_dir,
     merge_one_item_suites,
     write_scored_items,
 )
-from syntaxgym_helm.harness.stats import item_stat_values, metric_metadata, run_stats
+from syntaxgym_helm.harness.stats import (
+    ItemCost,
+    cost_stat_values,
+    item_stat_values,
+    metric_metadata,
+    run_stats,
+)
+
+
+#: The longest reason (characters) an unscorable item's log line quotes.
+MAX_PROBLEM_CHARS = 500
 
 
 class SyntaxGymMetric(ReferenceMetric):
     """Region surprisals (bits) from echoed token logprobs, and the suite's predictions over them."""
 
     def __init__(self, first_token: str = "error", prefix: str = "auto", context: str = "none",
-                 context_sentences: int = 0, context_seed: int = 0) -> None:
+                 context_sentences: int = 0, context_seed: int = 0, ties: str = "fail") -> None:
+        require("metric")  # the overridden methods and the RequestResult fields read
         self.first_token = check_first_token_policy(first_token)
+        self.ties = check_tie_policy(ties)
         self.prefix = prefix  # the run entry's prefix argument, as given (the prompt shows it)
         # The run's context, recorded for readers of run_spec.json: scoring needs nothing of it,
         # since the prompt minus the sentence (prefix and context) is never scored.
@@ -89,15 +106,18 @@ class SyntaxGymMetric(ReferenceMetric):
         metric_service: MetricService,
         eval_cache_path: str,
     ) -> List[Stat]:
-        score = evaluate_request_states(reference_request_states, self.first_token)
+        score = evaluate_request_states(reference_request_states, self.first_token, self.ties)
         scored = getattr(self, "_scored", None)
         if scored is not None:
             scored.append((reference_request_states[0].instance, score))
         if not score.scorable:
             instance_id = reference_request_states[0].instance.id
+            # One bounded line per item, however long the reasons (a client's error can quote a
+            # whole prompt).
             hwarn(f"SyntaxGym item {score.item_number} ({instance_id}) is unscorable: "
-                  + "; ".join(score.problems))
-        return item_stats(score)
+                  + clip("; ".join(clip(problem, MAX_PROBLEM_CHARS) for problem in score.problems),
+                         4 * MAX_PROBLEM_CHARS))
+        return item_stats(score) + cost_stats(item_cost(reference_request_states))
 
     def get_metadata(self) -> List[MetricMetadata]:
         """Display text of the stats (HELM's ``helm-summarize --auto-generate-schema`` reads it;
@@ -115,7 +135,8 @@ def item_suite(state: RequestState) -> Suite:
                                    f"instance {instance.id}")
 
 
-def evaluate_request_states(states: List[RequestState], first_token: str = "error") -> ItemEvaluation:
+def evaluate_request_states(states: List[RequestState], first_token: str = "error",
+                            ties: str = "fail") -> ItemEvaluation:
     """Score one instance from its per-condition request states (also used by the reports)."""
     suite = item_suite(states[0])
     item = suite.items[0]
@@ -128,14 +149,17 @@ def evaluate_request_states(states: List[RequestState], first_token: str = "erro
                              f"{condition.condition_name!r}; each reference must name another")
         prompt = state.request.prompt
         if not prompt.endswith(condition.sentence):
+            # A window service truncates a prompt too long for the model: quote only its ends.
             results[condition.condition_name] = RequestFailure(
-                f"the prompt {prompt!r} does not end with the sentence {condition.sentence!r}; "
-                "the adapter must add nothing after it")
+                f"the prompt ({len(prompt):,} characters) {clip(prompt, 80)!r} does not end "
+                f"with the sentence ({len(condition.sentence):,} characters) "
+                f"{clip(condition.sentence, 80)!r}; it was truncated to fit the model's context, "
+                "or the adapter added something after it")
             continue
         prefixes.add(prompt[: len(prompt) - len(condition.sentence)])
         results[condition.condition_name] = _condition_result(state)
     prefix = prefixes.pop() if len(prefixes) == 1 else ""
-    return evaluate_item(suite, item, results, prefix=prefix, first_token=first_token)
+    return evaluate_item(suite, item, results, prefix=prefix, first_token=first_token, ties=ties)
 
 
 def state_condition(state: RequestState, item: Item) -> Condition:
@@ -169,8 +193,38 @@ def _condition_result(state: RequestState) -> ConditionResult:
         return RequestFailure(result.error or "unknown error")
     if not result.completions:
         return RequestFailure("the result has no completion")
-    return [TokenScore(token.text, token.logprob) for token in result.completions[0].tokens]
+    tokens = result.completions[0].tokens
+    texts = [token.text for token in tokens]
+    # Texts that lost pieces of characters (U+FFFD) are read again from the tokenizer.
+    texts = exact_texts(state.request, texts) or texts
+    return [TokenScore(text, token.logprob) for text, token in zip(texts, tokens)]
 
 
 def item_stats(score: ItemEvaluation) -> List[Stat]:
     return [Stat(MetricName(name)).add(value) for name, value in item_stat_values(score).items()]
+
+
+def cost_stats(cost: ItemCost) -> List[Stat]:
+    return [Stat(MetricName(name)).add(value) for name, value in cost_stat_values(cost).items()]
+
+
+def request_seconds(result: RequestResult) -> float:
+    """A request's model time: its share of its batch when the client batched it (HELM's
+    ``batch_request_time / batch_size``), else its ``request_time`` (0 when not recorded)."""
+    if result.batch_request_time is not None and result.batch_size:
+        return result.batch_request_time / result.batch_size
+    return result.request_time or 0.0
+
+
+def item_cost(states: Sequence[RequestState]) -> ItemCost:
+    """What an item's requests cost: model seconds, tokens returned, requests and cache hits."""
+    seconds, tokens, cached = 0.0, 0, 0
+    for state in states:
+        result = state.result
+        if result is None:
+            continue
+        cached += bool(result.cached)
+        seconds += request_seconds(result)
+        if result.success and result.completions:
+            tokens += len(result.completions[0].tokens)
+    return ItemCost(seconds, tokens, len(states), cached)

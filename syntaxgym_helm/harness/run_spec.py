@@ -13,6 +13,9 @@ Arguments (all optional but ``suite``):
   nothing; any other text is used as given, e.g. ``prefix=<|endoftext|>``;
 - ``first_token``: ``error`` (default) or ``exclude``: what to do when the sentence's first token
   comes back without context anyway (see :mod:`syntaxgym_helm.core.item_evaluation`);
+- ``ties``: ``fail`` (default) or ``pass``: how a tie (a ``<`` or ``>`` between two exactly equal
+  values, e.g. two equally surprising sentences) is scored (:mod:`syntaxgym_helm.core.ties`);
+  the ``syntaxgym_tie`` stat counts the items with one either way;
 - ``suites_dir``: a local folder with ``<name>.json`` suite files that stands in for the download;
 - ``context``: ``none`` (default), ``acceptable``, ``unacceptable``, ``unrelated`` or the path of a
   text file: sentences put before every condition of an item (:mod:`syntaxgym_helm.core.context`),
@@ -50,6 +53,7 @@ from syntaxgym_helm.core.context import (
     parse_context,
 )
 from syntaxgym_helm.core.item_evaluation import check_first_token_policy
+from syntaxgym_helm.core.ties import check_tie_policy
 
 NO_PREFIX = "none"
 AUTO_PREFIX = "auto"
@@ -90,11 +94,13 @@ def get_syntaxgym_spec(
     context: str = NONE,
     context_sentences: str = str(DEFAULT_SENTENCES),
     context_seed: str = str(DEFAULT_SEED),
+    ties: str = "fail",
 ) -> RunSpec:
     if not suite.strip():
         raise RunSpecError("syntaxgym needs a suite: syntaxgym:suite=NAME_OR_PATH_OR_URL,model=...")
     try:
         check_first_token_policy(first_token)
+        check_tie_policy(ties)
     except ValueError as error:
         raise RunSpecError(f"syntaxgym: {error}") from None
     try:
@@ -108,11 +114,13 @@ def get_syntaxgym_spec(
     if suites_dir:
         scenario_args["suites_dir"] = suites_dir
     metric_args: dict[str, str | int] = {"first_token": first_token, "prefix": prefix}
+    if ties != "fail":  # only then: a run without it keeps the run spec it had before
+        metric_args["ties"] = ties
     context_args = context_arguments(context_spec)
     scenario_args.update(context_args)
     metric_args.update({k: v for k, v in context_args.items() if k != "context_sha256"})
     return RunSpec(
-        name=_run_name(suite, prefix, first_token, context_spec),
+        name=_run_name(suite, prefix, first_token, context_spec, ties),
         scenario_spec=ScenarioSpec(class_name=SCENARIO_CLASS, args=scenario_args),
         adapter_spec=syntaxgym_adapter_spec(prefix_text),
         metric_specs=[MetricSpec(class_name=METRIC_CLASS, args=metric_args)],
@@ -156,12 +164,15 @@ def run_groups(suite: str, context: ContextSpec) -> list[str]:
     return [context_group_name(context.label), suite_context_group_name(suite, context.label)]
 
 
-def _run_name(suite: str, prefix: str, first_token: str, context: ContextSpec) -> str:
+def _run_name(suite: str, prefix: str, first_token: str, context: ContextSpec,
+              ties: str = "fail") -> str:
     parts = [f"suite={suite}"]
     if prefix != AUTO_PREFIX:
         parts.append(f"prefix={prefix}")
     if first_token != "error":
         parts.append(f"first_token={first_token}")
+    if ties != "fail":
+        parts.append(f"ties={ties}")
     if context.active:
         # A file is named by its label, not its path: HELM makes the run name a folder name.
         parts += [f"context={context.label}", f"context_sentences={context.sentences}",

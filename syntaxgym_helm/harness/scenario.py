@@ -38,6 +38,7 @@ from syntaxgym_helm.core.context import (
     DEFAULT_SEED,
     DEFAULT_SENTENCES,
     NONE,
+    ContextSpec,
     item_contexts,
     spec_from_args,
 )
@@ -104,29 +105,7 @@ class SyntaxGymScenario(Scenario):
         return load_named_suite(self.suite_spec, cache_path, self.suites_dir)
 
     def get_instances(self, output_path: str) -> List[Instance]:
-        suite = self.load(output_path)
-        contexts = item_contexts(suite, self.context)
-        data = suite.to_json_dict()
-        items_json = data.pop("items")
-        return [
-            self._instance(item, {**data, "items": [item_json]}, contexts[item.item_number])
-            for item, item_json in zip(suite.items, items_json)
-        ]
-
-    @staticmethod
-    def _instance(item: Item, one_item_suite: dict[str, Any], context: str = "") -> Instance:
-        references = [
-            Reference(Output(text=condition.sentence),
-                      tags=[condition_tag(condition.condition_name)])
-            for condition in item.conditions
-        ]
-        return Instance(
-            input=Input(text=context),
-            references=references,
-            split=TEST_SPLIT,
-            id=f"item{item.item_number}",
-            extra_data={ITEM_KEY: item_payload(one_item_suite)},
-        )
+        return suite_instances(self.load(output_path), self.context)
 
     def get_metadata(self) -> ScenarioMetadata:
         return ScenarioMetadata(
@@ -140,3 +119,27 @@ class SyntaxGymScenario(Scenario):
                                   language="English"),
         )
 
+
+def suite_instances(suite: Suite, context: ContextSpec) -> List[Instance]:
+    """A suite's items as HELM instances (what :class:`SyntaxGymScenario` gives HELM; also
+    :func:`syntaxgym_helm.api.evaluate`'s instances, so that both score the same requests)."""
+    contexts = item_contexts(suite, context)
+    data = suite.to_json_dict()
+    items_json = data.pop("items")
+    return [_instance(item, {**data, "items": [item_json]}, contexts[item.item_number])
+            for item, item_json in zip(suite.items, items_json)]
+
+
+def _instance(item: Item, one_item_suite: dict[str, Any], context: str = "") -> Instance:
+    references = [
+        Reference(Output(text=condition.sentence),
+                  tags=[condition_tag(condition.condition_name)])
+        for condition in item.conditions
+    ]
+    return Instance(
+        input=Input(text=context),
+        references=references,
+        split=TEST_SPLIT,
+        id=f"item{item.item_number}",
+        extra_data={ITEM_KEY: item_payload(one_item_suite)},
+    )

@@ -12,13 +12,20 @@ Two sets of suites make two schemas with one generator:
 
 Tables: one per suite; one per circuit of Hu et al. (2020) and one for the SG score (its "Mean
 score" column is the paper's SG score over the suites run); the built-in suites (``sgh_*``)
-together; every suite together. Models are rows. Metric fields come from the metric's own
+together; per minimal-pair data set (BLiMP, CLAMS, RuBLiMP, TurBLiMP, SLING) one table, and one
+per language and group of it (:func:`syntaxgym_helm.core.minimal_pairs.catalogue.pair_groups`),
+whose suites' main column is the whole-sentence accuracy; every suite together. Models are rows. Metric fields come from the metric's own
 metadata (:func:`syntaxgym_helm.harness.stats.metric_metadata`).
 
 The number of items scored (``syntaxgym_scored_items``, a per-run stat whose value is the count)
 has a metric group of its own: in a suite's table it is the column after the accuracy; a parent
 table (SG score, circuit, ...) shows it as a second table, one column per suite, with no mean and
 no win rate. Runs written before the stat existed have no such column.
+
+What scoring cost (model seconds, tokens and cache hits per item; the efficiency stats of
+:mod:`syntaxgym_helm.harness.stats`) is a metric group of its own, the last of a suite's table and
+hidden in parent tables (one column per suite and stat would crowd them); runs written before the
+stats existed have no such columns.
 
 Runs with a context (``context=`` of the run entry) belong to run groups of their own (see
 :mod:`syntaxgym_helm.harness.run_spec`): per kind of context a table of its suites
@@ -35,9 +42,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from syntaxgym_helm.core.blimp.paper import blimp_groups
 from syntaxgym_helm.core.context import NONE, spec_from_args
-from syntaxgym_helm.core.blimp.sources import paradigm_of_suite
+from syntaxgym_helm.core.minimal_pairs.catalogue import (
+    DATASETS,
+    LANGUAGE_NAMES,
+    pair_groups,
+    source_file,
+)
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, builtin_suites, sg_score_suites
 from syntaxgym_helm.harness.run_spec import (
     context_group_name,
@@ -48,11 +59,15 @@ from syntaxgym_helm.harness.scenario import MAIN_METRIC
 from syntaxgym_helm.harness.stats import (
     DEFAULT_DESCRIBED_PREDICTIONS,
     DETAILS_GROUP,
+    EFFICIENCY_GROUP,
     FIRST_PREDICTION_ACCURACY,
+    INFERENCE_TIME,
     ITEMS_GROUP,
     MAIN_GROUP,
     SCORED_ITEMS,
+    TIE,
     UNSCORABLE,
+    efficiency_stat_names,
     metric_metadata,
     prediction_accuracy_name,
 )
@@ -60,7 +75,6 @@ from syntaxgym_helm.harness.stats import (
 _TAXONOMY = {"task": "targeted syntactic evaluation", "what": "constructed minimal pairs",
              "who": "linguists", "when": "2020", "language": "English"}
 CITATION = "[(Hu et al., 2020)](https://aclanthology.org/2020.acl-main.158/)"
-BLIMP_CITATION = "[(Warstadt et al., 2020)](https://doi.org/10.1162/tacl_a_00321)"
 CONTEXT_CATEGORY = "SyntaxGym with context"
 
 
@@ -73,6 +87,8 @@ class SuiteColumn:
     predictions: int | None  # how many predictions (so which stats it has); None: not known
     scored_items: bool = True  # its runs have the count of items scored (older runs do not)
     context: str = NONE  # the kind of context of its runs (ContextSpec.label)
+    ties: bool = True  # its runs have the tie stat (older runs do not)
+    efficiency: bool = True  # its runs have the efficiency stats (older runs do not)
 
     @property
     def group(self) -> str:
@@ -85,21 +101,29 @@ class SuiteColumn:
         return self.name if self.context == NONE else f"{self.name} (context: {self.context})"
 
     @property
-    def is_blimp(self) -> bool:
-        return paradigm_of_suite(self.name) is not None
+    def is_pairs(self) -> bool:
+        """A minimal-pair data set's suite (BLiMP, CLAMS, RuBLiMP, TurBLiMP, SLING)."""
+        return source_file(self.name) is not None
 
     @property
     def main_metric(self) -> str:
-        """A BLiMP suite's main column is its first prediction, the whole-sentence comparison
-        the paper and other tools report; every other suite's is item accuracy."""
-        return FIRST_PREDICTION_ACCURACY if self.is_blimp else MAIN_METRIC
+        """A minimal-pair suite's main column is its first prediction, the whole-sentence
+        comparison the papers and other tools report; every other suite's is item accuracy."""
+        return FIRST_PREDICTION_ACCURACY if self.is_pairs else MAIN_METRIC
 
     @property
     def details_group(self) -> str:
         """The metric group of the suite's details columns (see :func:`_details_groups`)."""
         if self.predictions is None:
-            return f"{DETAILS_GROUP}_blimp" if self.is_blimp else DETAILS_GROUP
-        return f"{DETAILS_GROUP}_{self.predictions}"
+            name = f"{DETAILS_GROUP}_pairs" if self.is_pairs else DETAILS_GROUP
+        else:
+            name = f"{DETAILS_GROUP}_{self.predictions}"
+        return name if self.ties else f"{name}_without_ties"
+
+    @property
+    def language(self) -> str:
+        found = source_file(self.name)
+        return LANGUAGE_NAMES[found[1].language] if found else "English"
 
 
 def circuit_group_name(circuit: str) -> str:
@@ -107,11 +131,12 @@ def circuit_group_name(circuit: str) -> str:
 
 
 def _registered_description(name: str) -> str:
-    paradigm = paradigm_of_suite(name)
-    if paradigm is not None:
-        return (f"BLiMP paradigm {paradigm.uid} ({paradigm.field_group}, {paradigm.phenomenon}): "
-                f"1,000 minimal pairs {BLIMP_CITATION}; the main column is the whole-sentence "
-                "comparison (prediction 0), BLiMP's own accuracy.")
+    found = source_file(name)
+    if found is not None:
+        dataset, file = found
+        return (f"{dataset.title} paradigm {file.paradigm} ({LANGUAGE_NAMES[file.language]}, "
+                f"{file.group}): {file.pairs:,} minimal pairs {_cite(dataset.name)}; the main "
+                "column is the whole-sentence comparison (prediction 0), the papers' accuracy.")
     if name in HU2020_SUITES:
         circuit = HU2020_SUITES[name].circuit or "left out of the paper's SG score"
         return f"SyntaxGym suite {name} ({circuit}) {CITATION}."
@@ -125,15 +150,22 @@ def _builtin_predictions(name: str) -> int:
     return len(json.loads(suite_file.read_text(encoding="utf-8"))["predictions"])
 
 
+def _cite(dataset: str) -> str:
+    found = DATASETS[dataset]
+    return f"[({found.short_citation})]({found.paper_url})"
+
+
 def registry_suites() -> list[SuiteColumn]:
-    """The 34 suites of Hu et al. (2020) and BLiMP's 67 paradigms (prediction counts unknown:
-    they are downloaded) and the built-in suites (shipped, so counted)."""
+    """The 34 suites of Hu et al. (2020) (prediction counts unknown: they are downloaded), the
+    built-in suites (shipped, so counted) and the minimal-pair data sets' (one prediction, but
+    BLiMP's paradigms may add a prefix-method one)."""
     return ([SuiteColumn(name, _registered_description(name), None)
              for name in sorted(HU2020_SUITES)]
             + [SuiteColumn(name, _registered_description(name), _builtin_predictions(name))
                for name in builtin_suites()]
-            + [SuiteColumn(name, _registered_description(name), None)
-               for name in blimp_groups().overall])
+            + [SuiteColumn(file.suite, _registered_description(file.suite),
+                           None if dataset.extra_predictions else 1)
+               for dataset in DATASETS.values() for file in dataset.files()])
 
 
 def run_suites(run_suite_dir: Path) -> list[SuiteColumn]:
@@ -166,7 +198,9 @@ def run_suites(run_suite_dir: Path) -> list[SuiteColumn]:
     return [SuiteColumn(name, _registered_description(name) if name in known
                         else f"SyntaxGym suite {name} ({sources[name]}).",
                         _prediction_count(stat_names[name, context]),
-                        SCORED_ITEMS in stat_names[name, context], context)
+                        SCORED_ITEMS in stat_names[name, context], context,
+                        TIE in stat_names[name, context],
+                        INFERENCE_TIME in stat_names[name, context])
             for context in contexts for name in ordered if (name, context) in stat_names]
 
 
@@ -183,9 +217,8 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
     present = {suite.name for suite in plain}
     sg = [s for s in sg_score_suites() if s in present]
     builtins = [s for s in builtin_suites() if s in present]
-    blimp = blimp_groups()
     details = _details_groups(suites)
-    hidden = [group["name"] for group in details]
+    hidden = [group["name"] for group in details] + [EFFICIENCY_GROUP]
     parents = [
         ("syntaxgym_sg_score", "SG score (31 suites)",
          "The SyntaxGym score of Hu et al. (2020): the mean accuracy over the 31 suites of the "
@@ -198,20 +231,10 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
         ("syntaxgym_builtin", "Built-in suites",
          "The suites shipped with syntaxgym-helm, generated from the JSONNET configs in "
          "configs/suites/; the Mean score column is their mean accuracy.", builtins),
-        ("syntaxgym_blimp", "BLiMP (67 paradigms)",
-         f"BLiMP {BLIMP_CITATION}: whole-sentence accuracy per paradigm; the Mean score column is "
-         "the mean over the paradigms run (the paper's overall figure).",
-         [s for s in blimp.overall if s in present]),
-        *[(f"syntaxgym_blimp_field_{field}", f"BLiMP field: {field}",
-           f"The BLiMP paradigms of the field {field} {BLIMP_CITATION}.",
-           [s for s in members if s in present]) for field, members in blimp.by_field.items()],
-        *[(f"syntaxgym_blimp_{phenomenon}", f"BLiMP: {phenomenon}",
-           f"The BLiMP paradigms of the phenomenon {phenomenon} {BLIMP_CITATION}.",
-           [s for s in members if s in present])
-          for phenomenon, members in blimp.by_phenomenon.items()],
+        *_pair_parents(present),
         ("syntaxgym", "SyntaxGym (all suites)",
          "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020), the built-in suites, "
-         "BLiMP's paradigms and any other.", [s.name for s in plain]),
+         "the minimal-pair data sets' paradigms and any other.", [s.name for s in plain]),
     ]
     groups = [_parent(name, display, description,
                       [suite_group_name(s) for s in members], hidden)
@@ -239,8 +262,30 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
     items = {"name": ITEMS_GROUP, "display_name": "Items scored", "hide_win_rates": True,
              "aggregation_strategies": [],
              "metrics": [{"name": SCORED_ITEMS, "split": "${main_split}"}]}
-    return {"metrics": metrics, "perturbations": [], "metric_groups": [main, items, *details],
-            "run_groups": groups}
+    efficiency = {"name": EFFICIENCY_GROUP, "display_name": "Efficiency", "hide_win_rates": True,
+                  "aggregation_strategies": [],
+                  "metrics": [{"name": name, "split": "${main_split}"}
+                              for name in efficiency_stat_names()]}
+    return {"metrics": metrics, "perturbations": [],
+            "metric_groups": [main, items, *details, efficiency], "run_groups": groups}
+
+
+def _pair_parents(present: set[str]) -> list[tuple[str, str, str, list[str]]]:
+    """Per minimal-pair data set: its table (the Mean score column is the mean whole-sentence
+    accuracy over the paradigms run, BLiMP's overall figure), then its languages and groups."""
+    parents = []
+    for dataset in DATASETS.values():
+        cite = _cite(dataset.name)
+        parents.append((f"syntaxgym_{dataset.name}", f"{dataset.title} "
+                        f"({len(dataset.files())} paradigms)",
+                        f"{dataset.title} {cite}: whole-sentence accuracy per paradigm; the Mean "
+                        "score column is the mean over the paradigms run.",
+                        [f.suite for f in dataset.files() if f.suite in present]))
+        parents += [(group.name, f"{dataset.title} {group.label}",
+                     f"The {dataset.title} paradigms of {group.label} {cite}.",
+                     [s for s in group.suites if s in present])
+                    for group in pair_groups(dataset)]
+    return parents
 
 
 def _details_groups(suites: Iterable[SuiteColumn]) -> list[dict[str, Any]]:
@@ -251,11 +296,13 @@ def _details_groups(suites: Iterable[SuiteColumn]) -> list[dict[str, Any]]:
     groups = {}
     for suite in suites:
         if suite.predictions is None:
-            names = [UNSCORABLE] if suite.is_blimp else [FIRST_PREDICTION_ACCURACY, UNSCORABLE]
+            names = [UNSCORABLE] if suite.is_pairs else [FIRST_PREDICTION_ACCURACY, UNSCORABLE]
         elif suite.predictions == 1:
             names = [UNSCORABLE]
         else:
             names = [UNSCORABLE, *(prediction_accuracy_name(i) for i in range(suite.predictions))]
+        if suite.ties:
+            names.insert(names.index(UNSCORABLE) + 1, TIE)
         groups[suite.details_group] = {
             "name": suite.details_group, "display_name": "Predictions and scoring",
             "hide_win_rates": True,
@@ -277,7 +324,8 @@ def _suite_group(suite: SuiteColumn) -> dict[str, Any]:
             "description": suite.description,
             "category": "SyntaxGym suites" if suite.context == NONE else CONTEXT_CATEGORY,
             "metric_groups": [MAIN_GROUP, *([ITEMS_GROUP] if suite.scored_items else []),
-                              suite.details_group],
+                              suite.details_group,
+                              *([EFFICIENCY_GROUP] if suite.efficiency else [])],
             "environment": {"main_name": suite.main_metric, "main_split": "test"},
-            "taxonomy": dict(_TAXONOMY)}
+            "taxonomy": {**_TAXONOMY, "language": suite.language}}
 

@@ -32,7 +32,7 @@ from syntaxgym_helm.core.item_evaluation import (
 from syntaxgym_helm.core.suite import Suite
 
 FILE_NAME = "syntaxgym_scored_items.json"
-FORMAT = "syntaxgym-scored-items-v1"
+FORMAT = "syntaxgym-scored-items-v2"
 
 
 def merge_one_item_suites(one_item_suites: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -91,9 +91,11 @@ def _evaluation_json(instance_id: str, evaluation: ItemEvaluation) -> dict[str, 
         "metric": evaluation.metric,
         # A token outside every region has no surprisal (NaN, which JSON lacks): null.
         "conditions": [[values.condition_name, values.tokens, values.regions,
-                        [None if math.isnan(s) else s for s in values.surprisals]]
+                        [None if math.isnan(s) else s for s in values.surprisals],
+                        {str(region): why for region, why in values.unmeasured.items()}]
                        for values in evaluation.conditions],
-        "predictions": [[p.index, p.formula, p.holds, p.error] for p in evaluation.predictions],
+        "predictions": [[p.index, p.formula, p.holds, p.error, p.tie]
+                        for p in evaluation.predictions],
         "problems": evaluation.problems,
     }
 
@@ -104,9 +106,10 @@ def _evaluation(item: Mapping[str, Any]) -> ItemEvaluation:
         metric=item["metric"],
         conditions=tuple(
             ConditionValues(name, tuple(tokens), tuple(regions),
-                            tuple(math.nan if s is None else s for s in surprisals))
-            for name, tokens, regions, surprisals in item["conditions"]),
-        predictions=tuple(PredictionOutcome(index, formula, holds, error)
-                          for index, formula, holds, error in item["predictions"]),
+                            tuple(math.nan if s is None else s for s in surprisals),
+                            {int(region): why for region, why in unmeasured.items()})
+            for name, tokens, regions, surprisals, unmeasured in item["conditions"]),
+        predictions=tuple(PredictionOutcome(index, formula, holds, error, tie)
+                          for index, formula, holds, error, tie in item["predictions"]),
         problems=tuple(item["problems"]),
     )

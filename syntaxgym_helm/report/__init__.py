@@ -8,9 +8,10 @@
 - :mod:`.plots`: mean region surprisal by region and condition, one panel per model (PNG);
 - :mod:`.summary` and :mod:`.paper`: accuracy per suite, circuit and SG score, models as columns,
   beside the published figures of Hu et al. (2020) where the model is one of theirs;
-- :mod:`.blimp_summary`: BLiMP runs' accuracy per paradigm, phenomenon and overall beside
-  Warstadt et al. (2020); :mod:`.blimp_regions` and :mod:`.blimp_plots`: where in the sentence
-  BLiMP's pairs differ and which region each model's preference comes from (CSV and PNG);
+- :mod:`.pairs_summary`: the minimal-pair data sets' runs (BLiMP, CLAMS, RuBLiMP, TurBLiMP,
+  SLING): accuracy per paradigm, language, group and overall beside the papers' figures, and
+  ties; :mod:`.pairs_regions` and :mod:`.pairs_plots`: where in the sentence the pairs differ and
+  which region each model's preference comes from (CSV and PNG, per data set);
 - :mod:`.compare`: two sets of runs side by side, flagging backends that disagree;
 - :mod:`.build`: everything above for a folder of runs (``syntaxgym-helm report``).
 """

@@ -110,8 +110,9 @@ def _condition(condition: Condition, values: ConditionValues | None) -> dict[str
     """One condition; a condition whose request failed has every metric value null."""
     regions = []
     for region in condition.regions:
-        statistics = values.statistics(region.region_number) if values is not None else {}
-        metric_value = {metric: finite_or_none(statistics.get(metric)) for metric in METRICS}
+        # statistics: NaN (null) for a region that cannot be measured, as for a failed request.
+        stats = values.statistics(region.region_number) if values is not None else {}
+        metric_value = {metric: finite_or_none(stats.get(metric)) for metric in METRICS}
         regions.append({"region_number": region.region_number, "content": region.content,
                         "metric_value": metric_value})
     tokens = [] if values is None else [

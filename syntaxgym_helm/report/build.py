@@ -5,10 +5,12 @@ Layout under the output folder (default ``benchmark_output/syntaxgym_report``, w
 
     <run suite>/summary.md                      accuracy per suite, circuit and SG score by model
                                                 (runs without context), then robustness to context;
-                                                for BLiMP runs, per paradigm, phenomenon and overall
-                                                beside Warstadt et al. (2020)
-    <run suite>/blimp_regions.png, .csv         BLiMP runs only: where the pairs differ and which
-                                                region each model's preference comes from
+                                                per minimal-pair data set run (BLiMP, CLAMS, ...),
+                                                per paradigm, language, group and overall beside
+                                                the paper's figures, with the ties
+    <run suite>/<data set>_regions.png, .csv    minimal-pair runs only, e.g. blimp_regions.png:
+                                                where the pairs differ and which region each
+                                                model's preference comes from
     <run suite>/accuracy.csv                    every accuracy of the summary with its 95% interval
     <run suite>/robustness.csv                  accuracy per model, suite and context, the change
                                                 from no context and its interval (context runs)
@@ -31,13 +33,13 @@ from typing import Any, Callable, Sequence
 
 from syntaxgym_helm.report.accuracy_csv import AccuracyRow, accuracy_rows
 from syntaxgym_helm.report.annotate import write_annotated
-from syntaxgym_helm.report.blimp_plots import plot_blimp_regions
-from syntaxgym_helm.report.blimp_regions import RegionAnalysisRow, analyse
-from syntaxgym_helm.report.blimp_summary import blimp_summary_markdown, split_blimp
+from syntaxgym_helm.report.pairs_plots import plot_pair_regions
+from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow, analyse
+from syntaxgym_helm.report.pairs_summary import pairs_summary_markdown, split_pairs
 from syntaxgym_helm.report.plots import plot_suite
 from syntaxgym_helm.report.robustness import RobustnessRow, robustness_markdown, robustness_rows
-from syntaxgym_helm.report.runs import RunRecord
-from syntaxgym_helm.report.summary import summary_markdown
+from syntaxgym_helm.report.runs import RunRecord, UnreadableRun
+from syntaxgym_helm.report.summary import summary_markdown, unreadable_markdown
 from syntaxgym_helm.report.tables import (
     PredictionRow,
     RegionRow,
@@ -48,7 +50,8 @@ from syntaxgym_helm.report.tables import (
 
 REPORT_DIR_NAME = "syntaxgym_report"
 PLOT_NAME = "surprisal_profile.png"
-BLIMP_REGIONS_NAME = "blimp_regions"
+#: ``<data set>_regions.png`` and ``.csv``: the region analysis of one data set's runs.
+REGIONS_NAME = "{dataset}_regions"
 
 
 @dataclass
@@ -68,10 +71,12 @@ def slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "model"
 
 
-def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
-    """Write the report of ``runs`` (normally one run suite, labelled) into ``folder``."""
+def write_report(runs: Sequence[RunRecord], folder: Path,
+                 unreadable: Sequence[UnreadableRun] = ()) -> ReportFiles:
+    """Write the report of ``runs`` (normally one run suite, labelled) into ``folder``; the
+    summary names the ``unreadable`` runs and marks what lacks them."""
     folder.mkdir(parents=True, exist_ok=True)
-    text = summary_text(runs)
+    text = summary_text(runs, unreadable)
     files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
     files.summary.write_text(text, encoding="utf-8")
     files.tables.append(write_csv(accuracy_rows(_without_context(runs)), folder / "accuracy.csv",
@@ -79,11 +84,12 @@ def write_report(runs: Sequence[RunRecord], folder: Path) -> ReportFiles:
     if any(run.context.active for run in runs):
         files.tables.append(write_csv(robustness_rows(runs), folder / "robustness.csv",
                                       RobustnessRow))
-    blimp_rows = analyse(_without_context(runs))
-    if blimp_rows:
-        files.tables.append(write_csv(blimp_rows, folder / f"{BLIMP_REGIONS_NAME}.csv",
-                                      RegionAnalysisRow))
-        files.plots.append(plot_blimp_regions(blimp_rows, folder / f"{BLIMP_REGIONS_NAME}.png"))
+    pair_rows = analyse(_without_context(runs))
+    for dataset in dict.fromkeys(row.dataset for row in pair_rows):
+        rows = [row for row in pair_rows if row.dataset == dataset]
+        name = REGIONS_NAME.format(dataset=dataset)
+        files.tables.append(write_csv(rows, folder / f"{name}.csv", RegionAnalysisRow))
+        files.plots.append(plot_pair_regions(rows, folder / f"{name}.png"))
     # Each suite's files, several suites at once; the tables of all runs are then the runs' own
     # tables put together in run order.
     by_suite: dict[str, list[int]] = {}
@@ -166,15 +172,19 @@ def _without_context(runs: Sequence[RunRecord]) -> list[RunRecord]:
     return [run for run in runs if not run.context.active] or list(runs)
 
 
-def summary_text(runs: Sequence[RunRecord]) -> str:
-    """summary.md: the SyntaxGym summary of the runs without context that are not BLiMP's, then
-    (where BLiMP runs are present) the BLiMP summary, whose accuracy and published figures differ,
-    then (where context runs are present) robustness to context."""
-    blimp, others = split_blimp(_without_context(runs))
-    parts = [summary_markdown(others)] if others else []
-    if blimp:
-        parts.append(blimp_summary_markdown(blimp))
-    robustness = robustness_markdown(runs)
+def summary_text(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] = ()) -> str:
+    """summary.md: the SyntaxGym summary of the runs without context that are not minimal-pair
+    data sets', then (where such runs are present) each data set's summary, whose accuracy and
+    published figures differ, then (where context runs are present) robustness to context. Runs
+    that could not be read are listed first (by the SyntaxGym summary, or alone before the data
+    sets')."""
+    pairs, others = split_pairs(_without_context(runs))
+    parts = [summary_markdown(others, unreadable)] if others else []
+    if not others and unreadable:
+        parts.append(unreadable_markdown(unreadable) + "\n")
+    if pairs:
+        parts.append(pairs_summary_markdown(pairs, unreadable))
+    robustness = robustness_markdown(runs, unreadable)
     if robustness:
         parts.append(robustness)
     return "\n".join(parts)

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Sequence
 
+from scipy.stats import pearsonr
+
 from syntaxgym_helm.report.paired_tests import (
     PairedOutcomes,
     PairedTests,
@@ -263,13 +265,9 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
         return None
     if list(xs) == list(ys):
         return 1.0 if len(set(xs)) > 1 else None
-    mean_x, mean_y = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
-    sxy = math.fsum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys))
-    sxx = math.fsum((x - mean_x) ** 2 for x in xs)
-    syy = math.fsum((y - mean_y) ** 2 for y in ys)
-    if sxx == 0 or syy == 0:
-        return None
-    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+    if len(set(xs)) == 1 or len(set(ys)) == 1:
+        return None  # SciPy warns and answers NaN
+    return float(pearsonr(xs, ys).statistic)
 
 
 def _outcome(passed: bool | None) -> str:

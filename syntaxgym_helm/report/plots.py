@@ -25,6 +25,7 @@ matplotlib.use("Agg")  # files only: no display, and safe in threads and on serv
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
+from scipy.stats import sem  # noqa: E402
 
 from syntaxgym_helm.report.intervals import suite_estimate  # noqa: E402
 from syntaxgym_helm.report.runs import RunRecord  # noqa: E402
@@ -52,12 +53,9 @@ def region_means(run: RunRecord) -> dict[str, dict[int, tuple[float, float, int]
 
 
 def _mean_se(values: list[float]) -> tuple[float, float, int]:
+    """The mean, its standard error (NaN for one value) and the count."""
     n = len(values)
-    mean = math.fsum(values) / n
-    if n < 2:
-        return mean, math.nan, n
-    variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-    return mean, math.sqrt(variance / n), n
+    return math.fsum(values) / n, float(sem(values)) if n > 1 else math.nan, n
 
 
 def plot_suite(runs: Sequence[RunRecord], path: Path) -> Path:

@@ -19,8 +19,8 @@ from typing import Sequence
 
 from syntaxgym_helm.core.context import ContextSpec
 from syntaxgym_helm.core.uncertainty import PairedDifference, mean_of_means, paired_bootstrap
-from syntaxgym_helm.report.runs import RunRecord
-from syntaxgym_helm.report.summary import Table, fmt, suite_order
+from syntaxgym_helm.report.runs import RunRecord, UnreadableRun
+from syntaxgym_helm.report.summary import Table, fewer_mark, fmt, suite_order
 
 ALL_SUITES = "**mean over suites**"
 
@@ -122,10 +122,13 @@ def _cell(row: RobustnessRow) -> str:
     return f"{fmt(row.accuracy)} ({row.change:+.3f} {interval})"
 
 
-def robustness_tables(runs: Sequence[RunRecord]) -> list[tuple[str, Table]]:
-    """One table per model: suites as rows, no context then each context as columns."""
+def robustness_tables(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] = ()
+                      ) -> list[tuple[str, Table]]:
+    """One table per model: suites as rows, no context then each context as columns; a mean over
+    suites that lacks runs of the model that could not be read says how many."""
     rows = robustness_rows(runs)
     baselines = _baseline_accuracies(runs)
+    models = {_model_label(pair.baseline): pair.baseline.model for pair in pairings(runs)}
     tables = []
     for model in dict.fromkeys(row.model for row in rows):
         mine = [row for row in rows if row.model == model]
@@ -137,10 +140,23 @@ def robustness_tables(runs: Sequence[RunRecord]) -> list[tuple[str, Table]]:
         body = []
         for suite in suites:
             present = [cells.get((suite, context)) for context in contexts]
+            marks = [_lost_mark(models.get(model), context, unreadable, len(suites) - 1)
+                     if suite == ALL_SUITES else "" for context in contexts]
             body.append((suite, (fmt(baselines[model, suite]),
-                                 *(_cell(r) if r else "–" for r in present))))
+                                 *((_cell(r) if r else "–") + mark
+                                   for r, mark in zip(present, marks)))))
         tables.append((model, Table("suite", tuple(columns), tuple(body))))
     return tables
+
+
+def _lost_mark(model: str | None, context: tuple[str, int, int],
+               unreadable: Sequence[UnreadableRun], counted: int) -> str:
+    """The mark of a mean over suites that lacks runs of ``model`` (with this context, or its
+    runs without context) that could not be read."""
+    lost = sum(1 for run in unreadable if model and run.is_of(model) and (
+        run.context is None or not run.context.active
+        or (run.context.label, run.context.sentences, run.context.seed) == context))
+    return fewer_mark(counted, lost, "suites")
 
 
 def _baseline_accuracies(runs: Sequence[RunRecord]) -> dict[tuple[str, str], float]:
@@ -162,10 +178,11 @@ def _unpaired(runs: Sequence[RunRecord]) -> list[RunRecord]:
     return [run for run in runs if run.context.active and id(run) not in paired]
 
 
-def robustness_markdown(runs: Sequence[RunRecord]) -> str:
+def robustness_markdown(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] = ()
+                        ) -> str:
     """The "Robustness to context" section of the summary (empty when no run has a context
     whose run without context is there)."""
-    tables = robustness_tables(runs)
+    tables = robustness_tables(runs, unreadable)
     alone = _unpaired(runs)
     if not tables and not alone:
         return ""

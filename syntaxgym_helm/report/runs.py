@@ -7,8 +7,13 @@ it existed), or one asked to be scored again (``rescore``), is scored here from 
 ``scenario_state.json``, which holds every request with its returned tokens and logprobs, every
 instance carrying its item as a one-item suite (:data:`syntaxgym_helm.harness.scenario.ITEM_KEY`),
 with the metric's own code (:func:`syntaxgym_helm.harness.metric.evaluate_request_states`) and the
-run's own ``first_token`` policy. Either way reports see exactly the region values the metric saw,
-with no model run.
+run's own ``first_token`` and ``ties`` policies. Either way reports see exactly the region values
+the metric saw, with no model run.
+
+A run folder whose ``scenario_state.json`` is missing (deleted, or the run was cut short while
+HELM wrote its output: ``run_spec.json`` comes first) or cut off (a full disk, a copy cut short)
+is still found, and :func:`read_runs` returns it as an :class:`UnreadableRun` with the reason, so
+that reports can name it and mark every aggregate that covers fewer suites than were run.
 """
 
 from __future__ import annotations
@@ -76,8 +81,40 @@ class RunRecord:
         return self.label or self.model
 
 
+@dataclass(frozen=True)
+class UnreadableRun:
+    """A SyntaxGym run folder that could not be read, why, and what its ``run_spec.json`` (or
+    else its name) still tells: the model, the suite and the context (None: unknown)."""
+
+    run_dir: Path
+    reason: str
+    model: str | None = None
+    suite_name: str | None = None
+    context: ContextSpec | None = None
+
+    def is_of(self, model: str) -> bool:
+        """Whether this is a run of ``model`` (a run's name writes its ``/`` as ``_``)."""
+        return self.model is not None and (self.model == model
+                                           or self.model == model.replace("/", "_"))
+
+    @property
+    def describe(self) -> str:
+        what = ", ".join(part for part in (self.model, self.suite_name) if part)
+        return f"{self.run_dir}" + (f" ({what})" if what else "") + f": {self.reason}"
+
+
+RUN_NAME_PREFIX = "syntaxgym:"  # HELM's run names of SyntaxGym run entries
+
+
 def is_run_dir(path: Path) -> bool:
     return (path / "scenario_state.json").is_file() and (path / "run_spec.json").is_file()
+
+
+def _looks_like_run(path: Path) -> bool:
+    """A complete run folder, or what is left of one (either file, or a SyntaxGym run's name)."""
+    return path.is_dir() and ((path / "scenario_state.json").is_file()
+                              or (path / "run_spec.json").is_file()
+                              or path.name.startswith(RUN_NAME_PREFIX))
 
 
 def find_run_dirs(path: Path, run_suite: str | None = None) -> list[Path]:
@@ -85,7 +122,7 @@ def find_run_dirs(path: Path, run_suite: str | None = None) -> list[Path]:
     (``benchmark_output/runs/NAME``) or a ``benchmark_output`` folder (every run suite, or only
     ``run_suite``). Runs of other scenarios are skipped."""
     path = Path(path)
-    if is_run_dir(path):
+    if is_run_dir(path) or (path.name.startswith(RUN_NAME_PREFIX) and _looks_like_run(path)):
         candidates = [path]
     elif (path / "runs").is_dir():
         suites = [path / "runs" / run_suite] if run_suite else sorted(
@@ -94,9 +131,10 @@ def find_run_dirs(path: Path, run_suite: str | None = None) -> list[Path]:
             known = ", ".join(sorted(p.name for p in (path / "runs").iterdir() if p.is_dir()))
             raise RunsError(f"no run suite {run_suite!r} in {path / 'runs'} "
                             f"(found: {known or 'none'})")
-        candidates = [run for suite in suites for run in sorted(suite.iterdir()) if is_run_dir(run)]
+        candidates = [run for suite in suites for run in sorted(suite.iterdir())
+                      if _looks_like_run(run)]
     elif path.is_dir():
-        candidates = [run for run in sorted(path.iterdir()) if is_run_dir(run)]
+        candidates = [run for run in sorted(path.iterdir()) if _looks_like_run(run)]
     else:
         raise RunsError(f"{path} is not a folder")
     runs = [run for run in candidates if _is_syntaxgym(run)]
@@ -107,21 +145,29 @@ def find_run_dirs(path: Path, run_suite: str | None = None) -> list[Path]:
 
 
 def _is_syntaxgym(run_dir: Path) -> bool:
-    spec = json.loads((run_dir / "run_spec.json").read_text())
-    return spec["scenario_spec"]["class_name"].endswith(SCENARIO_CLASS_SUFFIX)
+    try:
+        spec = json.loads((run_dir / "run_spec.json").read_text())
+        return spec["scenario_spec"]["class_name"].endswith(SCENARIO_CLASS_SUFFIX)
+    except (OSError, ValueError, KeyError, TypeError):  # damaged: the run's name must tell
+        return run_dir.name.startswith(RUN_NAME_PREFIX)
 
 
 def load_run(run_dir: Path, rescore: bool = False) -> RunRecord:
     """Read one run folder: the items as the metric scored them, or (``rescore``, or a run
     without them) scored again from its requests' results (no model is run either way)."""
     run_dir = Path(run_dir)
-    spec = json.loads((run_dir / "run_spec.json").read_text())
+    spec = _read_json(run_dir / "run_spec.json")
     if not rescore and (run_dir / SCORED_ITEMS).is_file():
-        return _scored_run(run_dir, spec)
+        try:
+            return _scored_run(run_dir, spec)
+        except (OSError, ValueError, KeyError, TypeError) as error:  # damaged: score again
+            print(f"warning: {run_dir / SCORED_ITEMS} cannot be read ({error}); scoring the "
+                  "run again from scenario_state.json", file=sys.stderr)
     from helm.benchmark.adaptation.scenario_state import ScenarioState
 
     first_token = _metric_arg(spec, "first_token", "error")
-    data = json.loads((run_dir / "scenario_state.json").read_text())
+    ties = _metric_arg(spec, "ties", "fail")
+    data = _read_json(run_dir / "scenario_state.json")
     # check_types=False: HELM's dataclasses use forward references dacite cannot resolve.
     state = dacite.from_dict(ScenarioState, data, config=dacite.Config(check_types=False))
     by_instance: dict[str, list[Any]] = {}
@@ -132,8 +178,8 @@ def load_run(run_dir: Path, rescore: bool = False) -> RunRecord:
     scored = []
     for instance_id, states in by_instance.items():
         states.sort(key=lambda s: s.reference_index)
-        scored.append((evaluate_request_states(states, first_token=first_token), instance_id,
-                       read_item_payload(states[0].instance.extra_data[ITEM_KEY])))
+        scored.append((evaluate_request_states(states, first_token=first_token, ties=ties),
+                       instance_id, read_item_payload(states[0].instance.extra_data[ITEM_KEY])))
     scored.sort(key=lambda entry: entry[0].item_number)
     suite = _merge_items([one_item for _, _, one_item in scored], source=str(run_dir))
     return RunRecord(
@@ -172,6 +218,20 @@ def _scored_run(run_dir: Path, spec: dict[str, Any]) -> RunRecord:
     )
 
 
+def _read_json(path: Path) -> Any:
+    """A run file's JSON; a :class:`RunsError` that says whether it is missing or cut off."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RunsError(f"{path.name} is missing (deleted, or the run was cut short while HELM "
+                        "wrote its output)") from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise RunsError(f"{path.name} is cut off or not JSON ({exc}; {len(text):,} characters): "
+                        "a disk filled up, or a copy was cut short") from None
+
+
 def _metric_arg(spec: dict[str, Any], name: str, default: str) -> str:
     for metric in spec.get("metric_specs", []):
         if metric["class_name"].endswith("SyntaxGymMetric"):
@@ -185,27 +245,55 @@ def _merge_items(one_item_suites: Sequence[dict[str, Any]], source: str) -> Suit
     return Suite.from_trusted_json(merge_one_item_suites(one_item_suites), source=source)
 
 
-def load_runs(run_dirs: Iterable[Path], progress: bool = True,
-              rescore: bool = False) -> list[RunRecord]:
-    """Load runs (with a progress bar: big runs take seconds each) and give them labels;
-    ``rescore``: score every run again from its requests' results (see :func:`load_run`).
-
-    A run that cannot be read (e.g. written by an incompatible version) is skipped with a warning
-    on stderr, so one bad folder does not hide the others; none readable is an error."""
+def read_runs(run_dirs: Iterable[Path], progress: bool = True, rescore: bool = False
+              ) -> tuple[list[RunRecord], list[UnreadableRun]]:
+    """Load runs (with a progress bar: big runs take seconds each) and give them labels; the
+    runs that cannot be read (a damaged or missing file, an incompatible version) come back
+    apart, each with the reason and a warning on stderr, so one bad folder does not hide the
+    others and reports can say what they lack. None readable is an error. ``rescore``: score
+    every run again from its requests' results (see :func:`load_run`)."""
     from tqdm import tqdm
 
     run_dirs = list(run_dirs)
     records: list[RunRecord] = []
+    unreadable: list[UnreadableRun] = []
     for run_dir in tqdm(run_dirs, desc="reading runs", unit="run",
                         disable=not progress or len(run_dirs) < 2):
         try:
             records.append(load_run(run_dir, rescore=rescore))
         except Exception as error:  # noqa: BLE001 (reported, and fatal when nothing loads)
-            print(f"warning: skipping {run_dir}: {type(error).__name__}: {error}",
-                  file=sys.stderr)
+            unreadable.append(unreadable_run(run_dir, error))
+            print(f"warning: cannot read {unreadable[-1].describe}", file=sys.stderr)
     if not records:
-        raise RunsError(f"none of the {len(run_dirs)} run(s) could be read")
-    return assign_labels(records)
+        raise RunsError(f"none of the {len(run_dirs)} run(s) could be read: "
+                        + "; ".join(run.describe for run in unreadable))
+    return assign_labels(records), unreadable
+
+
+def load_runs(run_dirs: Iterable[Path], progress: bool = True,
+              rescore: bool = False) -> list[RunRecord]:
+    """:func:`read_runs`, without the unreadable ones (warned about on stderr)."""
+    return read_runs(run_dirs, progress, rescore)[0]
+
+
+def unreadable_run(run_dir: Path, error: Exception) -> UnreadableRun:
+    """Why ``run_dir`` could not be read, in words, and what its ``run_spec.json`` tells."""
+    reason = str(error) if isinstance(error, RunsError) else f"{type(error).__name__}: {error}"
+    if run_dir.is_dir() and not any(run_dir.iterdir()):
+        reason = "its folder is empty: the run did not finish (it was interrupted, or failed)"
+    try:
+        spec = json.loads((run_dir / "run_spec.json").read_text())
+        args = spec["scenario_spec"]["args"]
+        return UnreadableRun(run_dir, reason, model=spec["adapter_spec"]["model"],
+                             suite_name=suite_group_name(args["suite"]).removeprefix("syntaxgym_"),
+                             context=spec_from_args(args))
+    except Exception:  # noqa: BLE001 - run_spec.json is damaged too: what the name says
+        fields = dict(part.partition("=")[::2] for part in
+                      run_dir.name.removeprefix(RUN_NAME_PREFIX).split(","))
+        suite = fields.get("suite")
+        return UnreadableRun(run_dir, reason, model=fields.get("model"),
+                             suite_name=suite_group_name(suite).removeprefix("syntaxgym_")
+                             if suite else None)
 
 
 def assign_labels(runs: Sequence[RunRecord]) -> list[RunRecord]:

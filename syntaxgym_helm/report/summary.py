@@ -10,6 +10,11 @@ were run (Hu et al. 2020 average all 31).
 Where a model is one of the paper's, two columns follow it: our first-prediction accuracy and the
 paper's figure (which scored the first prediction only), averaged over the same suites.
 
+Runs that could not be read (:class:`~syntaxgym_helm.report.runs.UnreadableRun`: a truncated or
+deleted ``scenario_state.json``) are listed first, with the reason; their suites read
+``unreadable``, and every mean over a group of suites that lacks one says so, e.g. ``0.721
+[0.69, 0.75] (30 of 31 suites; 1 run unreadable)``.
+
 Each of our accuracies carries its 95% interval (:mod:`syntaxgym_helm.report.intervals`): Wilson
 over a suite's items, a bootstrap over items within suites for a circuit and the SG score. The
 paper's figures are printed as published, without one.
@@ -35,7 +40,7 @@ from syntaxgym_helm.report.paper import (
     paper_model,
     paper_sg_score,
 )
-from syntaxgym_helm.report.runs import RunRecord
+from syntaxgym_helm.report.runs import RunRecord, UnreadableRun
 
 SG_SCORE_ROW = "**SG score** (mean over the suites run)"
 
@@ -119,39 +124,51 @@ class _Column:
     header: str
     outcomes: Callable[[str], Sequence[float] | None] | None = None  # ours; None: not run
     paper: Callable[[str], float | None] | None = None  # the paper's accuracy; None: not run
+    unreadable: frozenset[str] = frozenset()  # suites whose run of this model could not be read
 
     def suite_cell(self, suite: str) -> str:
+        if suite in self.unreadable:
+            return UNREADABLE
         if self.outcomes is None:
             return fmt(self.paper(suite) if self.paper else None)
         outcomes = self.outcomes(suite)
         return "–" if outcomes is None else suite_estimate(outcomes).text()
 
     def mean_cell(self, suites: Sequence[str]) -> str:
-        """Mean over the suites this column has a number for (as HELM's "Mean score" does)."""
+        """Mean over the suites this column has a number for (as HELM's "Mean score" does),
+        marked when runs of the group's suites could not be read."""
         if self.outcomes is None:
-            return fmt(_paper_mean(self, suites))
-        return mean_estimate([o for o in map(self.outcomes, suites) if o is not None]).text()
+            text = fmt(_paper_mean(self, suites))
+            counted = [s for s in suites if self.paper and self.paper(s) is not None]
+        else:
+            counted = [s for s in suites if self.outcomes(s) is not None]
+            text = mean_estimate([self.outcomes(s) for s in counted]).text()  # type: ignore[misc]
+        return text + fewer_mark(len(counted), sum(1 for s in suites if s in self.unreadable),
+                                 "suites")
 
 
-def accuracy_table(runs: Sequence[RunRecord]) -> Table:
+def accuracy_table(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] = ()) -> Table:
     """SG score, circuits and suites (rows) by model (columns), with the paper's figures beside
-    models of the paper."""
+    models of the paper; the suites of unreadable runs are marked (see the module doc)."""
     by_label: dict[str, dict[str, RunAccuracy]] = {}
     for run in runs:
         by_label.setdefault(run.name, {})[run.suite_name] = RunAccuracy.of(run)
+    missing = missing_suites(runs, unreadable)
     columns: list[_Column] = []
     for label, accuracies in by_label.items():
-        columns.append(_Column(label, outcomes=lambda s, a=accuracies:
-                               _outcomes(a, s, "accuracy")))
         model = next(run.model for run in runs if run.name == label)
+        lost = missing.get(model, frozenset()) - set(accuracies)
+        columns.append(_Column(label, outcomes=lambda s, a=accuracies:
+                               _outcomes(a, s, "accuracy"), unreadable=lost))
         paper = paper_model(model)
         if paper:
             columns.append(_Column(f"{label} (first pred.)", outcomes=lambda s, a=accuracies:
-                                   _outcomes(a, s, "first_prediction")))
+                                   _outcomes(a, s, "first_prediction"), unreadable=lost))
             columns.append(_Column(f"{SHORT_CITATION} {paper}",
                                    paper=lambda s, a=accuracies, p=paper:
-                                   paper_accuracy(p, s) if s in a else None))
-    suites = suite_order({run.suite_name for run in runs})
+                                   paper_accuracy(p, s) if s in a else None, unreadable=lost))
+    suites = suite_order({run.suite_name for run in runs}
+                         | {s for column in columns for s in column.unreadable})
     sg_suites = [s for s in suites if suite_circuit(s)]
     rows: list[tuple[str, tuple[str, ...]]] = []
     if sg_suites:  # no row at all when no suite of the paper's SG score was run
@@ -164,6 +181,26 @@ def accuracy_table(runs: Sequence[RunRecord]) -> Table:
     rows += [(suite, tuple(column.suite_cell(suite) for column in columns))
              for suite in suites]
     return Table("", tuple(column.header for column in columns), tuple(rows))
+
+
+UNREADABLE = "unreadable"
+
+
+def fewer_mark(counted: int, unreadable: int, what: str) -> str:
+    """`` (30 of 31 suites; 1 run unreadable)`` after a mean that lacks unreadable runs."""
+    if not unreadable:
+        return ""
+    runs = "run" if unreadable == 1 else "runs"
+    return f" ({counted} of {counted + unreadable} {what}; {unreadable} {runs} {UNREADABLE})"
+
+
+def missing_suites(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun]
+                   ) -> dict[str, frozenset[str]]:
+    """Per model of ``runs``, the suites of its runs without context that could not be read."""
+    return {model: frozenset(lost.suite_name for lost in unreadable
+                             if lost.is_of(model) and lost.suite_name
+                             and not (lost.context and lost.context.active))
+            for model in {run.model for run in runs}}
 
 
 def _outcomes(accuracies: dict[str, RunAccuracy], suite: str, measure: str
@@ -181,22 +218,44 @@ def _paper_mean(column: _Column, suites: Sequence[str]) -> float | None:
     return _mean(values) if values else None
 
 
-def coverage_table(runs: Sequence[RunRecord]) -> Table:
+def coverage_table(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] = ()
+                   ) -> Table:
     """Items scored out of items run, per suite and model (unscorable items count in no
     accuracy; a gap here explains a surprising accuracy)."""
     labels = list(dict.fromkeys(run.name for run in runs))
     cells: dict[tuple[str, str], str] = {}
+    missing = missing_suites(runs, unreadable)
     for run in runs:
         accuracy = RunAccuracy.of(run)
         cells[run.suite_name, run.name] = f"{accuracy.scorable}/{accuracy.items}"
-    suites = suite_order({run.suite_name for run in runs})
+    for run in runs:
+        for suite in missing.get(run.model, ()):
+            cells.setdefault((suite, run.name), UNREADABLE)
+    suites = suite_order({suite for suite, _ in cells})
     return Table("items scored", tuple(labels),
                  tuple((s, tuple(cells.get((s, label), "–") for label in labels))
                        for s in suites))
 
 
-def summary_markdown(runs: Sequence[RunRecord]) -> str:
-    """The summary as markdown: accuracies, items scored, and notes on how to read them."""
+def unreadable_markdown(unreadable: Sequence[UnreadableRun]) -> str:
+    """The list of runs that could not be read, and why ('' when there is none)."""
+    if not unreadable:
+        return ""
+    many = len(unreadable) > 1
+    lines = [f"**{len(unreadable)} run{'s' if many else ''} could not be read** and "
+             f"{'are' if many else 'is'} left out of every table; each mean over a group that lacks one says so "
+             "(`k of n suites; m runs unreadable`):", ""]
+    lines += [f"- {_escape(run.describe)}" for run in unreadable]
+    return "\n".join(lines)
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;")
+
+
+def summary_markdown(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] = ()) -> str:
+    """The summary as markdown: the runs that could not be read, accuracies, items scored, and
+    notes on how to read them."""
     notes = [
         "Accuracy: the fraction of scorable items for which all of the suite's predictions hold. "
         "A circuit is the mean of its suites; the SG score the mean over the suites of the "
@@ -211,9 +270,10 @@ def summary_markdown(runs: Sequence[RunRecord]) -> str:
             "suites as ours; over all 31 suites the paper's SG score is "
             + ", ".join(f"{p} {paper_sg_score(p):.3f}" for p in papers) + ".")
     run_suites = sorted({run.run_suite for run in runs})
-    return "\n\n".join([
+    return "\n\n".join(part for part in [
         f"# SyntaxGym results ({', '.join(run_suites)})",
-        accuracy_table(runs).markdown() + "\n\n" + INTERVALS_NOTE,
-        coverage_table(runs).markdown(),
+        unreadable_markdown(unreadable),
+        accuracy_table(runs, unreadable).markdown() + "\n\n" + INTERVALS_NOTE,
+        coverage_table(runs, unreadable).markdown(),
         *notes,
-    ]) + "\n"
+    ] if part) + "\n"

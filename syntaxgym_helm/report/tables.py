@@ -82,18 +82,17 @@ def region_rows(run: RunRecord) -> list[RegionRow]:
                 continue
             for region in condition.regions:
                 number = region.region_number
-                statistic = scored.statistics(number)
+                # statistics, not value: an unmeasured region (its text inside a token of the
+                # region before) has NaN values here rather than an error.
+                stats = scored.statistics(number)
                 rows.append(RegionRow(
                     model=run.name, suite=run.suite_name, item=item.item_number,
                     condition=condition.condition_name, region=number,
                     region_name=run.suite.region_meta.get(number, ""), content=region.content,
                     tokens=len(scored.region_surprisals(number)),
-                    surprisal=statistic["sum"],
-                    surprisal_mean=statistic["mean"],
-                    surprisal_median=statistic["median"],
-                    surprisal_range=statistic["range"],
-                    surprisal_max=statistic["max"],
-                    surprisal_min=statistic["min"],
+                    surprisal=stats["sum"], surprisal_mean=stats["mean"],
+                    surprisal_median=stats["median"], surprisal_range=stats["range"],
+                    surprisal_max=stats["max"], surprisal_min=stats["min"],
                     item_scorable=score.scorable))
     return rows
 

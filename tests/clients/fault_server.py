@@ -36,6 +36,9 @@ FAULTS: dict[str, Optional[str]] = {
     "token_count": "tokens but",
     "usage_count": "spell the prompt",
     "huge_no_usage": "but no usage.prompt_tokens",
+    "nan": "has logprob nan",
+    "misspelled": "its tokens do not spell the prompt",
+    "lowercased": "its tokens spell the prompt only if case is ignored",
     "trickle_body": "(timeout: the whole request",
     "trickle_headers": "(timeout: the whole request",
 }
@@ -152,9 +155,16 @@ class FaultServer:
             self._send(sock, 500, {"error": {"message": "model is loading"}})
         elif mode == "status429":
             self._send(sock, 429, {"error": {"message": "Too many requests"}})
-        elif mode in ("positive", "boolean", "string"):
-            value = {"positive": 0.7, "boolean": True, "string": "-1.5"}[mode]
-            self._send(sock, 200, _with_logprob(prompt, value))
+        elif mode in ("positive", "boolean", "string", "nan"):
+            value = {"positive": 0.7, "boolean": True, "string": "-1.5", "nan": float("nan")}[mode]
+            self._send(sock, 200, _with_logprob(prompt, value))  # NaN: Python's JSON extension
+        elif mode in ("misspelled", "lowercased"):
+            answer = echo(prompt)  # the text echoes the prompt; the tokens scored another one
+            tokens = answer["choices"][0]["logprobs"]["tokens"]
+            tokens[-1] = tokens[-1].lower() if mode == "lowercased" else " elsewhere"
+            if mode == "lowercased":
+                tokens[0] = tokens[0].lower()
+            self._send(sock, 200, answer)
         elif mode == "html":
             self._raw(sock, 200, HTML, "text/html; charset=utf-8")
         elif mode == "html404":  # a base_url without /v1 on a web UI's host

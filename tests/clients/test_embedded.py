@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from syntaxgym_helm.clients.checked_folders import MANIFEST
 from syntaxgym_helm.clients.embedded.catalogue import (
     GEMMA3_270M,
     SMOLLM2_135M,
@@ -118,7 +119,8 @@ def test_gemma_gguf_is_assembled_once_into_the_cache(tmp_path: Path) -> None:
         for block in iter(lambda: file.read(1 << 20), b""):
             digest.update(block)
     assert digest.hexdigest() == package.EXPECTED_SHA256
-    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+    # No temporary file left; the manifest records the file's size and checksum.
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, MANIFEST])
     written = path.stat().st_mtime_ns
     assert assemble_gguf(GEMMA3_270M, root=tmp_path) == path
     # Another process finds the complete file and keeps it ...
@@ -131,7 +133,7 @@ def test_gemma_gguf_is_assembled_once_into_the_cache(tmp_path: Path) -> None:
         file.truncate(1000)
     assert _python(code, dict(os.environ), tmp_path).strip() == str(path)
     assert path.stat().st_size == sum(Path(p).stat().st_size for p in package.chunk_paths())
-    assert [p.name for p in path.parent.iterdir()] == [path.name]
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, MANIFEST])
 
 
 @pytest.mark.slow

@@ -27,7 +27,7 @@ def test_the_example_has_the_three_prod_env_files_and_both_clients():
     classes = {d["name"]: d["client_spec"]["class_name"]
                for d in deployments["model_deployments"]}
     assert classes == {OURS: "syntaxgym_helm.clients.local.client.SyntaxGymClient",
-                       HELMS: "helm.clients.huggingface_client.HuggingFaceClient"}
+                       HELMS: "syntaxgym_helm.clients.huggingface.CheckedHuggingFaceClient"}
     names = {d["model_name"] for d in deployments["model_deployments"]}
     assert len(names) == 2  # HELM's request cache keys on the model name
 

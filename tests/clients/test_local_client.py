@@ -15,6 +15,7 @@ import random
 import subprocess
 import sys
 import threading
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -180,9 +181,16 @@ def test_texts_from_offsets_are_exact_slices():
                                                                              "  sat"]
     # SentencePiece style: spans leave the space out; it goes with the next token.
     assert texts_from_offsets("The cat", [(0, 3), (4, 7)]) == ["The", " cat"]
-    # Two byte tokens of one character share its span; trailing text goes with the last token.
-    assert texts_from_offsets("né x ", [(0, 1), (1, 2), (1, 2), (2, 4)]) == ["n", "é", "",
+    # Two byte tokens of one character share its span: the character goes with the last, the
+    # one that completes it, so that the first ("") counts for it too; trailing text goes with
+    # the last token.
+    assert texts_from_offsets("né x ", [(0, 1), (1, 2), (1, 2), (2, 4)]) == ["n", "", "é",
                                                                              " x "]
+    # A token that ends one character and begins the next (byte-level BPE): each character
+    # goes with the token that completes it.
+    assert texts_from_offsets("日本", [(0, 1), (0, 2), (1, 2)]) == ["", "日", "本"]
+    # A character split at the very end of the prompt: no piece is left without it.
+    assert texts_from_offsets("ab猫", [(0, 2), (2, 3), (2, 3), (2, 3)]) == ["ab", "", "", "猫"]
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -451,6 +459,12 @@ def test_prefetch_scores_a_whole_run_in_few_passes(make_client, sentences):
     results = [client.make_request(r) for r in requests]
     assert all(r.success for r in results)
     assert server.forward_passes - passes <= 2
+    # Each result records the pass that computed it, as HELM records batched inference: the
+    # prompts of one pass share its seconds.
+    passes_of = {r.completions[0].text: (r.batch_request_time, r.batch_size) for r in results}
+    by_pass = Counter(passes_of.values())  # distinct prompts per pass
+    assert len(by_pass) == server.forward_passes - passes
+    assert all(seconds > 0 and count == size for (seconds, size), count in by_pass.items())
     # Cached prompts are not prefetched again.
     assert client.prefetch(requests) == 0
 
@@ -482,11 +496,22 @@ def test_helm_run_with_the_syntaxgym_client(hu2020_dir, tmp_path):
     for instance in per_instance:
         names = {s["name"]["name"] for s in instance["stats"]}
         assert "syntaxgym_accuracy" in names
+    # What scoring cost, per item: the second run was served from the cache, which kept the
+    # time each answer took when it was computed.
+    assert stats["syntaxgym_cached"]["mean"] == 1.0
+    assert stats["syntaxgym_inference_time"]["mean"] > 0
+    state = json.loads((run / "scenario_state.json").read_text())
+    tokens_of = Counter()
+    for request_state in state["request_states"]:
+        tokens_of[request_state["instance"]["id"]] += len(
+            request_state["result"]["completions"][0]["tokens"])
+    for instance in per_instance:
+        values = {s["name"]["name"]: s["mean"] for s in instance["stats"]}
+        assert values["syntaxgym_tokens"] == tokens_of[instance["instance_id"]] > 0
     assert "20 queries, 20 computes" in logs[0] and "20 queries, 0 computes" in logs[1]
     assert "scoring 20 distinct prompts of 20 requests" in logs[0]  # prefetched: one batch
     assert "this run scored 20 prompts" in logs[0] and "in 1 forward passes" in logs[0]
     assert "prefix sharing is off" not in logs[0]
-    state = json.loads((run / "scenario_state.json").read_text())
     tokens = state["request_states"][0]["result"]["completions"][0]["tokens"]
     prompt = state["request_states"][0]["request"]["prompt"]
     assert tokens[0]["text"] == BOS and "".join(t["text"] for t in tokens[1:]) == prompt

@@ -307,7 +307,12 @@ def test_characters_split_across_tokens_come_back_empty_and_still_align() -> Non
     with pytest.raises(AlignmentError):
         align_tokens([(1, "The cat"), (2, "books")], ["The", "", " books"])
     with pytest.raises(AlignmentError):
-        align_tokens([(1, "The café")], ["The", " caf", ""])
+        align_tokens([(1, "The"), (2, "é")], ["The", ""])
+    # A token may end inside a character ("é" is two bytes; " caf" + its first, then the
+    # second alone): both pieces count where "é" is.
+    assert align_tokens([(1, "The"), (2, "café")], ["The", " caf", ""]) == [1, 2, 2]
+    assert align_tokens([(1, "The caf"), (2, "é")], ["The", " caf", ""],
+                        separator="") == [1, 1, 2]
 
 
 # ------------------------------------------------------------------------------------------------

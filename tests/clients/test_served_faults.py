@@ -92,6 +92,36 @@ def test_a_healthy_answer_is_scored_with_its_own_values(server: FaultServer) -> 
     assert [t.logprob for t in tokens] == [0.0] + healthy_logprobs(PROMPT)[1:]
 
 
+def test_a_lowercasing_model_is_accepted_only_when_the_deployment_says_so(
+        server: FaultServer, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    refused = client(server.url("lowercased"), cache).make_request(request())
+    assert not refused.success and "case_insensitive_echo: true" in refused.error
+    accepted = client(server.url("lowercased"), cache,
+                      case_insensitive_echo=True).make_request(request())
+    assert accepted.success and accepted.completions[0].tokens[0].text == "the"
+
+
+def test_a_cached_answer_that_todays_checks_refuse_is_asked_for_again(
+        server: FaultServer, tmp_path: Path) -> None:
+    """An answer cached by an earlier version (before tokens had to spell the prompt) is not
+    served from the cache: the server is asked again, and its failure reported."""
+    from sqlitedict import SqliteDict
+
+    cache = tmp_path / "cache.sqlite"
+    assert client(server.url("healthy"), cache).make_request(request()).success
+    with SqliteDict(str(cache)) as table:  # overwrite the entry as an old version stored it
+        (key,) = list(table.keys())
+        stored = table[key]
+        stored["choices"][0]["logprobs"]["tokens"][-1] = " elsewhere"
+        table[key] = stored
+        table.commit()
+    again = client(server.url("healthy"), cache).make_request(request())
+    assert again.success and not again.cached and server.requests["healthy"] == 2
+    with SqliteDict(str(cache)) as table:  # the fresh answer replaced the refused one
+        assert table[key]["choices"][0]["logprobs"]["tokens"][-1] == " table."
+
+
 def test_rounding_above_zero_is_read_as_certainty_and_more_is_refused() -> None:
     from syntaxgym_helm.clients.served import (
         LOGPROB_ROUNDING,

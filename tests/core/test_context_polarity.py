@@ -52,13 +52,42 @@ def test_linear_terms_add_regions_and_refuse_products_of_regions() -> None:
     assert terms("abs((6;%a%) - (6;%b%))") is None
 
 
-def test_every_hu2020_and_builtin_suite_names_both_sides() -> None:
+def _documented_outcomes() -> list[tuple[list[str], set[str], set[str], str]]:
+    """docs/context.md's table of every suite's outcome: (name patterns, acceptable,
+    unacceptable, rule), in the table's order."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "context.md").read_text()
+    table = text[text.index("| suites | acceptable | unacceptable | rule |"):].split("\n\n")[0]
+    rows = []
+    for line in table.splitlines()[2:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        suites, acceptable, unacceptable, rule = cells
+        rows.append(([p.strip() for p in suites.split(",")],
+                     {c.strip() for c in acceptable.split(",")},
+                     {c.strip() for c in unacceptable.split(",")},
+                     {"2": RULE_TWO_CONDITIONS, "3": RULE_SIGNS}[rule.split()[0]]))
+    return rows
+
+
+def test_every_hu2020_and_builtin_suite_gets_the_outcome_the_docs_give() -> None:
+    """Each of the 45 suites matches one row of docs/context.md's table and gets exactly its
+    acceptable and unacceptable conditions, by its rule."""
+    from fnmatch import fnmatch
+
+    rows = _documented_outcomes()
     paths = sorted(HU2020.glob("*.json")) + sorted(BUILTIN.glob("*.json"))
     assert len(paths) == 45
+    used = set()
     for path in paths:
+        matching = [i for i, row in enumerate(rows)
+                    if any(fnmatch(path.stem, pattern) for pattern in row[0])]
+        assert len(matching) == 1, f"{path.stem} matches rows {matching} of the docs' table"
+        _, acceptable, unacceptable, rule = rows[matching[0]]
         found = polarity(load_suite(path))
-        assert found.acceptable and found.unacceptable, path.stem
-        assert not set(found.acceptable) & set(found.unacceptable), path.stem
+        assert (set(found.acceptable), set(found.unacceptable), found.rule) == (
+            acceptable, unacceptable, rule), path.stem
+        assert len(found.acceptable) == len(acceptable)  # no condition twice
+        used.add(matching[0])
+    assert used == set(range(len(rows))), "a row of the docs' table matches no suite"
 
 
 def test_agreement_and_filler_gap_suites_get_their_grammatical_conditions() -> None:

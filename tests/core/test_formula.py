@@ -554,13 +554,51 @@ def test_division_by_zero() -> None:
         parse_formula("(6;%a%) / (6;%b%) < 1").evaluate({RegionRef(6, "a"): 1.0, RegionRef(6, "b"): 0.0})
 
 
-def test_undefined_arithmetic() -> None:
-    with pytest.raises(EvaluationError, match="undefined"):
-        parse_formula("(6;%a%) - (6;%b%) < 1").evaluate({RegionRef(6, "a"): math.inf, RegionRef(6, "b"): math.inf})
+@pytest.mark.parametrize("value", [math.inf, -math.inf])
+def test_an_infinite_value_is_an_error_not_a_comparison(value: float) -> None:
+    # inf - inf would be NaN and inf > 1e300 "true": a probability of 0 decides nothing.
+    for text in ("(6;%a%) - (6;%b%) < 1", "(6;%a%) > 1e300", "(6;%a%) = (6;%b%)"):
+        with pytest.raises(EvaluationError, match=r"\(6;%a%\) is infinite .*probability 0"):
+            parse_formula(text).evaluate({RegionRef(6, "a"): value, RegionRef(6, "b"): value})
 
 
-def test_infinite_values_compare() -> None:
-    assert parse_formula("(6;%a%) > 1e300").evaluate({RegionRef(6, "a"): math.inf}) is True
+@pytest.mark.parametrize(("text", "problem"), [
+    # The case: inf = inf held, a pass decided by the overflow.
+    ("(1;%a%) * 1e300 * 1e10 = (1;%b%) * 1e300 * 1e10", "overflows"),
+    ("(1;%a%) / 1e-300 / 1e-10 > (1;%b%) / 1e-300 / 1e-10", "overflows"),
+    ("(1;%a%) - 1e300 * 1e10 < 0", "overflows"),  # constants alone
+    ("-(1;%a%) * 1e300 * 1e10 < 0", "overflows"),  # to -inf
+    ("(1;%a%) * 1e-300 * 1e-300 = (1;%b%) * 1e-300 * 1e-300", "underflows to 0"),
+    ("(1;%a%) / 1e300 / 1e300 = 0", "underflows to 0"),
+    # A huge constant swallows the region values: 1e17 >= 1e17 whatever they are.
+    ("(1;%a%) + 1e17 >= (1;%b%) + 1e17", "loses a region value to rounding"),
+    ("1e17 + (1;%a%) >= 1e17 + (1;%b%)", "loses a region value to rounding"),
+    ("(1;%a%) - 1e17 >= (1;%b%) - 1e17", "loses a region value to rounding"),
+    ("1e17 - (1;%a%) <= 1e17 - (1;%b%)", "loses a region value to rounding"),
+])
+def test_arithmetic_that_rounding_decides_is_an_error_never_a_pass(text: str, problem: str) -> None:
+    values = {RegionRef(1, "a"): 3.0, RegionRef(1, "b"): 3.5}
+    with pytest.raises(EvaluationError, match=problem) as caught:
+        parse_formula(text).evaluate(values)
+    assert "cannot be decided" in str(caught.value)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("(1;%a%) * 0 = 0", True),  # an exact zero is not an underflow
+    ("(1;%a%) - (1;%a%) = 0", True),
+    ("(1;%a%) + 0 < (1;%b%)", True),  # nor is adding zero
+    ("0 - (1;%z%) = 0", True),  # -0.0 = 0
+    ("(1;%z%) * -1 < 0", False),  # -0.0 < 0 is false, as IEEE and mathematics say
+    ("(1;%z%) * -1 >= 0", True),
+    ("(1;%a%) + 1e10 > (1;%b%) + 1e10", False),  # large but not swallowing: still exact enough
+    ("(1;%a%) * 1e300 < (1;%b%) * 1e300", True),  # large but finite
+    ("(1;%tiny%) + 100 > 100", True),  # 1e-12 survives beside 100
+])
+def test_exact_zeros_signed_zeros_and_large_finite_values_still_compare(text: str,
+                                                                         expected: bool) -> None:
+    values = {RegionRef(1, "a"): 3.0, RegionRef(1, "b"): 3.5, RegionRef(1, "z"): 0.0,
+              RegionRef(1, "tiny"): 1e-12}
+    assert parse_formula(text).evaluate(values) is expected
 
 
 def test_values_are_fetched_once_each() -> None:

@@ -96,6 +96,33 @@ def test_missing_logprob_inside_the_sentence_is_unscorable() -> None:
     assert not score.scorable and "no usable logprob" in score.problems[0]
 
 
+@pytest.mark.parametrize(("logprob", "reason"), [
+    (math.nan, "is NaN"), (-math.inf, "is -inf"), (math.inf, "is inf"),
+    (0.5, "above 0: a probability of 1.65"),
+])
+def test_a_value_that_cannot_be_a_logprob_makes_the_item_unscorable(logprob: float,
+                                                                     reason: str) -> None:
+    suite = parse_suite(SUITE)
+    bad = item_tokens("play", 11.0)
+    bad[2] = TokenScore(" woman", logprob)
+    score = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 5.0),
+                                               "mismatch": bad})
+    assert not score.scorable and score.passed is None
+    assert "token 2 ' woman' has no usable logprob" in score.problems[0], score.problems
+    assert reason in score.problems[0]
+
+
+def test_a_logprob_above_zero_by_rounding_reads_as_zero() -> None:
+    suite = parse_suite(SUITE)
+    near = item_tokens("play", 11.0)
+    near[2] = TokenScore(" woman", 1e-6)  # a float32 log-softmax of a near-certain token
+    score = evaluate_item(suite, suite.items[0], {"match": item_tokens("plays", 5.0),
+                                               "mismatch": near})
+    assert score.scorable
+    values = {v.condition_name: v for v in score.conditions}["mismatch"]
+    assert values.surprisals[2] == 0.0 and values.tokens[2] == " woman"
+
+
 def test_prediction_over_an_undefined_region_value_is_unscorable() -> None:
     data = {**SUITE, "meta": {"name": "gap", "metric": "mean"},
             "predictions": ["(2;%mismatch%) > (2;%match%)"]}
@@ -143,6 +170,45 @@ def test_reference_surprisals_reproduce_reference_region_sums(syntaxgym_core_dir
             for region in condition["regions"]:
                 got = values[condition["condition_name"]][region["region_number"]]["sum"]
                 assert got == pytest.approx(region["metric_value"]["sum"], abs=1e-5)
+
+
+def test_a_region_whose_only_token_is_excluded_sums_to_zero_and_is_not_unmeasured() -> None:
+    """first_token=exclude leaves region 1 with no token when its only token is the first: its
+    sum is 0, as syntaxgym-core's, since the model did give that region a token."""
+    suite = parse_suite({**SUITE, "items": [{"item_number": 1, "conditions": [
+        {"condition_name": name, "regions": [
+            {"region_number": 1, "content": "The"}, {"region_number": 2, "content": verb},
+            {"region_number": 3, "content": "it"}]}
+        for name, verb in (("match", "rains"), ("mismatch", "rain"))]}]})
+    bare = {name: tokens([("The", 0.0), (f" {verb}", bits), (" it", 2.0)], bos=False)
+            for name, verb, bits in (("match", "rains", 4.0), ("mismatch", "rain", 8.0))}
+    score = evaluate_item(suite, suite.items[0], bare, first_token="exclude")
+    assert score.scorable, score.problems
+    assert score.conditions[0].value("sum", 1) == 0.0
+    assert score.conditions[0].unmeasured == {}
+
+
+def test_a_region_inside_another_regions_token_is_unmeasured_not_zero() -> None:
+    """A tokenizer that joins two characters the suite puts in two regions leaves the second
+    with no token of its own: its value is undefined (the item unscorable with the reason), never
+    0, which would tie with any other such region."""
+    suite = parse_suite({"meta": {"name": "zh", "region_separator": ""},
+                         "region_meta": {"1": "a", "2": "b", "3": "c"},
+                         "predictions": ["(2;%good%) < (2;%bad%)"],
+                         "items": [{"item_number": 1, "conditions": [
+                             {"condition_name": name, "regions": [
+                                 {"region_number": 1, "content": "他吃"},
+                                 {"region_number": 2, "content": aspect},
+                                 {"region_number": 3, "content": "饭"}]}
+                             for name, aspect in (("good", "了"), ("bad", "过"))]}]})
+    results = {"good": tokens([("他", 1.0), ("吃了", 2.0), ("饭", 1.0)]),
+               "bad": tokens([("他", 1.0), ("吃", 2.0), ("过", 3.0), ("饭", 1.0)])}
+    score = evaluate_item(suite, suite.items[0], results, prefix="<|endoftext|>")
+    assert not score.scorable
+    assert "region 2 of condition `good` cannot be measured" in score.problems[0]
+    assert "token 2 '吃了'" in score.problems[0]
+    assert math.isnan(score.region_values()["good"][2]["sum"])
+    assert score.region_values()["bad"][2]["sum"] == pytest.approx(3.0)
 
 
 def test_first_token_excluded_changes_region_one_statistics_but_not_its_sum() -> None:

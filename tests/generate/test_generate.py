@@ -17,7 +17,7 @@ from syntaxgym_helm.core.errors import SuiteError
 from syntaxgym_helm.generate import GENERATOR_VERSION, generate_suite
 from syntaxgym_helm.generate.template import parse_template
 from syntaxgym_helm.core.registry import BUILTIN_PREFIX, HU2020_SUITES, builtin_suites, resolve_suite
-from syntaxgym_helm.core.suite import load_suite
+from syntaxgym_helm.core.suite import dumps_suite, load_suite, parse_suite
 from syntaxgym_helm.core.validation import check_suite, check_suite_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,10 +129,14 @@ def test_more_items_keep_the_earlier_items(tmp_path: Path) -> None:
     config["sampling"]["constraints"] = [{"no_reuse": "subj"}]
     path = write(tmp_path, config)
     few, many = generate_suite(path, items=10), generate_suite(path, items=25)
+    assert (len(few.suite.items), len(many.suite.items)) == (10, 25)
     assert many.suite.items[:10] == few.suite.items
-    assert CONFIG_FILES, "and for a shipped config"
-    shipped = generate_suite(CONFIG_FILES[0], items=5)
-    assert shipped.suite.items == generate_suite(CONFIG_FILES[0]).suite.items[:5]
+    # And for every shipped config: its first 5 items are those of the full suite it ships.
+    assert len(CONFIG_FILES) == len(builtin_suites()) >= 11
+    for config in CONFIG_FILES:
+        full = generate_suite(config).suite.items
+        shipped = generate_suite(config, items=5).suite.items
+        assert len(shipped) == 5 < len(full) and shipped == full[:5], config.name
 
 
 def test_meta_records_the_provenance(tmp_path: Path) -> None:
@@ -150,11 +154,30 @@ def test_meta_records_the_provenance(tmp_path: Path) -> None:
 
 
 def test_the_output_is_canonical_suite_json(tmp_path: Path) -> None:
+    """Valid with no warning, and in the one canonical layout: what reading it back and writing it
+    again gives, byte for byte (keys in the suite format's order, two-space indents, one final
+    newline), holding exactly the config's regions, conditions and prediction."""
     generated = generate_suite(write(tmp_path, base_config()))
-    report = check_suite(json.loads(generated.text))
+    data = json.loads(generated.text)
+    report = check_suite(data)
     assert report.ok and not report.warnings
-    first = generated.suite.items[0]
-    assert [c.sentence for c in first.conditions][0].startswith("The ")
+    assert generated.text == dumps_suite(parse_suite(data))
+    assert generated.text.startswith('{\n  "meta": {\n    "')
+    assert data["meta"]["name"] == "toy" and data["meta"]["metric"] == "sum"
+    assert generated.text.endswith("}\n") and not generated.text.endswith("\n\n")
+    assert list(data) == ["meta", "region_meta", "predictions", "items"]
+    assert data["region_meta"] == {"1": "det", "2": "noun", "3": "verb"}
+    assert data["predictions"] == [{"type": "formula", "formula": "(3;%match%) < (3;%mismatch%)"}]
+    assert [item["item_number"] for item in data["items"]] == [1, 2, 3, 4, 5, 6]
+    nouns = {"dog", "cat", "bird", "horse"}
+    verbs = {"sleeps": "sleep", "runs": "run", "eats": "eat"}
+    for item in data["items"]:
+        match, mismatch = item["conditions"]
+        assert (match["condition_name"], mismatch["condition_name"]) == ("match", "mismatch")
+        det, noun, verb = (r["content"] for r in match["regions"])
+        assert det == "The" and noun in nouns and verb in verbs
+        assert [r["content"] for r in mismatch["regions"]] == ["The", noun, verbs[verb]]
+        assert [r["region_number"] for r in match["regions"]] == [1, 2, 3]
 
 
 # --- balance and the checks of manipulated regions -------------------------------------------
@@ -460,9 +483,25 @@ def test_cli_writes_checks_and_reports_errors(tmp_path: Path, capsys: pytest.Cap
             "feature 'pll'. features of lexicon.verbs: pl, sg; did you mean 'pl'?") in err
 
 
-def test_cli_check_of_the_shipped_suites(capsys: pytest.CaptureFixture) -> None:
+def test_cli_check_of_the_shipped_suites(capsys: pytest.CaptureFixture,
+                                         tmp_path: Path) -> None:
+    """The shipped suites are what their configs generate (each compared, named ``ok``); a
+    shipped file changed by one character, or missing, fails the check, named."""
     args = ["generate", *map(str, CONFIG_FILES), "--out-dir", str(SHIPPED), "--check"]
     assert cli_main(args) == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert [line.split(": ")[0] for line in err.splitlines()] == [
+        f"ok    {SHIPPED / (name + '.json')}" for name in builtin_suites()]
+    copy_dir = tmp_path / "suites"
+    shutil.copytree(SHIPPED, copy_dir)
+    edited, removed = (copy_dir / f"{name}.json" for name in builtin_suites()[:2])
+    edited.write_text(edited.read_text().replace('"The', '"A', 1))
+    removed.unlink()
+    assert cli_main([*args[:-2], str(copy_dir), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"error: {edited} is stale: regenerate it from" in err
+    assert f"error: {removed} is missing: regenerate it from" in err
+    assert err.count("ok    ") == len(CONFIG_FILES) - 2
 
 
 # --- the leaderboard ------------------------------------------------------------------------

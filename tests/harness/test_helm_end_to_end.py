@@ -186,6 +186,7 @@ def test_failed_and_unalignable_requests_are_reported_not_scored(helm_output: Pa
     from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM import order)
 
     from syntaxgym_helm.harness.metric import SyntaxGymMetric
+    from syntaxgym_helm.harness.stats import efficiency_stat_names
 
     state = _request_states(_run_dir(helm_output, "fgd_subject"))
     first_id = state.request_states[0].instance.id
@@ -193,7 +194,9 @@ def test_failed_and_unalignable_requests_are_reported_not_scored(helm_output: Pa
     metric = SyntaxGymMetric()
 
     def names(stats) -> dict[str, float]:
-        return {stat.name.name: stat.mean for stat in stats}
+        """The scoring stats (every item also has its efficiency stats, whatever its outcome)."""
+        return {stat.name.name: stat.mean for stat in stats
+                if stat.name.name not in efficiency_stat_names()}
 
     healthy = names(metric.evaluate_references(state.adapter_spec, states, None, ""))
     assert healthy["syntaxgym_unscorable"] == 0 and "syntaxgym_accuracy" in healthy
@@ -229,8 +232,30 @@ def test_summary_tables_are_written_and_served(helm_output: Path) -> None:
     assert row[0]["value"] == MODEL
     suite_means = [row[header.index(f"{s} - Accuracy")]["value"] for s in SUITES]
     assert row[1]["value"] == pytest.approx(sum(suite_means) / 2)  # the SG score over the run
-    assert (groups / "syntaxgym_circuit_agreement.json").is_file()
-    assert (groups / "syntaxgym_number_prep.json").is_file()
+    # number_prep is the only Agreement suite run: the circuit's mean score is its accuracy.
+    circuit = json.loads((groups / "syntaxgym_circuit_agreement.json").read_text())[0]
+    circuit_header = [cell["value"] for cell in circuit["header"]]
+    (circuit_row,) = circuit["rows"]
+    number_prep = suite_means[SUITES.index("number_prep")]
+    assert circuit_row[1]["value"] == pytest.approx(number_prep)
+    assert circuit_row[circuit_header.index("number_prep - Accuracy")]["value"] == number_prep
+    # The suite's own table: its accuracy and count as the run recorded them, then the cost.
+    suite_table = json.loads((groups / "syntaxgym_number_prep.json").read_text())[0]
+    cells = dict(zip([cell["value"] for cell in suite_table["header"]],
+                     [cell.get("value") for cell in suite_table["rows"][0]]))
+    run = _run_dir(helm_output, "number_prep")
+    per_instance = json.loads((run / "per_instance_stats.json").read_text())
+    accuracy = _stat([s for s in json.loads((run / "stats.json").read_text())
+                      if s["name"].get("split") == "test" and "perturbation" not in s["name"]],
+                     "syntaxgym_accuracy")
+    assert cells["Accuracy"] == pytest.approx(accuracy["mean"]) == number_prep
+    assert cells["Items scored"] == len(per_instance) and cells["Unscorable"] == 0
+    tokens: dict[str, int] = {}
+    for state in _request_states(run).request_states:
+        tokens[state.instance.id] = tokens.get(state.instance.id, 0) + len(
+            state.result.completions[0].tokens)
+    assert cells["Tokens/item"] == pytest.approx(sum(tokens.values()) / len(tokens))
+    assert cells["Time/item (s)"] > 0 and cells["Cached"] == 0  # a fresh cache
 
     port = _free_port()
     server = subprocess.Popen([str(BIN / "helm-server"), "--port", str(port), "--output-path",
@@ -252,3 +277,25 @@ def test_summary_tables_are_written_and_served(helm_output: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_python_api_scores_as_the_run(helm_output: Path) -> None:
+    """``syntaxgym_helm.evaluate`` on the run's model (HELM's own HuggingFaceClient) and suite:
+    the same prefix, outcomes and region values as the run's, item by item (three items)."""
+    from syntaxgym_helm import evaluate
+    from syntaxgym_helm.harness.metric import evaluate_request_states
+
+    result = evaluate("number_prep", model=MODEL, max_items=3, suites_dir=HU2020)
+    assert result.prefix == PREFIX and len(result.items) == 3
+    by_instance: dict[str, list] = {}
+    for request_state in _request_states(_run_dir(helm_output, "number_prep")).request_states:
+        by_instance.setdefault(request_state.instance.id, []).append(request_state)
+    for item in result.items:
+        run = evaluate_request_states(by_instance[f"item{item.item_number}"])
+        assert item.scorable and item.passed == run.passed
+        values = run.region_values()
+        for condition in item.conditions:
+            assert condition.tokens[0] == PREFIX
+            for region in condition.regions:
+                assert region.value == pytest.approx(
+                    values[condition.name][region.number]["sum"], abs=1e-6)

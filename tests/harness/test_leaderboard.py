@@ -84,11 +84,19 @@ def test_the_schema_describes_stats_with_the_metrics_own_metadata() -> None:
     parsed = read_schema(str(ROOT / "configs" / "schema_syntaxgym.yaml"))
     groups = {group.name: group for group in parsed.run_groups}
     # A built-in suite has one prediction: no column repeats its accuracy. The items scored
-    # sit right after the accuracy, then the details.
+    # sit right after the accuracy, then the details, then what scoring cost.
     metric_groups = {g.name: g for g in parsed.metric_groups}
-    main, items, details = groups["syntaxgym_sgh_mvrr"].metric_groups
-    assert (main, items) == ("syntaxgym_accuracy", "syntaxgym_items")
-    assert [m.name for m in metric_groups[details].metrics] == ["syntaxgym_unscorable"]
+    main, items, details, efficiency = groups["syntaxgym_sgh_mvrr"].metric_groups
+    assert (main, items, efficiency) == ("syntaxgym_accuracy", "syntaxgym_items",
+                                         "syntaxgym_efficiency")
+    assert [m.name for m in metric_groups[details].metrics] == ["syntaxgym_unscorable",
+                                                               "syntaxgym_tie"]
+    assert [m.name for m in metric_groups[efficiency].metrics] == [
+        "syntaxgym_inference_time", "syntaxgym_tokens", "syntaxgym_cached"]
+    assert metric_groups[efficiency].hide_win_rates
+    assert fields["syntaxgym_inference_time"]["lower_is_better"] is True
+    # Parent tables show one accuracy per suite: the cost columns stay in the suites' tables.
+    assert "syntaxgym_efficiency" in groups["syntaxgym_sg_score"].subgroup_metric_groups_hidden
     # A count has no "Mean score" (it would average counts) and no win rate.
     assert [m.name for m in metric_groups[items].metrics] == ["syntaxgym_scored_items"]
     assert metric_groups[items].aggregation_strategies == []
@@ -117,7 +125,8 @@ def test_a_run_suites_schema_shows_only_what_was_run(tmp_path: Path) -> None:
     assert set(groups) == {"syntaxgym_sg_score", "syntaxgym_circuit_agreement", "syntaxgym",
                            "syntaxgym_number_prep"}
     assert groups["syntaxgym_sg_score"].subgroups == ["syntaxgym_number_prep"]
-    # The run predates the count of items scored: no column for it (helm-summarize would warn).
+    # The run predates the count of items scored and the efficiency stats: no column for them
+    # (helm-summarize would warn).
     main, details_name = groups["syntaxgym_number_prep"].metric_groups
     details = {g.name: g for g in parsed.metric_groups}[details_name]
     assert [m.name for m in details.metrics] == ["syntaxgym_unscorable"]  # one prediction
@@ -153,6 +162,23 @@ def test_context_runs_get_tables_of_their_own_and_leave_the_others_unchanged(
     assert suite_group.environment["main_name"] == "syntaxgym_accuracy"
     plain = [g for g in both.run_groups if "context" not in g.name]
     assert plain == alone.run_groups
+
+
+def test_runs_with_the_efficiency_stats_get_the_efficiency_columns(tmp_path: Path) -> None:
+    """The saved run with the efficiency stats added to its stats.json (as runs write them now):
+    its suite's table gains the efficiency group, hidden in the parent tables."""
+    output = tmp_path / "benchmark_output"
+    shutil.copytree(OLD_OUTPUT, output)
+    (run,) = (output / "runs" / "old_layout").iterdir()
+    stats = json.loads((run / "stats.json").read_text())
+    accuracy = next(s for s in stats if s["name"]["name"] == "syntaxgym_accuracy")
+    stats.append({**accuracy, "name": {**accuracy["name"], "name": "syntaxgym_inference_time"}})
+    (run / "stats.json").write_text(json.dumps(stats))
+    parsed = read_schema(str(write_config(output, "old_layout", folder=tmp_path / "config",
+                                          local_path=tmp_path / "none").schema))
+    groups = {group.name: group for group in parsed.run_groups}
+    assert groups["syntaxgym_number_prep"].metric_groups[-1] == "syntaxgym_efficiency"
+    assert "syntaxgym_efficiency" in groups["syntaxgym_sg_score"].subgroup_metric_groups_hidden
 
 
 def test_model_metadata_names_the_embedded_models_and_keeps_the_users(tmp_path: Path) -> None:

@@ -27,9 +27,14 @@ from syntaxgym_helm.harness.scenario import (
 )
 from syntaxgym_helm.harness.stats import (
     ACCURACY,
+    CACHED,
     FIRST_PREDICTION_ACCURACY,
+    INFERENCE_TIME,
     SCORED_ITEMS,
+    TIE,
+    TOKENS,
     UNSCORABLE,
+    efficiency_stat_names,
     metric_metadata,
     prediction_accuracy_name,
 )
@@ -56,11 +61,15 @@ def _tokens(sentence: str, verb_bits: float) -> list[Token]:
     return tokens
 
 
-def _state(instance: Instance, index: int, verb_bits: float, success: bool = True) -> RequestState:
+def _state(instance: Instance, index: int, verb_bits: float, success: bool = True,
+           **timing: float | int | bool) -> RequestState:
+    """``timing``: the result's ``request_time``, ``batch_request_time``, ``batch_size`` and
+    ``cached``."""
     sentence = instance.references[index].output.text
     tokens = _tokens(sentence, verb_bits)
     result = RequestResult(
-        success=success, embedding=[], cached=False, error=None if success else "timed out",
+        success=success, embedding=[], cached=bool(timing.pop("cached", False)),
+        error=None if success else "timed out", **timing,  # type: ignore[arg-type]
         completions=[GeneratedOutput(text=sentence, logprob=sum(t.logprob for t in tokens),
                                      tokens=tokens)] if success else [])
     return RequestState(
@@ -79,9 +88,15 @@ def _states(instance: Instance, verb_bits: dict[str, float]) -> list[RequestStat
             for index, reference in enumerate(instance.references)]
 
 
-def _stats(states: list[RequestState]) -> dict[str, float]:
-    stats = SyntaxGymMetric().evaluate_references(None, states, None, "")  # type: ignore[arg-type]
+def _all_stats(states: list[RequestState], ties: str = "fail") -> dict[str, float]:
+    stats = SyntaxGymMetric(ties=ties).evaluate_references(None, states, None, "")  # type: ignore[arg-type]
     return {stat.name.name: stat.mean for stat in stats}
+
+
+def _stats(states: list[RequestState], ties: str = "fail") -> dict[str, float]:
+    """The item's scoring stats (its efficiency stats, which every item has, left out)."""
+    return {name: value for name, value in _all_stats(states, ties).items()
+            if name not in efficiency_stat_names()}
 
 
 def test_references_carry_their_condition_names(instance: Instance) -> None:
@@ -92,7 +107,7 @@ def test_references_carry_their_condition_names(instance: Instance) -> None:
 def test_an_item_whose_agreeing_verbs_are_cheaper_passes(instance: Instance) -> None:
     assert _stats(_states(instance, PASSING)) == {
         UNSCORABLE: 0.0, ACCURACY: 1.0, FIRST_PREDICTION_ACCURACY: 1.0,
-        prediction_accuracy_name(0): 1.0}
+        prediction_accuracy_name(0): 1.0, TIE: 0.0}
     score = evaluate_request_states(_states(instance, PASSING))
     assert score.region_values()["mismatch_sing"][6]["sum"] == pytest.approx(9.0)
     assert score.region_values()["match_sing"][7]["sum"] == pytest.approx(2.0)  # "the answer"
@@ -102,6 +117,22 @@ def test_one_disagreeing_pair_fails_the_item(instance: Instance) -> None:
     stats = _stats(_states(instance, {**PASSING, "mismatch_plural": 1.0}))
     assert stats[ACCURACY] == 0.0 and stats[prediction_accuracy_name(0)] == 0.0
     assert stats[UNSCORABLE] == 0.0
+
+
+def test_a_tie_fails_by_default_passes_with_ties_pass_and_is_counted_either_way(
+        instance: Instance) -> None:
+    tied = {**PASSING, "mismatch_plural": PASSING["match_plural"]}  # 3 bits both: a tie
+    stats = _stats(_states(instance, tied))
+    assert stats[ACCURACY] == 0.0 and stats[TIE] == 1.0
+    stats = _stats(_states(instance, tied), ties="pass")
+    assert stats[ACCURACY] == 1.0 and stats[TIE] == 1.0
+    # A thousandth of a bit apart is no tie: the comparison decides, under either policy.
+    close = {**PASSING, "mismatch_plural": PASSING["match_plural"] - 0.001}
+    for policy in ("fail", "pass"):
+        assert _stats(_states(instance, close), ties=policy)[ACCURACY] == 0.0
+        assert _stats(_states(instance, close), ties=policy)[TIE] == 0.0
+    with pytest.raises(ValueError, match="ties='maybe' is not one of fail, pass"):
+        SyntaxGymMetric(ties="maybe")
 
 
 def test_conditions_are_found_by_tag_not_by_position(instance: Instance) -> None:
@@ -158,10 +189,34 @@ def test_metadata_describes_every_stat_a_two_prediction_suite_emits(instance: In
     assert stats[prediction_accuracy_name(1)] == 1.0 and stats[ACCURACY] == 1.0
     described = {metadata.name for metadata in SyntaxGymMetric().get_metadata()}
     assert set(stats) <= described
-    per_item = set(_stats(_states(instance, PASSING)))
+    per_item = set(_all_stats(_states(instance, PASSING)))
     per_run = {SCORED_ITEMS}  # the run's count, added after HELM's averaging
     assert {m.name for m in metric_metadata(predictions=1)} == per_item | per_run
     assert all(m.display_name and m.description and m.group for m in metric_metadata(3))
+
+
+def test_an_item_reports_what_its_requests_cost(instance: Instance) -> None:
+    """Time: a batched request's share of its batch (HELM's batch_request_time / batch_size),
+    else its request_time; tokens: every token returned; cached: the share of cache hits. An
+    unscorable item costs what it cost too."""
+    timings = [dict(request_time=5.0, batch_request_time=0.6, batch_size=3),  # 0.2 s
+               dict(request_time=0.25),
+               dict(request_time=0.5, cached=True),
+               dict()]  # no time recorded: 0
+    states = [_state(instance, index, PASSING[condition_of_reference(reference) or ""],
+                     **timing)
+              for index, (reference, timing) in enumerate(zip(instance.references, timings))]
+    tokens = sum(len(state.result.completions[0].tokens) for state in states)
+    assert tokens == 4 * 9  # the beginning-of-text token and 8 words, per condition
+    stats = _all_stats(states)
+    assert stats[INFERENCE_TIME] == pytest.approx(0.2 + 0.25 + 0.5)
+    assert stats[TOKENS] == tokens and stats[CACHED] == 0.25
+    assert stats[ACCURACY] == 1.0
+    states[3] = _state(instance, 3, 1.0, success=False, request_time=2.0)
+    failed = _all_stats(states)
+    assert failed[UNSCORABLE] == 1.0 and ACCURACY not in failed
+    assert failed[INFERENCE_TIME] == pytest.approx(0.2 + 0.25 + 0.5 + 2.0)
+    assert failed[TOKENS] == 3 * 9  # the failed request returned none
 
 
 

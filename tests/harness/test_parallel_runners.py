@@ -19,12 +19,15 @@ from typing import Any
 
 import pytest
 
+from syntaxgym_helm.harness.stats import RUN_DEPENDENT_STATS
+
 pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
 SUITES = ("sgh_agreement_pp", "sgh_fgd_subject", "sgh_npi_any", "sgh_reflexive_rc")
-#: Stats that measure time, not the model: they differ between any two runs.
-TIMING_STATS = ("inference_runtime", "training_co2_cost", "training_energy_cost")
+#: Stats that measure the run, not the model: they differ between any two runs.
+TIMING_STATS = ("inference_runtime", "training_co2_cost", "training_energy_cost",
+                *RUN_DEPENDENT_STATS)
 #: Each helm-run's wall-clock limit (both models load in each; about a minute on 2 CPU cores).
 RUN_TIMEOUT_S = 900
 

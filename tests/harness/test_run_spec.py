@@ -132,3 +132,13 @@ def test_missing_empty_or_binary_context_files_are_refused(tmp_path) -> None:
                           (empty, "has no sentence"), (binary, "not UTF-8|NUL")):
         with pytest.raises(RunSpecError, match=message):
             get_syntaxgym_spec(suite="number_prep", context=str(path))
+
+
+def test_ties_pass_is_named_and_handed_to_the_metric_and_fail_leaves_the_spec_as_it_was() -> None:
+    default = get_syntaxgym_spec(suite="clams_en_simple_agrmt")
+    assert "ties" not in default.metric_specs[0].args and "ties" not in default.name
+    lenient = get_syntaxgym_spec(suite="clams_en_simple_agrmt", ties="pass")
+    assert lenient.name == "syntaxgym:suite=clams_en_simple_agrmt,ties=pass"
+    assert lenient.metric_specs[0].args["ties"] == "pass"
+    with pytest.raises(RunSpecError, match="ties='half' is not one of fail, pass"):
+        get_syntaxgym_spec(suite="clams_en_simple_agrmt", ties="half")

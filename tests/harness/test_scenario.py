@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -38,15 +39,26 @@ def test_instances_mirror_the_suite(tmp_path: Path) -> None:
 
 
 def test_a_suite_given_by_path_and_the_metadata(tmp_path: Path) -> None:
-    scenario = SyntaxGymScenario(suite=str(HU2020 / "mvrr.json"))
-    assert len(scenario.get_instances(str(tmp_path))) == 28
-    assert scenario.get_metadata().main_metric == MAIN_METRIC
+    """A suite file given by path makes the instances its registered name makes (same items,
+    sentences and carried suite), and the metadata HELM shows names the main stat and split."""
+    by_path = SyntaxGymScenario(suite=str(HU2020 / "mvrr.json")).get_instances(str(tmp_path))
+    by_name = SyntaxGymScenario(suite="mvrr", suites_dir=str(HU2020)).get_instances(
+        str(tmp_path))
+    assert len(by_path) == 28
+    assert [dataclasses.asdict(i) for i in by_path] == [dataclasses.asdict(i) for i in by_name]
+    raw = json.loads((HU2020 / "mvrr.json").read_text())
+    assert [i.id for i in by_path] == [f"item{item['item_number']}" for item in raw["items"]]
+    carried = parse_suite(read_item_payload(by_path[-1].extra_data[ITEM_KEY]))
+    assert carried.name == "mvrr" and carried.items[0].item_number == raw["items"][-1][
+        "item_number"]
+    metadata = SyntaxGymScenario(suite=str(HU2020 / "mvrr.json")).get_metadata()
+    assert (metadata.name, metadata.main_metric, metadata.main_split) == (
+        "syntaxgym", MAIN_METRIC, "test")
+    assert MAIN_METRIC == "syntaxgym_accuracy" and metadata.taxonomy.language == "English"
 
 
 def test_a_context_is_the_instance_input_and_the_prompt_is_context_plus_sentence(
         tmp_path: Path) -> None:
-    import dataclasses
-
     from helm.benchmark.adaptation.adapters.adapter_factory import AdapterFactory
 
     import syntaxgym_helm.plugin  # noqa: F401  (registers the embedded models, as helm-run does)

@@ -25,7 +25,12 @@ from test_report import (  # noqa: E402
     produce_runs,
 )
 
-from syntaxgym_helm.core.uncertainty import bootstrap_interval, mean_of_means, wilson_interval
+from syntaxgym_helm.core.uncertainty import (
+    bootstrap_interval,
+    mean_of_means,
+    paired_bootstrap,
+    wilson_interval,
+)
 from syntaxgym_helm.report.paired_tests import HOW_TO_READ
 
 pytestmark = pytest.mark.slow
@@ -110,8 +115,14 @@ def test_mcnemar_counts_are_the_items_one_model_alone_passed(
     accuracy_b = sum(out_b[n] for n in both) / len(both)
     assert mean["accuracy_a"] == pytest.approx(accuracy_a) == suite["accuracy_a"]
     assert mean["difference"] == pytest.approx(accuracy_b - accuracy_a)
+    # The interval and p are the seeded paired bootstrap of exactly these paired outcomes (the
+    # items both sides scored, in item order): pairs kept, nothing left out or added.
+    expected = paired_bootstrap([[float(out_a[n]) for n in both]],
+                                [[float(out_b[n]) for n in both]])
+    assert (mean["low"], mean["high"]) == (expected.interval.low, expected.interval.high)
+    assert mean["p_value"] == expected.p_value and mean["method"] == "paired bootstrap"
     assert mean["low"] <= mean["difference"] <= mean["high"]
-    assert mean["significant"] == (mean["low"] > 0 or mean["high"] < 0)
+    assert mean["significant"] == (expected.interval.low > 0 or expected.interval.high < 0)
     assert f"| {only_a} | {only_b} |" in text and HOW_TO_READ in text
 
 

@@ -27,11 +27,11 @@ models (what ``make run`` runs), without loading or assembling anything.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import os
 import threading
-import uuid
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -53,7 +53,17 @@ from helm.benchmark.tokenizer_config_registry import (
     register_tokenizer_config,
 )
 
+from helm.common.hierarchical_logger import hwarn
+
 from syntaxgym_helm.clients.cache_dirs import assembled_gguf_root
+from syntaxgym_helm.clients.checked_folders import (
+    MANIFEST,
+    discard,
+    folder_problem,
+    new_temporary,
+    remove_stale_temporaries,
+    write_manifest,
+)
 from syntaxgym_helm.clients.class_paths import (
     EMBEDDED_HF_CLIENT,
     EMBEDDED_HF_TOKENIZER,
@@ -200,9 +210,11 @@ def assemble_gguf(model: EmbeddedModel, root: Path | None = None) -> Path:
     :func:`assembled_gguf_root`), the folder named by the checksum the package expects, so other
     weights get a file of their own. It is written under a temporary name (the package's
     ``assemble`` checks the SHA-256) and then renamed, so a file with the final name is always
-    complete; later calls and processes only compare its size with the parts'. Thread-safe;
-    concurrent processes each write their own temporary file and keep a complete file they find
-    in place.
+    complete, and recorded in the folder's manifest (:mod:`syntaxgym_helm.clients.checked_folders`);
+    the first call in a process checks the file against it (a file assembled by an older version,
+    without one, against the package's SHA-256) and assembles it again, with a warning, when it
+    was damaged. Thread-safe; concurrent processes each write their own temporary file and keep a
+    complete file they find in place.
     """
     if not model.installed():
         raise LookupError(f"the embedded model {model.key!r} is not installed: "
@@ -214,22 +226,43 @@ def assemble_gguf(model: EmbeddedModel, root: Path | None = None) -> Path:
         target = folder / model.gguf_file
         if target in _ASSEMBLED and target.is_file():
             return target
-        expected_size = sum(Path(part).stat().st_size for part in package.chunk_paths())
-
-        def complete() -> bool:
-            return target.is_file() and target.stat().st_size == expected_size
-
-        if not complete():
-            folder.mkdir(parents=True, exist_ok=True)
-            temporary = folder / f".{model.gguf_file}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+        remove_stale_temporaries(folder)  # left by processes killed while assembling
+        problem = _assembled_problem(target, package)
+        if problem is not None:
+            if target.exists():
+                hwarn(f"{model.key}: the GGUF file assembled in {target} is unusable: {problem}; "
+                      "assembling it again from its packages")
+                discard(target)
+            temporary = new_temporary(folder, target.name, directory=False)
             try:
                 package.assemble(temporary)  # raises when the checksum does not match
-                if not complete():
+                if _assembled_problem(target, package) is not None:
                     os.replace(temporary, target)
+                    write_manifest(folder, [target.name])
             finally:
                 temporary.unlink(missing_ok=True)
         _ASSEMBLED.add(target)
         return target
+
+
+def _assembled_problem(target: Path, package) -> str | None:
+    """What is wrong with an assembled GGUF file (absent, cut short, changed); None if intact."""
+    if not target.is_file():
+        return "it is absent"
+    expected_size = sum(Path(part).stat().st_size for part in package.chunk_paths())
+    if target.stat().st_size != expected_size:
+        return f"it has {target.stat().st_size:,} bytes, not {expected_size:,}"
+    if (target.parent / MANIFEST).is_file():
+        return folder_problem(target.parent)
+    # Assembled by an earlier version, without a manifest: the package's checksum, once.
+    digest = hashlib.sha256()
+    with target.open("rb") as stream:
+        for block in iter(lambda: stream.read(8 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != package.EXPECTED_SHA256:
+        return "its SHA-256 is not the one its package expects"
+    write_manifest(target.parent, [target.name])
+    return None
 
 
 # --- registration ---------------------------------------------------------------------------------

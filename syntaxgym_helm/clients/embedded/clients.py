@@ -20,23 +20,22 @@ these classes (the plugin registers them by name).
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Optional
 
-from helm.clients.huggingface_client import HuggingFaceClient
 from helm.common.cache import CacheConfig
 from helm.common.hierarchical_logger import hlog, hwarn
 from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer, WrappedPreTrainedTokenizer
 from helm.tokenizers.tokenizer import Tokenizer
 
+from syntaxgym_helm.clients.checked_folders import save_folder, usable_folder
+from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
+from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, embedded_model
+from syntaxgym_helm.helm_compat import require
 
-_COMPLETE = "syntaxgym-complete"
 _TOKENIZER_LOCK = threading.Lock()
 
 
@@ -47,74 +46,80 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
     tokens: about 17 s on two CPU cores; the saved copy loads in about 3 s), and HELM loads its
     tokenizer in every ``helm-run``. The copy is made once, from the GGUF file, with transformers'
     own ``save_pretrained`` (the same round trip the dequantised-weights cache of
-    :mod:`syntaxgym_helm.clients.local.client` makes), into a temporary folder that is then renamed.
+    :mod:`syntaxgym_helm.clients.local.model_loading` makes), into a temporary folder that is then
+    renamed, with a manifest (:mod:`syntaxgym_helm.clients.checked_folders`); a copy found damaged
+    is made again, with a warning naming it.
     """
     from transformers import AutoTokenizer
 
     gguf = model.gguf_path()
     folder = gguf.parent / "tokenizer"
     with _TOKENIZER_LOCK:
-        if (folder / _COMPLETE).is_file():
+        if usable_folder(folder, f"{model.key}: the tokenizer converted from {gguf.name} and "
+                                 f"kept in {folder} is", "converting it again"):
             return folder
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
                                                   use_fast=True)
-        temporary = Path(tempfile.mkdtemp(prefix=".tokenizer.", dir=gguf.parent))
         try:
-            tokenizer.save_pretrained(temporary)
-            (temporary / _COMPLETE).write_text("ok\n")
-            temporary.chmod(0o755)
-            try:
-                os.replace(temporary, folder)
+            if save_folder(folder, tokenizer.save_pretrained):
                 hlog(f"{model.key}: saved the tokenizer converted from {gguf.name} to {folder}")
-            except OSError:
-                if not (folder / _COMPLETE).is_file():  # not another process's complete copy
-                    raise
         except OSError as exc:
             hwarn(f"{model.key}: could not save the converted tokenizer to {folder}: {exc}; "
                   "it is converted from the GGUF file each time")
             return gguf  # a file: the caller loads from the GGUF file instead
-        finally:
-            shutil.rmtree(temporary, ignore_errors=True)
         return folder
 
 
-class EmbeddedHuggingFaceTokenizer(HuggingFaceTokenizer):
-    """HELM's ``HuggingFaceTokenizer`` for an embedded model given by key (``embedded_model``).
+class EmbeddedHuggingFaceTokenizer(CheckedHuggingFaceTokenizer):
+    """HELM's ``HuggingFaceTokenizer`` (with the plugin's request cache:
+    :class:`~syntaxgym_helm.clients.huggingface.CheckedHuggingFaceTokenizer`) for an embedded
+    model given by key (``embedded_model``).
 
     At its first use it assembles the model's GGUF file if needed, converts the tokenizer from
-    it once (see :func:`converted_tokenizer_folder`) and then loads it with HELM's own code."""
+    it once (see :func:`converted_tokenizer_folder`) and then loads it with HELM's own static
+    ``HuggingFaceTokenizer.get_tokenizer`` (which keeps one tokenizer per HELM tokenizer name)."""
 
     def __init__(self, cache_config: CacheConfig, tokenizer_name: str, embedded_model: str,
                  **kwargs: Any) -> None:
-        super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name, **kwargs)
-        self._embedded = embedded_model_of(embedded_model)
-        self._found = False
+        require("huggingface_tokenizer")
+        model = embedded_model_of(embedded_model)
+        super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name,
+                         checkpoint=_identity(model), **kwargs)
+        self.helm_tokenizer_name = tokenizer_name
+        self.tokenizer_kwargs = dict(kwargs)
+        self._embedded = model
+        self._source: tuple[str, dict[str, Any]] | None = None
         self._find_lock = threading.Lock()
 
     def get_wrapped_tokenizer(self) -> WrappedPreTrainedTokenizer:
         with self._find_lock:
-            if not self._found:
-                source = converted_tokenizer_folder(self._embedded)
-                if source.is_dir():
-                    self._pretrained_model_name_or_path = str(source)
+            if self._source is None:
+                found = converted_tokenizer_folder(self._embedded)
+                if found.is_dir():
+                    self._source = (str(found), self.tokenizer_kwargs)
                 else:  # the copy could not be saved: the GGUF file itself
-                    self._pretrained_model_name_or_path = str(source.parent)
-                    self._kwargs = {**self._kwargs, "gguf_file": source.name}
-                self._found = True
-        return super().get_wrapped_tokenizer()
+                    self._source = (str(found.parent),
+                                    {**self.tokenizer_kwargs, "gguf_file": found.name})
+        path, kwargs = self._source
+        return HuggingFaceTokenizer.get_tokenizer(
+            helm_tokenizer_name=self.helm_tokenizer_name, pretrained_model_name_or_path=path,
+            **kwargs)
 
 
-class EmbeddedHuggingFaceClient(HuggingFaceClient):
-    """HELM's ``HuggingFaceClient`` on an embedded model given by key (``embedded_model``).
+class EmbeddedHuggingFaceClient(CheckedHuggingFaceClient):
+    """HELM's ``HuggingFaceClient`` (with the plugin's request cache:
+    :class:`~syntaxgym_helm.clients.huggingface.CheckedHuggingFaceClient`) on an embedded model
+    given by key (``embedded_model``).
 
     HELM builds the client at its first request; the constructor assembles the GGUF file if
     needed and passes its folder and name on as ``pretrained_model_name_or_path`` and
     ``gguf_file``, exactly the arguments a YAML deployment of the file would give. Loading the
-    model, scoring and caching are HELM's, unchanged."""
+    model and scoring are HELM's, unchanged."""
 
     def __init__(self, cache_config: CacheConfig, tokenizer: Tokenizer, embedded_model: str,
                  end_of_text_token: Optional[str] = None,
                  apply_chat_template: Optional[bool] = None, **kwargs: Any) -> None:
+        require("huggingface_client")
         gguf = embedded_model_of(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, tokenizer=tokenizer,
                          pretrained_model_name_or_path=str(gguf.parent),
@@ -136,6 +141,16 @@ class EmbeddedSyntaxGymClient(SyntaxGymClient):
         gguf = embedded_model_of(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, pretrained_model_name_or_path=str(gguf.parent),
                          gguf_file=gguf.name, model_name=model_name, **kwargs)
+
+
+def _identity(model: EmbeddedModel) -> str:
+    """What names an embedded model's weights in cache keys, without assembling them: for an
+    assembled file its key and the checksum its package expects, else the file's identity."""
+    import importlib
+
+    if model.assembled:
+        return f"{model.key}-{importlib.import_module(model.package).EXPECTED_SHA256[:16]}"
+    return checkpoint_identity(str(model.directory()), model.gguf_file)
 
 
 def embedded_model_of(key: str) -> EmbeddedModel:

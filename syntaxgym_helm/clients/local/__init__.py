@@ -27,8 +27,8 @@ Below them, the engine the server runs, one concern a module:
   normalisers);
 - :mod:`.output_layer`: the model's output layer, a block of the vocabulary at a time;
 - :mod:`.cpu_kernels`: oneDNN-packed linear layers on CPU;
-- :mod:`.model_loading`: checkpoints, GGUF files (dequantised once and cached), devices, dtypes;
-- :mod:`.request_cache`: HELM's request cache, held open;
+- :mod:`.model_loading`: checkpoints, GGUF files (dequantised once and cached, checked when read),
+  devices, dtypes;
 - :mod:`.prefetch`: the executor hook that hands the client a run's requests up front.
 
 Its log lines begin with ``syntaxgym local engine:``.

@@ -10,8 +10,9 @@ logprob. It differs from HELM's ``HuggingFaceClient`` in four ways:
    prompt, returns it as the first token (logprob 0.0, never part of the prompt) and then every
    prompt token with its real logprob given the beginning-of-text token and the tokens before it.
 2. **Token texts are exact.** Each token's text is the slice of the prompt its characters come
-   from (the tokenizer's offsets; a leading space belongs to the token after it), so the texts
-   after the first concatenate to exactly the prompt.
+   from (the tokenizer's offsets; a leading space belongs to the token after it; a character
+   split over several tokens belongs to the last of them, the pieces before it are ``""``), so
+   the texts after the first concatenate to exactly the prompt.
 3. **Batches.** Requests from HELM's worker threads are gathered by the model server's engine
    thread into batches (:mod:`.server`). Before HELM executes a run, the plugin hands the client
    all of the run's requests (:mod:`.prefetch`), so batches are as large as configured whatever
@@ -23,8 +24,9 @@ logprob. It differs from HELM's ``HuggingFaceClient`` in four ways:
    values, or post-processes its logits, falls back to plain padded batches).
 
 Identical prompts are computed once: HELM's request cache serves repeats across runs
-(:mod:`.request_cache`), and the server does not compute again a prompt already queued or
-recently computed. Requests it cannot serve (generation, several completions, chat messages, an
+(:mod:`syntaxgym_helm.clients.request_cache`; its keys name the checkpoint's files, and an answer
+that cannot be a logprob, a NaN from damaged weights, is refused, never cached), and the server
+does not compute again a prompt already queued or recently computed. Requests it cannot serve (generation, several completions, chat messages, an
 empty or over-long prompt) fail with a clear error that HELM records as a non-fatal, non-retried
 failure, so the run goes on and the metric reports it. Models are loaded by
 :mod:`.model_loading` (GGUF files are dequantised once and cached).
@@ -46,20 +48,24 @@ from helm.common.request import (
     wrap_request_time,
 )
 
+from syntaxgym_helm.clients import interruption
+from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.failed_request import failed_request
 from syntaxgym_helm.clients.local.model_loading import (
     load_model_and_tokenizer,
     resolve_device,
     resolve_dtype,
 )
-from syntaxgym_helm.clients.local.prompt_encoding import PromptError
-from syntaxgym_helm.clients.local.request_cache import RequestCache
+from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.local.server import ModelServer, ModelServerFactory
+from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
+from syntaxgym_helm.core.logprobs import first_impossible
 
 __all__ = ["SyntaxGymClient"]
 
-CACHE_FORMAT = "syntaxgym-echo-logprobs-v1"
-"""Part of every cache key: bump when the logprobs or the stored response change."""
+CACHE_FORMAT = "syntaxgym-echo-logprobs-v2"
+"""Part of every cache key: bump when the logprobs or the stored response change (v2: a character
+split over several tokens goes with the last of them, see ``texts_from_offsets``)."""
 
 
 class SyntaxGymClient(CachingClient):
@@ -139,7 +145,13 @@ class SyntaxGymClient(CachingClient):
                                  max_sequence_length=max_sequence_length, onednn=bool(onednn))
         self._server_args = dict(max_wait_s=float(max_wait_ms) / 1000.0, progress=bool(progress))
         self._server: ModelServer | None = None
-        self.request_cache = RequestCache(self.cache)
+        # The checkpoint's files, in every cache key: another checkpoint under this model name
+        # gets its own entries.
+        self.checkpoint = checkpoint_identity(pretrained_model_name_or_path, gguf_file, revision)
+        self.request_cache = RequestCache(cache_config, commit_every=256)
+        self.cache = self.request_cache
+        self._prefetched: dict[str, Mapping] = {}  # prompt -> cache key, of the current run
+        interruption.register(self)
 
     @property
     def server(self) -> ModelServer:
@@ -174,7 +186,7 @@ class SyntaxGymClient(CachingClient):
     def _cache_key(self, request: Request) -> Mapping:
         raw = {"format": CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
                "echo_prompt": True, "max_tokens": 0, "bos_text": self.bos_text,
-               "dtype": self.dtype}
+               "dtype": self.dtype, "checkpoint": self.checkpoint}
         return CachingClient.make_cache_key(raw, request)
 
     def make_request(self, request: Request) -> RequestResult:
@@ -184,13 +196,19 @@ class SyntaxGymClient(CachingClient):
 
         def compute() -> dict[str, Any]:
             computed = self.server.prompt_logprobs(request.prompt)
-            return {"tokens": list(computed.texts), "logprobs": list(computed.logprobs)}
+            return {"tokens": list(computed.texts), "logprobs": list(computed.logprobs),
+                    "batch_request_time": computed.pass_seconds,
+                    "batch_size": computed.pass_prompts}
 
         try:
             response, cached = self.request_cache.get(self._cache_key(request),
-                                                      wrap_request_time(compute))
+                                                      wrap_request_time(compute),
+                                                      check=impossible_logprob)
         except PromptError as exc:
             return failed_request(f"SyntaxGymClient: {exc}")
+        except RefusedAnswer as exc:
+            return failed_request(f"SyntaxGymClient: the model's answer cannot be used: {exc}; "
+                                  "are its weights or its computation broken?")
         except Exception as exc:  # noqa: BLE001 - a broken model should stop the run, clearly
             hexception(exc)
             return failed_request(f"SyntaxGymClient error: {type(exc).__name__}: {exc}", fatal=True)
@@ -198,8 +216,12 @@ class SyntaxGymClient(CachingClient):
                   for text, logprob in zip(response["tokens"], response["logprobs"])]
         completion = GeneratedOutput(text="".join(response["tokens"]),
                                      logprob=sum(response["logprobs"]), tokens=tokens)
+        # request_time: how long the request waited (HELM's meaning); what it cost is its share
+        # of the forward pass that computed it, as HELM records batched inference.
         return RequestResult(success=True, cached=cached, request_time=response["request_time"],
                              request_datetime=response.get("request_datetime"),
+                             batch_request_time=response.get("batch_request_time"),
+                             batch_size=response.get("batch_size"),
                              completions=[completion], embedding=[])
 
     def flush(self) -> None:
@@ -221,6 +243,7 @@ class SyntaxGymClient(CachingClient):
             wanted = [r for r, hit in zip(wanted, cached) if not hit]
         if not wanted:
             return 0
+        self._prefetched = {r.prompt: self._cache_key(r) for r in wanted}
         queued = self.server.reserve(r.prompt for r in wanted)
         # The model loads in the engine thread; wait here, so that a run's execution starts
         # with the model ready (and HELM's timing of it leaves the loading out, as it does for
@@ -229,3 +252,27 @@ class SyntaxGymClient(CachingClient):
         hlog(f"syntaxgym local engine: scoring {queued} distinct prompts of {len(wanted)} requests "
              "in batches")
         return queued
+
+    def save_computed(self, timeout_s: float = 2.0) -> int:
+        """Store in the request cache what the engine computed for this run's prefetched
+        requests but HELM has not yet asked for (a run being interrupted); returns how many."""
+        if self._server is None or not self._prefetched:
+            return 0
+        saved = 0
+        for prompt, result in self._server.finished_results(timeout_s).items():
+            key = self._prefetched.get(prompt)
+            if key is not None and isinstance(result, PromptLogprobs):
+                response = {"tokens": list(result.texts), "logprobs": list(result.logprobs),
+                            "request_time": 0.0}
+                saved += self.request_cache.put_if_absent(key, response,
+                                                          check=impossible_logprob)
+        return saved
+
+
+def impossible_logprob(response: Mapping[str, Any]) -> str | None:
+    """Why a response holds a value that cannot be a logprob (NaN from damaged weights, an
+    infinity, a probability above 1); None when it holds none."""
+    try:
+        return first_impossible(response["tokens"], response["logprobs"])
+    except (KeyError, TypeError) as exc:
+        return f"it is malformed ({type(exc).__name__}: {exc})"

@@ -1,15 +1,14 @@
 """Loading a Hugging Face causal LM (hub name, folder or GGUF file) for the local engine.
 
 GGUF checkpoints are dequantised once and kept as safetensors in a cache folder (see
-:func:`default_weights_cache_dir`), which makes later loads take a second instead of many.
+:func:`default_weights_cache_dir`), which makes later loads take a second instead of many. The
+copy is checked against its manifest at every load (:mod:`syntaxgym_helm.clients.checked_folders`)
+and made again when damaged.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -19,6 +18,7 @@ import torch
 from helm.common.hierarchical_logger import hlog, hwarn
 
 from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
+from syntaxgym_helm.clients.checked_folders import reject, save_folder, usable_folder
 
 DTYPES = {"float32": torch.float32, "float": torch.float32, "bfloat16": torch.bfloat16,
           "float16": torch.float16, "half": torch.float16}
@@ -53,9 +53,6 @@ def _gguf_cache_folder(root: Path, pretrained: str, gguf_file: str, revision: st
     return root / f"{Path(gguf_file).stem}-{str(dtype).replace('torch.', '')}-{digest}"
 
 
-_COMPLETE = "syntaxgym-complete"
-
-
 def load_model_and_tokenizer(
     pretrained_model_name_or_path: str,
     *,
@@ -71,48 +68,80 @@ def load_model_and_tokenizer(
 
     A GGUF checkpoint is dequantised to ``dtype`` once and saved as safetensors (with its
     tokenizer) under ``weights_cache_dir`` (default :func:`default_weights_cache_dir`; ``none``
-    turns this off); later loads read that copy.
+    turns this off); later loads read that copy after checking it against its manifest
+    (:mod:`syntaxgym_helm.clients.checked_folders`). A copy that is damaged (a file cut short or
+    changed, its manifest missing) or cannot be loaded is replaced, with a warning naming it.
     """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     torch_dtype = resolve_dtype(dtype)
     device = resolve_device(device)
     common: dict[str, Any] = {"trust_remote_code": trust_remote_code}
     if revision:
         common["revision"] = revision
     extra = dict(model_kwargs or {})
-    source: str = pretrained_model_name_or_path
     source_kwargs: dict[str, Any] = dict(common)
     cache_folder: Path | None = None
+    loaded = None
     if gguf_file:
         source_kwargs["gguf_file"] = gguf_file
         if weights_cache_dir is None or weights_cache_dir.strip().lower() not in ("none", "off"):
             root = Path(weights_cache_dir) if weights_cache_dir else default_weights_cache_dir()
             cache_folder = _gguf_cache_folder(root, pretrained_model_name_or_path, gguf_file,
                                               revision, torch_dtype)
-            if (cache_folder / _COMPLETE).is_file():
-                source, source_kwargs = str(cache_folder), {"trust_remote_code": trust_remote_code}
-                cache_folder = None  # nothing to write
-    started = time.time()
-    tokenizer = AutoTokenizer.from_pretrained(source, **source_kwargs)
-    model = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype, **source_kwargs,
-                                                 **extra)
-    hlog(f"syntaxgym local engine: loaded {pretrained_model_name_or_path}"
-         f"{' / ' + gguf_file if gguf_file else ''} from {source} in {time.time() - started:.1f}s")
-    if cache_folder is not None:
-        _save_dequantised(model, tokenizer, cache_folder)
+            loaded = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,
+                                  torch_dtype, trust_remote_code, extra)
+    if loaded is None:
+        name = pretrained_model_name_or_path + (f" / {gguf_file}" if gguf_file else "")
+        model, tokenizer = _load(name, pretrained_model_name_or_path, source_kwargs, torch_dtype,
+                                 extra)
+        if cache_folder is not None:
+            _save_dequantised(model, tokenizer, cache_folder)
+    else:
+        model, tokenizer = loaded
     model.to(device)
     model.eval()
     return model, tokenizer
 
 
-def _save_dequantised(model, tokenizer, folder: Path) -> None:
-    """Save a dequantised GGUF model as safetensors; a failure only costs the next load time."""
-    temporary: Path | None = None
+def _load(name: str, source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
+          extra: Mapping[str, Any]):
+    """(model, tokenizer) from ``source``; an error names what was being loaded."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    started = time.time()
     try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        temporary = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
-        temporary.chmod(0o755)
+        tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs, **extra)
+    except Exception as exc:  # noqa: BLE001 - re-raised with the path
+        raise ModelLoadError(f"could not load {name}: {type(exc).__name__}: {exc}") from exc
+    hlog(f"syntaxgym local engine: loaded {name} in {time.time() - started:.1f}s")
+    return model, tokenizer
+
+
+class ModelLoadError(OSError):
+    """A checkpoint could not be loaded; the message names it."""
+
+
+def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code: bool,
+                 extra: Mapping[str, Any]):
+    """(model, tokenizer) from the dequantised copy in ``folder``, checked first; None when
+    there is none or it is unusable (then it is removed, with a warning naming it and why)."""
+    subject = f"syntaxgym local engine: the dequantised weights cached in {folder} are"
+    remedy = f"dequantising {gguf} again to replace them"
+    if not usable_folder(folder, subject, remedy):
+        return None
+    try:
+        return _load(f"{gguf} (dequantised copy {folder})", str(folder),
+                     {"trust_remote_code": trust_remote_code}, dtype, extra)
+    except ModelLoadError as exc:
+        reject(folder, subject, f"it cannot be loaded ({exc.__cause__!r})", remedy)
+        return None
+
+
+def _save_dequantised(model, tokenizer, folder: Path) -> None:
+    """Save a dequantised GGUF model as safetensors with its manifest; a failure only costs the
+    next load time."""
+
+    def write(temporary: Path) -> None:
         # The weights are plain tensors now, but transformers still marks the model as GGUF-
         # quantised and refuses to save it: save with the marks taken off, then put them back.
         quantizer = getattr(model, "hf_quantizer", None)
@@ -125,15 +154,9 @@ def _save_dequantised(model, tokenizer, folder: Path) -> None:
             if config_quantization is not None:
                 model.config.quantization_config = config_quantization
         tokenizer.save_pretrained(temporary)
-        (temporary / _COMPLETE).write_text("ok\n")
-        try:
-            os.replace(temporary, folder)
-            temporary = None
+
+    try:
+        if save_folder(folder, write):
             hlog(f"syntaxgym local engine: saved the dequantised weights to {folder}")
-        except OSError:
-            pass  # another process saved them first
     except Exception as exc:  # noqa: BLE001 - caching is an optimisation
         hwarn(f"syntaxgym local engine: could not save the dequantised weights to {folder}: {exc}")
-    finally:
-        if temporary is not None:
-            shutil.rmtree(temporary, ignore_errors=True)

@@ -9,10 +9,14 @@ prompts, and its model server computes them in full, prefix-sharing batches whil
 collect the answers. Results, caching and HELM's own bookkeeping are unchanged: HELM still makes
 every request through the client; the answers are just ready sooner.
 
-Anything unexpected (another HELM version, a remote proxy context) skips the prefetch and leaves
-HELM's execution as it is. ``SYNTAXGYM_HELM_PREFETCH=0`` turns it off; so does the client
-argument ``prefetch: false``. After each run the wrapper logs what each SyntaxGymClient's engine
-computed (prompts, tokens, positions, forward passes).
+Both the wrapping and the lookup of the run's clients rely on HELM's internals (there is no public
+hook): :mod:`syntaxgym_helm.helm_compat` checks them and stops with a clear error when a HELM
+release changes them, rather than letting the run fall back silently to unbatched requests. A
+remote (proxy) context, whose clients run elsewhere, gets no prefetch; a client that cannot be
+made or cannot prefetch is left to HELM, which reports its error itself.
+``SYNTAXGYM_HELM_PREFETCH=0`` turns it off; so does the client argument ``prefetch: false``. After
+each run the wrapper logs what each SyntaxGymClient's engine computed (prompts, tokens, positions,
+forward passes).
 
 Importing this module is cheap (no torch): it is installed when the plugin loads.
 """
@@ -23,9 +27,15 @@ import functools
 import os
 import sys
 from collections import Counter, defaultdict
-from typing import Any
+from typing import Any, Callable
 
 from syntaxgym_helm.clients.class_paths import LOCAL_CLIENT
+from syntaxgym_helm.helm_compat import (
+    HelmCompatibilityError,
+    auto_client_of,
+    client_for_deployment,
+    wrap_executor_execute,
+)
 
 _MARK = "__syntaxgym_prefetch__"
 
@@ -36,14 +46,10 @@ def install_executor_prefetch() -> bool:
     The wrapper hands SyntaxGymClients their run's requests first (unless
     ``SYNTAXGYM_HELM_PREFETCH=0``) and logs what they computed for the run afterwards.
     """
-    try:
-        from helm.benchmark.executor import Executor
-    except Exception:  # noqa: BLE001 - no HELM executor, nothing to speed up
-        return False
-    original = Executor.execute
-    if getattr(original, _MARK, False):
-        return True
+    return wrap_executor_execute(_prefetching, _MARK)
 
+
+def _prefetching(original: Callable) -> Callable:
     @functools.wraps(original)
     def execute(self, scenario_state):
         if getattr(self.execution_spec, "dry_run", False):
@@ -58,9 +64,7 @@ def install_executor_prefetch() -> bool:
             flush(clients)
             log_counts(clients, before)
 
-    setattr(execute, _MARK, True)
-    Executor.execute = execute
-    return True
+    return execute
 
 
 def prefetch_enabled() -> bool:
@@ -89,15 +93,15 @@ def _is_syntaxgym_client_class(class_name: str) -> bool:
 
 def syntaxgym_clients(executor: Any, scenario_state: Any) -> dict[str, tuple[Any, list]]:
     """deployment name -> (its SyntaxGymClient, its requests in the run), made through the
-    executor's own HELM client factory. Never raises: a failure only means no head start."""
+    executor's own HELM client factory. Raises only :class:`HelmCompatibilityError` (HELM
+    changed); any other failure only means no head start."""
     from helm.common.hierarchical_logger import hwarn
 
     found: dict[str, tuple[Any, list]] = {}
+    auto_client = auto_client_of(executor)
+    if auto_client is None:
+        return found  # a remote context: its clients run in the proxy server
     try:
-        auto_client = getattr(getattr(executor, "context", None), "client", None)
-        get_client = getattr(auto_client, "_get_client", None)
-        if get_client is None:
-            return found
         from helm.benchmark.model_deployment_registry import get_model_deployment
 
         by_deployment: dict[str, list] = defaultdict(list)
@@ -109,9 +113,11 @@ def syntaxgym_clients(executor: Any, scenario_state: Any) -> dict[str, tuple[Any
             except Exception:  # noqa: BLE001 - unknown deployment: HELM reports it itself
                 continue
             if _is_syntaxgym_client_class(deployment.client_spec.class_name):
-                client = get_client(name)
+                client = client_for_deployment(auto_client, name)
                 if hasattr(client, "prefetch"):
                     found[name] = (client, requests)
+    except HelmCompatibilityError:
+        raise
     except Exception as exc:  # noqa: BLE001
         hwarn(f"syntaxgym prefetch: could not find the run's SyntaxGymClients "
               f"({type(exc).__name__}: {exc}); their requests are computed as HELM sends them")

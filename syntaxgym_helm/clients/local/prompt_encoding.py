@@ -14,11 +14,15 @@ class PromptError(ValueError):
 
 @dataclass(frozen=True)
 class PromptLogprobs:
-    """A prompt's tokens, beginning-of-text token first, and their logprobs (nats)."""
+    """A prompt's tokens, beginning-of-text token first, and their logprobs (nats); and the
+    forward pass that computed them: its seconds and how many prompts it computed (what HELM's
+    ``RequestResult.batch_request_time`` and ``batch_size`` record; None when not known)."""
 
     prompt: str
     texts: tuple[str, ...]
     logprobs: tuple[float, ...]
+    pass_seconds: float | None = None
+    pass_prompts: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,12 +91,20 @@ class PromptEncoder:
         return results
 
     def _texts_by_decoding(self, ids: Sequence[int]) -> list[str]:
+        """Token texts from decoding growing prefixes. A prefix that ends inside a character
+        decodes to U+FFFD there, which the prompt lacks: the character goes with the token that
+        completes it, and the pieces before get "" (as :func:`texts_from_offsets` does)."""
         texts: list[str] = []
         previous = ""
         for end in range(1, len(ids) + 1):
             decoded = self.tokenizer.decode(ids[:end])
-            texts.append(decoded[len(previous):] if decoded.startswith(previous) else decoded)
-            previous = decoded
+            complete = decoded.rstrip("\ufffd") if end < len(ids) else decoded
+            if complete.startswith(previous):
+                texts.append(complete[len(previous):])
+                previous = complete
+            else:
+                texts.append(complete)
+                previous = complete
         return texts
 
 
@@ -125,19 +137,29 @@ def context_length(model, tokenizer) -> int:
 
 
 def texts_from_offsets(prompt: str, offsets: Iterable[tuple[int, int]]) -> list[str]:
-    """Exact prompt slices, one per token: each token runs from the previous token's end to its
-    own end (so a space the tokenizer leaves out of a token's span goes with the token after it),
-    the last to the end of the prompt. Concatenated they give the prompt back."""
-    ends: list[int] = []
-    furthest = 0
-    for _, end in offsets:
-        furthest = max(furthest, min(int(end), len(prompt)))
-        ends.append(furthest)
-    if ends:
-        ends[-1] = len(prompt)
+    """Exact prompt slices, one per token, concatenating to the prompt.
+
+    A token's slice ends where its span ends (so a space that the tokenizer leaves out of a
+    token's span goes with the token after it), but never past the start of a later token: a
+    character that the tokenizer splits over several byte-level tokens is in the span of each
+    of them, and it goes with the last of them, the one that completes it. The tokens before
+    that one get an empty slice, and an empty token counts for the region of the character
+    after it (rule 2 of :mod:`syntaxgym_helm.core.alignment`): so every piece of a character
+    counts in that character's region. (Giving the character to the first piece instead sent
+    the other pieces to the next region, or, at the end of the sentence, to none.) The last
+    token's slice runs to the end of the prompt."""
+    spans = [(max(0, int(start)), min(int(end), len(prompt))) for start, end in offsets]
+    cuts: list[int] = []
+    later_start = len(prompt)  # where the earliest token after this one begins
+    for start, end in reversed(spans):
+        cuts.append(min(end, later_start))
+        if end > start:  # an empty span (a token of no text) bounds nothing
+            later_start = min(later_start, start)
+    cuts.reverse()
     texts: list[str] = []
-    start = 0
-    for end in ends:
-        texts.append(prompt[start:end])
-        start = end
+    done = 0
+    for index, cut in enumerate(cuts):
+        cut = len(prompt) if index == len(cuts) - 1 else max(cut, done)
+        texts.append(prompt[done:cut])
+        done = cut
     return texts

@@ -144,6 +144,17 @@ class ModelServer:
             self._cond.notify_all()
             return len(self._queue) - before
 
+    def finished_results(self, timeout_s: float) -> dict[str, PromptLogprobs | PromptError]:
+        """The results computed and still held (asked for lately, or reserved and not yet asked
+        for); empty when the engine's lock is not free within ``timeout_s`` (an interrupted run
+        must not wait on a busy engine)."""
+        if not self._cond.acquire(timeout=timeout_s):
+            return {}
+        try:
+            return {**self._memo, **self._kept}
+        finally:
+            self._cond.release()
+
     def _submit(self, prompt: str) -> Future:
         future = self._pending.get(prompt)
         if future is None:
@@ -217,11 +228,17 @@ class ModelServer:
         if errors:
             self._complete(errors)
         usable = [e for e in encoded if not isinstance(e, PromptError)]
+        # Each pass's seconds (the first's with the batch's encoding), shared by its prompts:
+        # a prompt's own cost, which the time a request waits for its answer is not.
+        last_pass_end = time.perf_counter()
 
         def pass_done(indices: list[int], logprobs: list[list[float]]) -> None:
+            nonlocal last_pass_end
+            now = time.perf_counter()
+            seconds, last_pass_end = now - last_pass_end, now
             self.forward_passes += 1
             self._complete([(usable[i].prompt, PromptLogprobs(usable[i].prompt, usable[i].texts,
-                                                            tuple(lp)))
+                                                            tuple(lp), seconds, len(indices)))
                             for i, lp in zip(indices, logprobs)])
 
         if usable:

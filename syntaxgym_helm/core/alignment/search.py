@@ -25,6 +25,8 @@ class Ambiguous(AlignmentError):
 
 
 _INVALID = -3  # a move that would straddle prefix and sentence
+#: (cost, nodes): how loose the best alignments of the remaining tokens are, and up to two of them.
+_Options = tuple[int, tuple[int, ...]]
 
 
 class Search:
@@ -36,10 +38,10 @@ class Search:
     completes an alignment wins; two surviving assignments at the start mean real ambiguity.
     """
 
-    def __init__(self, text: SentenceBytes, tokens: Sequence[str]) -> None:
+    def __init__(self, text: SentenceBytes, tokens: Sequence[str], *, loose: bool = False) -> None:
         self.text = text
         self.tokens = tokens
-        self.readings = [readings(token) for token in tokens]
+        self.readings = [readings(token, loose) for token in tokens]
         self.moves: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.straddle: str | None = None
 
@@ -69,12 +71,12 @@ class Search:
         n = len(self.tokens)
         nodes: list[tuple[int | None, int]] = [(None, -1)]  # node 0: the empty suffix
         interned: dict[tuple[int | None, int], int] = {}
-        best: dict[int, tuple[int, ...]] = {p: (0,) for p in reach[n] if self.text.at_end(p)}
+        best: dict[int, _Options] = {p: (0, (0,)) for p in reach[n] if self.text.at_end(p)}
         if not best:
             raise NoAlignment(self._uncovered(max(reach[n])))
         for i in range(n - 1, -1, -1):
             best = {pos: self._options(i, pos, best, nodes, interned) for pos in reach[i]}
-        root = best.get(0, ())
+        root = best.get(0, (0, ()))[1]
         if not root:
             raise NoAlignment(self.straddle or "the tokens cannot be aligned to the text")
         if len(root) > 1:
@@ -85,21 +87,31 @@ class Search:
         self,
         i: int,
         pos: int,
-        best: dict[int, tuple[int, ...]],
+        best: dict[int, _Options],
         nodes: list[tuple[int | None, int]],
         interned: dict[tuple[int | None, int], int],
-    ) -> tuple[int, ...]:
-        """Up to two distinct assignments of tokens i.. from ``pos``, by the best reading."""
+    ) -> _Options:
+        """Up to two distinct assignments of tokens i.. from ``pos``: those of the least loose
+        alignments (fewest dropped pieces of characters the text does not show), and among
+        those the ones whose token ``i`` has the most literal reading."""
         moves = self.moves[(i, pos)]
+        chosen: _Options = (0, ())
         for r, reading in enumerate(self.readings[i]):
+            if chosen[1] and reading.cost > chosen[0]:
+                continue
+            cost = -1
             found: list[int] = []
             for move_reading, end in moves:
-                children = best.get(end, ()) if move_reading == r else ()
-                if not children:
+                if move_reading != r or end not in best or not best[end][1]:
+                    continue
+                child_cost, children = best[end]
+                if cost >= 0 and reading.cost + child_cost > cost:
                     continue
                 owner = self._owner(i, reading, pos, end)
                 if owner == _INVALID:
                     continue
+                if cost < 0 or reading.cost + child_cost < cost:
+                    cost, found = reading.cost + child_cost, []
                 for child in children:
                     key = (owner, child)
                     node = interned.get(key)
@@ -108,9 +120,11 @@ class Search:
                         nodes.append(key)
                     if node not in found:
                         found.append(node)
-            if found:
-                return tuple(found[:2])
-        return ()
+            if found and (not chosen[1] or cost < chosen[0]):
+                chosen = (cost, tuple(found[:2]))
+                if cost == 0:
+                    break  # nothing beats a strict reading, and earlier readings come first
+        return chosen
 
     def _owner(self, i: int, reading: Reading, pos: int, end: int) -> int | None:
         """The region index token ``i`` counts for when it covers bytes ``pos:end``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, Sequence, Union
 
-from syntaxgym_helm.core.suite import join_regions
+from syntaxgym_helm.core.suite_data import DEFAULT_SEPARATOR, join_regions
 
 
 class _RegionObject(Protocol):
@@ -25,7 +25,7 @@ class RegionSpan:
     """Where one region lies in :func:`sentence_text`: characters ``start`` to ``end`` (exclusive).
 
     An empty region has ``start == end``, placed right after the text before it (before the
-    space that separates the next region).
+    separator that comes before the next region).
     """
 
     region_number: int
@@ -54,12 +54,13 @@ def region_pairs(regions: Sequence[RegionLike]) -> list[tuple[int, str]]:
     return pairs
 
 
-def sentence_text(regions: Sequence[RegionLike]) -> str:
-    """The sentence a model reads: the non-empty region contents joined by single spaces."""
-    return join_regions(content for _, content in region_pairs(regions))
+def sentence_text(regions: Sequence[RegionLike], separator: str = DEFAULT_SEPARATOR) -> str:
+    """The sentence a model reads: the non-empty region contents joined by ``separator``."""
+    return join_regions((content for _, content in region_pairs(regions)), separator)
 
 
-def region_spans(regions: Sequence[RegionLike]) -> tuple[RegionSpan, ...]:
+def region_spans(regions: Sequence[RegionLike],
+                 separator: str = DEFAULT_SEPARATOR) -> tuple[RegionSpan, ...]:
     """Each region's character span in :func:`sentence_text`, in region order."""
     spans: list[RegionSpan] = []
     offset = 0
@@ -69,7 +70,7 @@ def region_spans(regions: Sequence[RegionLike]) -> tuple[RegionSpan, ...]:
             spans.append(RegionSpan(number, offset, offset))
             continue
         if placed_any:
-            offset += 1  # the single separating space
+            offset += len(separator)
         spans.append(RegionSpan(number, offset, offset + len(content)))
         offset += len(content)
         placed_any = True

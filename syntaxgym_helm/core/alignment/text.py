@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from syntaxgym_helm.core.alignment.spans import region_spans
+from syntaxgym_helm.core.alignment.spans import region_spans, sentence_text
 from syntaxgym_helm.core.alignment.token_forms import SPECIAL_BYTES, Reading, Segment, Wild
 
 __all__ = ["IN_GAP", "IN_PREFIX", "WHITESPACE", "SentenceBytes"]
@@ -17,13 +17,17 @@ __all__ = ["IN_GAP", "IN_PREFIX", "WHITESPACE", "SentenceBytes"]
 WHITESPACE = frozenset(b" \t\n\r\x0b\x0c")
 IN_PREFIX = -1  # owner of a prefix character
 IN_GAP = -2  # owner of a space between regions
+#: Most bytes of characters a token can lose to ``errors="ignore"`` decoding: the tail of one
+#: character and the head of the next (3 + 3), with room to spare.
+_MAX_DROPPED = 8
 
 
 class SentenceBytes:
     """prefix + sentence as UTF-8 bytes, with the owner (region index) of every character."""
 
-    def __init__(self, prefix: str, pairs: list[tuple[int, str]], *, fold: bool) -> None:
-        sentence = " ".join(content for _, content in pairs if content)
+    def __init__(self, prefix: str, pairs: list[tuple[int, str]], *, fold: bool,
+                 separator: str = " ") -> None:
+        sentence = sentence_text(pairs, separator)
         self.text = prefix + sentence
         self.prefix_chars = len(prefix)
         self.fold = fold
@@ -40,7 +44,7 @@ class SentenceBytes:
         self.char_of_byte.append(len(self.text))
         self.numbers = [number for number, _ in pairs]
         self.owner_of_char = [IN_PREFIX] * len(prefix) + [IN_GAP] * len(sentence)
-        for index, span in enumerate(region_spans(pairs)):
+        for index, span in enumerate(region_spans(pairs, separator)):
             for char in range(span.start, span.end):
                 self.owner_of_char[self.prefix_chars + char] = index
 
@@ -64,6 +68,12 @@ class SentenceBytes:
         """Every byte offset where ``reading`` can end when it starts at ``pos``."""
         if reading.special:
             yield pos
+            return
+        if not reading.segments and not reading.hidden_special:
+            # An empty token that spells nothing sits between two characters, never inside one
+            # (there, only a piece of that character can come).
+            if self.is_char_boundary(pos):
+                yield pos
             return
         if reading.hidden_special:
             spelled = SPECIAL_BYTES.match(self.data, pos)
@@ -96,9 +106,15 @@ class SentenceBytes:
         if not skip:
             return None
         # Tokens may lack the whitespace the text has (word-level tokens, HELM's decoding of
-        # SentencePiece pieces) or carry a space the text lacks (SentencePiece's dummy prefix).
+        # SentencePiece pieces) or carry a space the text lacks: SentencePiece's dummy prefix,
+        # which only ever comes at the start of the text or of the sentence, or whitespace
+        # after the end of the text (a trailing newline). Anywhere else such a space is no
+        # part of the text, and allowing it would let a token stand where the text has none.
         core = literal.lstrip(bytes(WHITESPACE))
         start = self.skip_ws(pos)
+        if start == pos and core != literal and pos not in (0, self.prefix_bytes) and (
+                core or not self.at_end(pos)):
+            return None
         if self.data.startswith(core, start):
             return start + len(core)
         return None
@@ -113,20 +129,20 @@ class SentenceBytes:
                 if end == len(data) or self.is_char_boundary(end):
                     yield end
             return
-        # Lossy: only non-ASCII bytes (ASCII always decodes), and never a whole character.
+        # Pieces of characters: the bytes must decode exactly as the client's decoder shows
+        # them (U+FFFD per invalid sequence, or nothing). Each U+FFFD stands for at most 3
+        # bytes (an incomplete 4-byte character), and only non-ASCII bytes can vanish.
+        wanted, errors = ("\ufffd" * wild.count, "replace") if wild.kind == "lossy" else ("", "ignore")
+        longest = 3 * wild.count if wild.kind == "lossy" else _MAX_DROPPED
+        if wild.kind == "dropped" and not wild.across and start < len(data):
+            # Within the character ``start`` is in, never all of it (that would have decoded).
+            char_end = self.char_start[self.char_of_byte[start] + 1]
+            longest = char_end - start - (1 if self.is_char_boundary(start) else 0)
         end = start
-        while end < len(data) and data[end] >= 0x80:
+        while end < min(len(data), start + longest) and data[end] >= 0x80:
             end += 1
-            if self._holds_whole_char(start, end):
-                return
-            if end - start >= wild.min_bytes:
+            if data[start:end].decode("utf-8", errors) == wanted:
                 yield end
-
-    def _holds_whole_char(self, start: int, end: int) -> bool:
-        char = self.char_of_byte[start]
-        if self.char_start[char] != start:
-            char += 1  # start is inside a character: the first whole one begins after it
-        return char < len(self.text) and self.char_start[char + 1] <= end
 
     # -- messages ------------------------------------------------------------------------------
 

@@ -17,10 +17,17 @@ __all__ = ["SPECIAL_BYTES", "Reading", "Segment", "Wild", "readings"]
 
 @dataclass(frozen=True)
 class Wild:
-    """A stretch of text the token stands for without spelling it."""
+    """A stretch of text the token stands for without spelling it.
 
-    kind: str  # "unk": whole characters of one word; "lossy": non-ASCII bytes, no whole character
-    min_bytes: int = 1
+    ``kind``: ``"unk"``, whole characters of one word; ``"lossy"``, bytes that decode to exactly
+    ``count`` U+FFFD (what decoding a piece of a character alone with ``errors="replace"`` gives:
+    one U+FFFD per maximal invalid subsequence, as Python and Rust's ``from_utf8_lossy`` both
+    do); ``"dropped"``, one or more bytes that decode to nothing with ``errors="ignore"`` (pieces
+    of characters, as llama-cpp-python returns them), inside one character unless ``across``."""
+
+    kind: str
+    count: int = 1
+    across: bool = False
 
 
 Segment = Union[bytes, Wild]
@@ -34,6 +41,7 @@ class Reading:
     special: bool = False  # zero-width special token: always counts for no region
     glued: bool = False  # WordPiece continuation: may not skip whitespace before it
     hidden_special: bool = False  # empty text standing for a special token the prefix spells
+    cost: int = 0  # how many pieces of characters it drops that its text does not show
 
     @property
     def is_wildcard(self) -> bool:
@@ -72,7 +80,7 @@ def _text_segments(text: str) -> tuple[Segment, ...]:
     segments: list[Segment] = []
     for piece in _LOSSY_RUN.split(text):
         if piece.startswith("\ufffd"):
-            segments.append(Wild("lossy", min_bytes=len(piece)))
+            segments.append(Wild("lossy", count=len(piece)))
         elif piece:
             segments.append(piece.encode("utf-8"))
     return _merged(segments)
@@ -109,9 +117,31 @@ def _merged(segments: list[Segment]) -> tuple[Segment, ...]:
     return tuple(out)
 
 
+_DROPPED = Wild("dropped")
+#: Dropped bytes that may end one character and begin the next (a token that holds the tail of
+#: one character and the head of another): tried only when nothing stricter aligns.
+_DROPPED_ACROSS = Wild("dropped", across=True)
+
+
 @lru_cache(maxsize=65536)
-def readings(token: str) -> tuple[Reading, ...]:
-    """Every way ``token`` may be read, most literal first (rule 4 of the package)."""
+def readings(token: str, loose: bool = False) -> tuple[Reading, ...]:
+    """Every way ``token`` may be read, most literal first (rule 4 of the package).
+
+    ``loose`` adds, to each reading that spells some text, the same with pieces of characters
+    dropped before and after it: how a server that decodes each token alone with
+    ``errors="ignore"`` shows a token that begins or ends inside a character. The aligner tries
+    these only when no strict alignment exists."""
+    if loose:
+        strict = readings(token)
+        extra = [Reading(segments, cost=len(segments) - len(reading.segments))
+                 for reading in strict
+                 if reading.segments and not reading.is_wildcard and not reading.special
+                 for segments in ((_DROPPED_ACROSS, *reading.segments),
+                                  (*reading.segments, _DROPPED_ACROSS),
+                                  (_DROPPED_ACROSS, *reading.segments, _DROPPED_ACROSS))]
+        if token == "":
+            extra.append(Reading((_DROPPED_ACROSS,), cost=1))
+        return strict + tuple(extra)
     candidates = [Reading(_text_segments(token))]
     if token.startswith("##") and len(token) > 2:
         candidates.append(Reading(_text_segments(token[2:]), glued=True))
@@ -129,7 +159,7 @@ def readings(token: str) -> tuple[Reading, ...]:
         candidates.append(Reading((), special=True))
     if token == "":
         candidates.append(Reading((), hidden_special=True))
-        candidates.append(Reading((Wild("lossy"),)))  # a piece of a character, dropped
+        candidates.append(Reading((_DROPPED,)))  # pieces of characters, dropped
     unique: list[Reading] = []
     for reading in candidates:
         if reading not in unique:

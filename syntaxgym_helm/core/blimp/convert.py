@@ -1,5 +1,6 @@
-"""BLiMP JSONL to SyntaxGym suites: one record becomes one two-condition item, one paradigm file
-one suite named ``blimp_<UID>``.
+"""BLiMP JSONL to SyntaxGym suites: BLiMP as a data set of the minimal-pair layer
+(:mod:`syntaxgym_helm.core.minimal_pairs`); one record becomes one two-condition item, one
+paradigm file one suite named ``blimp_<UID>``.
 
 Conditions ``good`` and ``bad``; the four regions of :mod:`.regions`; ``meta.metric`` is ``sum``.
 Predictions, in this order (prediction 0 is what BLiMP and every other tool report):
@@ -22,24 +23,35 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
-from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from syntaxgym_helm.core.blimp.regions import (
-    REGION_NAMES,
-    PairRegions,
-    UnconvertiblePair,
-    split_pair,
+from syntaxgym_helm.core.blimp.regions import blimp_cut
+from syntaxgym_helm.core.blimp.sources import BLIMP_COMMIT, CITATION, SUITE_PREFIX, TABLE
+from syntaxgym_helm.core.minimal_pairs.convert import (
+    CONDITIONS,
+    CONVERTER_VERSION,
+    WHOLE_SENTENCE,
+    Conversion,
+    convert_data,
+    convert_records,
 )
-from syntaxgym_helm.core.blimp.sources import BLIMP_COMMIT, BLIMP_URL, CITATION, SUITE_PREFIX
-from syntaxgym_helm.core.errors import SyntaxGymError
+from syntaxgym_helm.core.minimal_pairs.dataset import (
+    DataSet,
+    Line,
+    MinimalPair,
+    PairDataError,
+    PairProblem,
+    SourceFile,
+    read_files,
+)
+from syntaxgym_helm.core.minimal_pairs.regions import PairRegions
 
-#: Bumped whenever the conversion changes what a suite holds (recorded in each suite's meta).
-CONVERTER_VERSION = 1
-CONDITIONS = ("good", "bad")
-WHOLE_SENTENCE = "(*;%good%) < (*;%bad%)"
+__all__ = ["BLIMP", "CONDITIONS", "CONVERTER_VERSION", "ONE_PREFIX", "TWO_PREFIX",
+           "WHOLE_SENTENCE", "BlimpConversion", "BlimpError", "PairProblem", "convert_bytes",
+           "convert_file", "convert_lines"]
+
 ONE_PREFIX = "(2;%good%) < (2;%bad%)"
 TWO_PREFIX = "(3;%good%) < (3;%bad%)"
 #: The fields a record must have, with their JSON types; the paradigm fields must not vary.
@@ -47,40 +59,11 @@ _FIELDS: dict[str, type] = {"sentence_good": str, "sentence_bad": str, "pairID":
                             "field": str, "linguistics_term": str, "one_prefix_method": bool,
                             "two_prefix_method": bool}
 _PARADIGM_FIELDS = ("UID", "field", "linguistics_term", "one_prefix_method", "two_prefix_method")
+BlimpConversion = Conversion
 
 
-class BlimpError(SyntaxGymError):
+class BlimpError(PairDataError):
     """A BLiMP file cannot become a suite at all (unreadable, or no pair converts)."""
-
-
-@dataclass(frozen=True)
-class PairProblem:
-    """A record that did not become an item: where it is (1-based line), its pairID and why."""
-
-    source: str
-    line: int
-    pair_id: str | None
-    reason: str
-
-    def __str__(self) -> str:
-        pair = f" (pairID {self.pair_id})" if self.pair_id is not None else ""
-        return f"{self.source} line {self.line}{pair}: {self.reason}"
-
-
-@dataclass(frozen=True)
-class BlimpConversion:
-    """One paradigm converted: the suite (syntaxgym-core JSON), the pairs left out, the counts."""
-
-    suite: dict[str, Any]
-    problems: tuple[PairProblem, ...]
-    #: (split, shape) of every converted pair: which rule made its regions (see :mod:`.regions`).
-    rules: Counter[tuple[str, str]] = field(default_factory=Counter)
-    #: Pairs whose BLiMP prefix fields did not fit their sentences, split by the word diff instead.
-    fallbacks: int = 0
-
-    @property
-    def name(self) -> str:
-        return str(self.suite["meta"]["name"])
 
 
 def convert_file(path: str | Path) -> BlimpConversion:
@@ -95,49 +78,37 @@ def convert_file(path: str | Path) -> BlimpConversion:
 
 def convert_bytes(data: bytes, uid: str, source: str | None = None) -> BlimpConversion:
     """Convert the bytes of one paradigm's JSONL file (their SHA-256 is recorded in the suite)."""
-    source = source or f"{uid}.jsonl"
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BlimpError(f"{source} is not UTF-8 text: {exc}") from exc
-    return convert_lines(text.splitlines(), uid, source, hashlib.sha256(data).hexdigest())
+    return convert_data(BLIMP, _file(uid), data, source or f"{uid}.jsonl",
+                        hashlib.sha256(data).hexdigest())
 
 
 def convert_lines(lines: Iterable[str], uid: str, source: str,
                   sha256: str | None = None) -> BlimpConversion:
     """Convert one paradigm's JSONL lines (blank lines are skipped) into a suite."""
-    items: list[dict[str, Any]] = []
-    pairs: list[tuple[str, PairRegions]] = []
-    problems: list[PairProblem] = []
+    file = _file(uid)
+    return convert_records(BLIMP, file, _read(enumerate(lines, start=1), file, source), source,
+                           sha256)
+
+
+def _file(uid: str) -> SourceFile:
+    """The file of paradigm ``uid`` (a user's file of another name: no checksum, no group)."""
+    return BLIMP.by_suite().get(f"{SUITE_PREFIX}{uid}") or SourceFile(
+        f"{SUITE_PREFIX}{uid}", f"{uid}.jsonl", f"data/{uid}.jsonl", None, None, "en", uid, "")
+
+
+def _read(lines: Iterable[Line], file: SourceFile,
+          source: str) -> Iterator[MinimalPair | PairProblem]:
     paradigm: dict[str, Any] | None = None
-    seen: dict[int, int] = {}
-    for line_number, line in enumerate(lines, start=1):
+    for number, line in lines:
         if not line.strip():
             continue
-        record, problem = _read_record(line, uid, paradigm)
-        if record is not None:
-            paradigm = paradigm or {key: record[key] for key in _PARADIGM_FIELDS}
-            number = int(record["pairID"])
-            if number in seen:
-                problem = f"pairID {record['pairID']} was already used on line {seen[number]}"
-            else:
-                try:
-                    regions = split_pair(record)
-                except UnconvertiblePair as exc:
-                    problem = str(exc)
-                else:
-                    seen[number] = line_number
-                    items.append(_item(number, regions))
-                    pairs.append((str(record["pairID"]), regions))
-                    continue
-        problems.append(PairProblem(source, line_number, _pair_id(line), problem or "unknown"))
-    if paradigm is None or not items:
-        reasons = "; ".join(str(problem) for problem in problems[:3]) or "the file has no records"
-        raise BlimpError(f"{source}: no pair could be converted ({reasons})")
-    suite = _suite(uid, paradigm, items, pairs, problems, source, sha256)
-    rules = Counter((regions.split, regions.shape) for _, regions in pairs)
-    fallbacks = sum(1 for _, regions in pairs if regions.fallback)
-    return BlimpConversion(suite, tuple(problems), rules, fallbacks)
+        record, problem = _read_record(line, file.paradigm, paradigm)
+        if record is None:
+            yield PairProblem(source, number, _pair_id(line), problem or "unknown")
+            continue
+        paradigm = paradigm or {key: record[key] for key in _PARADIGM_FIELDS}
+        yield MinimalPair(int(record["pairID"]), record["sentence_good"], record["sentence_bad"],
+                          number, file.paradigm, "en", record["pairID"], fields=record)
 
 
 def _read_record(line: str, uid: str,
@@ -179,33 +150,11 @@ def _pair_id(line: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _item(number: int, regions: PairRegions) -> dict[str, Any]:
-    return {"item_number": number, "conditions": [
-        {"condition_name": name, "regions": [
-            {"region_number": index, "content": content}
-            for index, content in enumerate(contents, start=1)]}
-        for name, contents in (("good", regions.good), ("bad", regions.bad))]}
-
-
-def _suite(uid: str, paradigm: Mapping[str, Any], items: list[dict[str, Any]],
-           pairs: list[tuple[str, PairRegions]], problems: list[PairProblem], source: str,
-           sha256: str | None) -> dict[str, Any]:
-    predictions = [WHOLE_SENTENCE]
-    omitted: list[str] = []
-    for flag, formula, need in (
-            ("one_prefix_method", ONE_PREFIX, "a shared prefix and a critical region"),
-            ("two_prefix_method", TWO_PREFIX, "the same, non-empty next_word")):
-        if not paradigm[flag]:
-            continue
-        lacking = [pair_id for pair_id, regions in pairs if not _fits(regions, flag)]
-        if lacking:
-            omitted.append(f"{formula} ({flag}): {len(lacking)} of {len(pairs)} pairs lack "
-                           f"{need}, e.g. pairID {lacking[0]}")
-        else:
-            predictions.append(formula)
-    rules = Counter(f"{regions.split}/{regions.shape}" for _, regions in pairs)
-    meta: dict[str, Any] = {
-        "name": f"{SUITE_PREFIX}{uid}",
+def _meta_head(dataset: DataSet, file: SourceFile, first: MinimalPair) -> dict[str, Any]:
+    paradigm = first.fields
+    uid = file.paradigm
+    return {
+        "name": file.suite,
         "metric": "sum",
         "reference": CITATION,
         "description": (f"BLiMP paradigm {uid} ({paradigm['linguistics_term']}, "
@@ -216,24 +165,28 @@ def _suite(uid: str, paradigm: Mapping[str, Any], items: list[dict[str, Any]],
         "field": paradigm["field"],
         "linguistics_term": paradigm["linguistics_term"],
         "source_commit": BLIMP_COMMIT,
-        "source_url": BLIMP_URL.format(uid=uid),
-        "blimp_conversion": {
-            "converter_version": CONVERTER_VERSION,
-            "pairs": len(pairs) + len(problems),
-            "items": len(items),
-            "rules": dict(sorted(rules.items())),
-            "fallbacks": sum(1 for _, regions in pairs if regions.fallback),
-            "skipped": [{"line": p.line, "pairID": p.pair_id, "reason": p.reason}
-                        for p in problems],
-            "omitted_predictions": omitted,
-        },
+        "source_url": dataset.url.format(path=file.source_path),
     }
-    if sha256:
-        meta["source_sha256"] = sha256
-    return {"meta": meta,
-            "region_meta": {str(index): name for index, name in enumerate(REGION_NAMES, start=1)},
-            "predictions": [{"type": "formula", "formula": formula} for formula in predictions],
-            "items": items}
+
+
+def _prefix_predictions(pairs: Sequence[tuple[MinimalPair, PairRegions]],
+                        file: SourceFile) -> tuple[list[str], list[str]]:
+    """BLiMP's prefix-method predictions the paradigm flags, where every pair fits them."""
+    flags = pairs[0][0].fields
+    predictions: list[str] = []
+    omitted: list[str] = []
+    for flag, formula, need in (
+            ("one_prefix_method", ONE_PREFIX, "a shared prefix and a critical region"),
+            ("two_prefix_method", TWO_PREFIX, "the same, non-empty next_word")):
+        if not flags[flag]:
+            continue
+        lacking = [pair.id_text for pair, regions in pairs if not _fits(regions, flag)]
+        if lacking:
+            omitted.append(f"{formula} ({flag}): {len(lacking)} of {len(pairs)} pairs lack "
+                           f"{need}, e.g. pairID {lacking[0]}")
+        else:
+            predictions.append(formula)
+    return predictions, omitted
 
 
 def _fits(regions: PairRegions, flag: str) -> bool:
@@ -242,3 +195,14 @@ def _fits(regions: PairRegions, flag: str) -> bool:
     if flag == "one_prefix_method":
         return good[0] == bad[0] and bool(good[1]) and bool(bad[1])
     return good[2] == bad[2] and bool(good[2])
+
+
+BLIMP = DataSet(
+    name="blimp", title="BLiMP", citation=CITATION, short_citation="Warstadt et al., 2020",
+    paper_url="https://doi.org/10.1162/tacl_a_00321", licence="CC BY 4.0",
+    repository="alexwarstadt/blimp", commit=BLIMP_COMMIT, languages=("en",), read=_read,
+    describe=lambda path: _file(Path(path).stem),
+    files=lru_cache(maxsize=1)(lambda: read_files(TABLE)),
+    good_label="sentence_good", bad_label="sentence_bad", id_label="pairID",
+    own_cut=blimp_cut, extra_predictions=_prefix_predictions, meta_head=_meta_head,
+    error=BlimpError)

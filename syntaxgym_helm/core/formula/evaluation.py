@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Union
 
 from syntaxgym_helm.core.errors import EvaluationError
@@ -27,6 +28,7 @@ from syntaxgym_helm.core.formula.nodes import (
     Or,
     RegionRef,
     Unary,
+    _walk,
     render,
 )
 
@@ -85,6 +87,11 @@ class _ValueLookup:
                 f"the value of {ref} is undefined (NaN): the metric has no value for {where} of condition "
                 f"`{ref.condition}` (e.g. the mean of an empty region), so the prediction cannot be decided"
             )
+        if math.isinf(value):
+            raise EvaluationError(
+                f"the value of {ref} is infinite ({value!r}): a token of {where} of condition "
+                f"`{ref.condition}` got probability 0, so the prediction cannot be decided"
+            )
         return value
 
 
@@ -132,6 +139,34 @@ def _arithmetic(node: Binary, a: float, b: float) -> float:
         result = a * b
     else:
         result = a / b
-    if math.isnan(result):
-        raise EvaluationError(f"{_quote(render(node), limit=80)} is undefined ({a!r} {node.op} {b!r})")
+    problem = _rounding_problem(node, a, b, result)
+    if problem:
+        raise EvaluationError(f"{_quote(render(node), limit=80)} {problem} ({a!r} {node.op} {b!r} "
+                              f"gives {result!r}), so the prediction cannot be decided")
     return result
+
+
+def _rounding_problem(node: Binary, a: float, b: float, result: float) -> str | None:
+    """Why ``result`` is not (the nearest double to) ``a op b``; None when it is. Operands are
+    finite: region values are checked, numbers are finite and every result is checked here."""
+    if math.isnan(result):
+        return "is undefined"
+    if math.isinf(result):
+        return "overflows"
+    if node.op in "*/" and result == 0 and a != 0 and b != 0:
+        return "underflows to 0"
+    if node.op in "+-":
+        # A constant so large that it swallows a region value: the sum no longer depends on it.
+        constant_alone = b if node.op == "+" else -b
+        if a != 0 and _is_constant(node.right) and not _is_constant(node.left) \
+                and result == constant_alone:
+            return "loses a region value to rounding (the constant beside it is too large)"
+        if b != 0 and _is_constant(node.left) and not _is_constant(node.right) and result == a:
+            return "loses a region value to rounding (the constant beside it is too large)"
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _is_constant(node: Node) -> bool:
+    """Whether ``node`` holds no region reference (a number, or arithmetic on numbers)."""
+    return not any(isinstance(part, RegionRef) for part in _walk(node))

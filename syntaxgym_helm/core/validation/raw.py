@@ -22,6 +22,7 @@ class RawMeta:
     description: str | None = None
     comment: str | None = None
     tags: list | None = None
+    region_separator: str | None = None
 
 
 @dataclass

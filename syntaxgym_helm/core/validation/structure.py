@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from syntaxgym_helm.core.region_stats import METRICS
-from syntaxgym_helm.core.suite_data import Condition, Item, Region, SuiteMeta
+from syntaxgym_helm.core.suite_data import (
+    DEFAULT_SEPARATOR,
+    SEPARATORS,
+    Condition,
+    Item,
+    Region,
+    SuiteMeta,
+)
 from syntaxgym_helm.core.validation.checker import Checker, describe
 from syntaxgym_helm.core.validation.raw import (
     NAME_RE,
@@ -39,11 +46,25 @@ def check_meta(checker: Checker, data: dict) -> SuiteMeta | None:
     if not name:
         name = checker.default_name or Path(checker.report.source).stem
         checker.warn("meta.name", f"no suite name; using the file name {name!r}")
-    if metrics is None:
+    separator = _check_separator(checker, raw.region_separator)
+    if metrics is None or separator is None:
         return None
     return SuiteMeta(name=name, metrics=metrics, author=raw.author or "",
                      reference=raw.reference or "", description=raw.description or "",
-                     comment=raw.comment or "", tags=tags, extra=extra)
+                     comment=raw.comment or "", tags=tags, extra=extra,
+                     region_separator=separator)
+
+
+def _check_separator(checker: Checker, separator: str | None) -> str | None:
+    if separator is None:
+        return DEFAULT_SEPARATOR
+    if separator not in SEPARATORS:
+        checker.error("meta.region_separator", f"region separator {separator!r} is not one of "
+                      f"{', '.join(map(repr, SEPARATORS))}",
+                      hint='use " " (regions are words; the default) or "" (regions written '
+                           'together, e.g. Mandarin)')
+        return None
+    return separator
 
 
 def _check_metrics(checker: Checker, metric: str | list | None) -> tuple[str, ...] | None:
@@ -99,9 +120,9 @@ def check_region_meta(checker: Checker, data: dict) -> dict[int, str] | None:
     return dict(sorted(numbers.items()))
 
 
-def check_items(checker: Checker, data: list,
-                 region_meta: dict[int, str] | None) -> list[tuple[int, Item]]:
-    """The valid items with their indices in ``data``."""
+def check_items(checker: Checker, data: list, region_meta: dict[int, str] | None,
+                separator: str = DEFAULT_SEPARATOR) -> list[tuple[int, Item]]:
+    """The valid items with their indices in ``data``; ``separator`` joins their regions."""
     if not data:
         checker.error("items", "the suite has no items", hint="add at least one item")
         return []
@@ -121,7 +142,7 @@ def check_items(checker: Checker, data: list,
                               hint="give every item its own number")
             else:
                 seen_numbers[number] = index
-        item = _check_item(checker, raw, path, region_meta)
+        item = _check_item(checker, raw, path, region_meta, separator)
         if item is None:
             continue
         if items:
@@ -131,7 +152,7 @@ def check_items(checker: Checker, data: list,
 
 
 def _check_item(checker: Checker, raw: RawItem, path: str,
-                region_meta: dict[int, str] | None) -> Item | None:
+                region_meta: dict[int, str] | None, separator: str) -> Item | None:
     """The item, or None when any of its conditions is invalid (the errors are reported)."""
     if not raw.conditions:
         checker.error(f"{path}.conditions", "the item has no conditions",
@@ -142,7 +163,8 @@ def _check_item(checker: Checker, raw: RawItem, path: str,
     complete = True
     for index, raw_condition in enumerate(raw.conditions):
         condition_path = f"{path}.conditions[{index}]"
-        condition = _check_condition(checker, raw_condition, condition_path, region_meta)
+        condition = _check_condition(checker, raw_condition, condition_path, region_meta,
+                                     separator)
         if condition is None:
             complete = False
         elif condition.condition_name in names:
@@ -158,7 +180,7 @@ def _check_item(checker: Checker, raw: RawItem, path: str,
 
 
 def _check_condition(checker: Checker, data: Any, path: str,
-                     region_meta: dict[int, str] | None) -> Condition | None:
+                     region_meta: dict[int, str] | None, separator: str) -> Condition | None:
     """The condition, or None when it or any of its regions is invalid."""
     raw = checker.build(RawCondition, data, path, "a condition")
     if raw is None:
@@ -190,7 +212,7 @@ def _check_condition(checker: Checker, data: Any, path: str,
         checker.error(f"{path}.regions", "the sentence is empty: no region has content",
                       hint="give at least one region some text")
         complete = False
-    return Condition(raw.condition_name, tuple(regions)) if complete else None
+    return Condition(raw.condition_name, tuple(regions), separator) if complete else None
 
 
 def _raw_region(checker: Checker, data: Any, path: str) -> RawRegion | None:

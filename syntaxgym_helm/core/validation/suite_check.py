@@ -14,7 +14,7 @@ from typing import Any
 from syntaxgym_helm.core.errors import SuiteError
 from syntaxgym_helm.core.files import read_regular_file
 from syntaxgym_helm.core.strict_json import decode_json
-from syntaxgym_helm.core.suite_data import Suite, SuiteMeta
+from syntaxgym_helm.core.suite_data import DEFAULT_SEPARATOR, Suite, SuiteMeta
 from syntaxgym_helm.core.validation.checker import (
     MAX_ERRORS,
     Checker,
@@ -84,7 +84,9 @@ def _check(checker: Checker, data: Any) -> None:
     meta = check_meta(checker, parts["meta"]) if "meta" in parts else None
     region_meta = (check_region_meta(checker, parts["region_meta"])
                    if "region_meta" in parts else None)
-    items = check_items(checker, parts["items"], region_meta) if "items" in parts else []
+    separator = meta.region_separator if meta is not None else DEFAULT_SEPARATOR
+    items = (check_items(checker, parts["items"], region_meta, separator)
+             if "items" in parts else [])
     condition_names = {c.condition_name for c in items[0][1].conditions} if items else set()
     predictions_path = "predictions"
     if old_format:

@@ -1,0 +1,26 @@
+"""The Python API: SyntaxGym suites and sentences scored on a model from Python, by the scoring
+code of a ``helm-run`` (HELM's adapter and executor, the plugin's clients and metric), returned as
+typed results (docs/python_api.md)::
+
+    from syntaxgym_helm import evaluate
+    result = evaluate("sgh_agreement_pp", model="syntaxgym/smollm2-135m-instruct-q4_1", max_items=5)
+    print(result.accuracy, result.to_dataframe())
+
+- :mod:`.evaluate`: :func:`evaluate` (a suite) and :func:`score_sentences` (sentences);
+- :mod:`.results`: what they return, frozen dataclasses that turn into pandas DataFrames;
+- :mod:`.helm_engine`: HELM set up as ``helm-run`` sets it up, once per process.
+"""
+
+from syntaxgym_helm.api.evaluate import evaluate, score_sentences
+from syntaxgym_helm.api.helm_engine import UnknownModelError
+from syntaxgym_helm.api.results import (
+    ConditionScore,
+    ItemCost,
+    ItemResult,
+    PredictionOutcome,
+    RegionScore,
+    SuiteResult,
+)
+
+__all__ = ["ConditionScore", "ItemCost", "ItemResult", "PredictionOutcome", "RegionScore",
+           "SuiteResult", "UnknownModelError", "evaluate", "score_sentences"]

@@ -1,0 +1,115 @@
+"""Score suites and sentences from Python, with the scoring code of a ``helm-run``.
+
+:func:`evaluate` builds the run spec the ``syntaxgym`` run entry builds (the same arguments, and
+``prefix=auto`` resolved for the model by the same function), the scenario's instances, and sends
+their requests through HELM (:mod:`.helm_engine`); each item is then scored by the metric's own
+:func:`~syntaxgym_helm.harness.metric.evaluate_request_states`. Only the output differs: typed
+results (:mod:`.results`) instead of a run folder. For leaderboards, use ``helm-run``.
+
+:func:`score_sentences` is :func:`evaluate` on a suite made of the sentences, one condition each,
+no predictions: each sentence's tokens and region surprisals, as the suites' are computed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+from syntaxgym_helm.api.helm_engine import executor, local_path_of, model_deployment, run_requests
+from syntaxgym_helm.api.results import ConditionScore, SuiteResult, item_result
+from syntaxgym_helm.clients.cache_dirs import cache_root
+from syntaxgym_helm.core.context import DEFAULT_SEED, DEFAULT_SENTENCES, NONE, spec_from_args
+from syntaxgym_helm.core.registry import load_named_suite
+from syntaxgym_helm.core.suite import Condition, Item, Region, Suite, SuiteMeta
+from syntaxgym_helm.harness.metric import evaluate_request_states, item_cost
+from syntaxgym_helm.harness.run_spec import AUTO_PREFIX, get_syntaxgym_spec, resolve_auto_prefix
+from syntaxgym_helm.harness.scenario import suite_instances
+
+#: The one condition of each sentence :func:`score_sentences` scores.
+SENTENCE_CONDITION = "sentence"
+
+
+def evaluate(
+    suite: str | Path | Suite,
+    model: str,
+    *,
+    max_items: int | None = None,
+    prefix: str = AUTO_PREFIX,
+    first_token: str = "error",
+    context: str = NONE,
+    context_sentences: int = DEFAULT_SENTENCES,
+    context_seed: int = DEFAULT_SEED,
+    suites_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    local_path: str | Path | None = None,
+    num_threads: int = 4,
+) -> SuiteResult:
+    """Score ``suite`` on ``model`` and return every item's regions, predictions and outcome.
+
+    ``suite``: a registered name (the 34 of Hu et al. 2020, the built-in ``sgh_*`` suites,
+    ``blimp_<paradigm>``), a suite file, an http(s) URL, or a :class:`~syntaxgym_helm.core.suite.Suite`.
+    ``model``: a HELM model name: an embedded one (``syntaxgym/smollm2-135m-instruct-q4_1``), one
+    of HELM's, or one declared in ``local_path``'s ``model_deployments.yaml``. ``max_items``: the
+    first items only. ``prefix``, ``first_token``, ``context*``, ``suites_dir``: as the run
+    entry's arguments (docs/python_api.md). ``cache_dir``: HELM's request cache (SQLite files;
+    None: none, every request is computed). ``local_path``: HELM's credentials and model configs
+    (default ``prod_env`` when it exists). ``num_threads``: HELM's ``--num-threads``.
+    """
+    if max_items is not None and max_items < 0:
+        raise ValueError(f"max_items={max_items} must be 0 or more (None: every item)")
+    loaded = (suite if isinstance(suite, Suite)
+              else load_named_suite(str(suite), cache_root() / "suites", suites_dir))
+    run_spec = get_syntaxgym_spec(suite=str(suite) if not isinstance(suite, Suite) else loaded.name,
+                                  prefix=prefix, first_token=first_token, context=context,
+                                  context_sentences=str(context_sentences),
+                                  context_seed=str(context_seed))
+    folder = local_path_of(local_path)
+    adapter_spec = replace(run_spec.adapter_spec, model=model,
+                           model_deployment=model_deployment(model, folder))
+    run_spec = resolve_auto_prefix(replace(run_spec, adapter_spec=adapter_spec))
+    instances = suite_instances(loaded, spec_from_args(run_spec.scenario_spec.args))
+    instances = instances[:max_items] if max_items is not None else instances
+    states = run_requests(run_spec.adapter_spec, instances,
+                          executor(folder, cache_dir, num_threads))
+    by_instance = defaultdict(list)
+    for state in states:
+        by_instance[state.instance.id].append(state)
+    items = {instance.id: item for instance, item in zip(instances, loaded.items)}
+    results = tuple(item_result(items[instance.id],
+                                evaluate_request_states(by_instance[instance.id], first_token),
+                                item_cost(by_instance[instance.id]))
+                    for instance in instances)
+    return SuiteResult(loaded.name, model, loaded.meta.main_metric,
+                       run_spec.adapter_spec.global_prefix, results)
+
+
+def score_sentences(sentences: Sequence[str | Sequence[str]], model: str,
+                    **options: object) -> list[ConditionScore]:
+    """Each sentence's tokens and surprisals (bits), and its regions' sums: a sentence given as a
+    string is one region; given as a list of strings, those are its regions (numbered from 1,
+    joined by single spaces, as a suite's). ``options``: :func:`evaluate`'s keyword arguments.
+    Raises ``ValueError`` naming every sentence that could not be scored, and why."""
+    if isinstance(sentences, str):
+        raise TypeError("score_sentences takes a list of sentences; for one, pass [sentence]")
+    items = tuple(_sentence_item(number, sentence)
+                  for number, sentence in enumerate(sentences, start=1))
+    regions = max((len(item.conditions[0].regions) for item in items), default=0)
+    suite = Suite(SuiteMeta("sentences"), {n: f"region {n}" for n in range(1, regions + 1)}, (),
+                  items)
+    result = evaluate(suite, model, **options)  # type: ignore[arg-type]
+    failed = [f"sentence {item.item_number} ({item.conditions[0].sentence!r}): "
+              + "; ".join(item.problems) for item in result.items if item.problems]
+    if failed:
+        raise ValueError("could not score " + " | ".join(failed))
+    return [item.conditions[0] for item in result.items]
+
+
+def _sentence_item(number: int, sentence: str | Sequence[str]) -> Item:
+    parts = [sentence] if isinstance(sentence, str) else list(sentence)
+    if not all(isinstance(part, str) for part in parts) or not "".join(parts).strip():
+        raise ValueError(f"sentence {number}: {sentence!r} is not a non-empty text or list of "
+                         "region texts")
+    regions = tuple(Region(index, part.strip()) for index, part in enumerate(parts, start=1))
+    return Item(number, (Condition(SENTENCE_CONDITION, regions),))

@@ -1,0 +1,92 @@
+"""HELM's HuggingFace client and tokenizer, keeping their answers in the plugin's request cache.
+
+The ``helmhf/`` models, and the HELM deployment of the local-checkpoint example, are scored by
+HELM's own ``HuggingFaceClient``: its code loads the model, scores and builds results unchanged.
+These subclasses change only where answers are kept (:class:`~.request_cache.RequestCache`
+instead of HELM's ``Cache``):
+
+- keys name the checkpoint's files (:mod:`.checkpoint_identity`), not only the model: HELM's
+  cache keys on the model name, so a deployment pointed at other weights under the same name was
+  answered with the first weights' scores;
+- an answer holding a value that cannot be a logprob (NaN, an infinity, above 0 beyond rounding)
+  is refused, never cached, and its request fails without stopping the run (its item is
+  unscorable with the reason);
+- the SQLite file cannot hang the run (:mod:`.sqlite_store`), and its errors name it.
+
+Importing this module imports torch and transformers (through HELM's client).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from helm.clients.huggingface_client import HuggingFaceClient
+from helm.common.cache import CacheConfig
+from helm.common.request import Request, RequestResult
+from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer
+from helm.tokenizers.tokenizer import Tokenizer
+
+from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
+from syntaxgym_helm.clients.failed_request import failed_request
+from syntaxgym_helm.clients.request_cache import REFUSED_MARK, RequestCache
+from syntaxgym_helm.core.logprobs import first_impossible
+
+
+def impossible_hf_logprob(response: Mapping[str, Any]) -> str | None:
+    """Why a ``HuggingFaceServer`` response holds a value that cannot be a logprob; None when it
+    holds none. The first prompt token's 0.0 is HELM's placeholder (it has no context)."""
+    try:
+        for completion in response["completions"]:
+            prompt = completion.get("prompt_logprobs") or []
+            problem = (first_impossible(completion["tokens"], prompt, skip_first=True)
+                       or first_impossible(completion["tokens"][len(prompt):],
+                                           completion["logprobs"]))
+            if problem:
+                return problem
+    except (KeyError, TypeError, AttributeError) as exc:
+        return f"it is malformed ({type(exc).__name__}: {exc})"
+    return None
+
+
+class CheckedHuggingFaceClient(HuggingFaceClient):
+    """HELM's ``HuggingFaceClient`` (same arguments) with the plugin's request cache; see the
+    module doc. ``checkpoint`` (optional): what names the weights in cache keys, instead of the
+    files of ``pretrained_model_name_or_path``."""
+
+    def __init__(self, cache_config: CacheConfig, tokenizer: Tokenizer,
+                 pretrained_model_name_or_path: Optional[str] = None,
+                 end_of_text_token: Optional[str] = None,
+                 apply_chat_template: Optional[bool] = None,
+                 checkpoint: Optional[str] = None, **kwargs: Any) -> None:
+        super().__init__(cache_config=cache_config, tokenizer=tokenizer,
+                         pretrained_model_name_or_path=pretrained_model_name_or_path,
+                         end_of_text_token=end_of_text_token,
+                         apply_chat_template=apply_chat_template, **kwargs)
+        identity = checkpoint or checkpoint_identity(
+            pretrained_model_name_or_path, kwargs.get("gguf_file"), kwargs.get("revision"))
+        self.cache = RequestCache(cache_config, key_fields={"checkpoint": identity},
+                                  check=impossible_hf_logprob)
+
+    def make_request(self, request: Request) -> RequestResult:
+        result = super().make_request(request)
+        error = result.error or ""
+        if not result.success and result.error_flags is None and REFUSED_MARK in error:
+            # HELM would stop the run on this failure: it is one request's (its item unscorable).
+            return failed_request(error)
+        return result
+
+
+class CheckedHuggingFaceTokenizer(HuggingFaceTokenizer):
+    """HELM's ``HuggingFaceTokenizer`` (same arguments) with the plugin's request cache: the
+    same SQLite file as the client of its organisation, which must not hang either, and keys
+    that name the tokenizer's files (``checkpoint``: or this text)."""
+
+    def __init__(self, cache_config: CacheConfig, tokenizer_name: str,
+                 pretrained_model_name_or_path: Optional[str] = None,
+                 checkpoint: Optional[str] = None, **kwargs: Any) -> None:
+        super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name,
+                         pretrained_model_name_or_path=pretrained_model_name_or_path, **kwargs)
+        identity = checkpoint or checkpoint_identity(
+            pretrained_model_name_or_path or tokenizer_name, kwargs.get("gguf_file"),
+            kwargs.get("revision"))
+        self.cache = RequestCache(cache_config, key_fields={"checkpoint": identity})

@@ -1,0 +1,145 @@
+"""How an interrupted run ends: within seconds, with one line and status 130, keeping its work.
+
+Python turns Ctrl-C (SIGINT) into a ``KeyboardInterrupt`` in the main thread, which then unwinds
+HELM's executor: its thread pool waits for its workers, which wait for answers the model server
+goes on computing (10 s and more), and then the interpreter exits while the engine thread runs
+torch code, which ends in a C++ abort (``terminate called without an active exception``, status
+134). The request cache's last batch of answers is lost, and so is everything the engine computed
+ahead of HELM's requests.
+
+:func:`install` (called when the plugin registers with HELM, in the main thread) handles SIGINT
+and SIGTERM instead, in a process where the plugin's clients are at work or that is ``helm-run``:
+it stores what the local engines computed for the run but HELM has not asked for yet
+(:meth:`~syntaxgym_helm.clients.local.client.SyntaxGymClient.save_computed`), commits every open
+request cache (:func:`~syntaxgym_helm.clients.request_cache.commit_open_caches`), each step
+bounded by a deadline, and writes one line saying what was kept. In ``helm-run`` it then ends
+the process at once (``os._exit``: no thread is waited for, no C++ destructor runs under a busy
+engine) with status 128 + the signal (130 for SIGINT, 143 for SIGTERM); a second Ctrl-C while
+saving ends it without waiting. Running the same command again takes every saved answer from the
+cache and computes the rest. In any other process (a script or notebook using the Python API, a
+test runner, HELM's parallel workers) the signal then goes on as before (a ``KeyboardInterrupt``
+the caller may catch; SIGTERM's default), with the answers already saved; where nothing of ours
+is at work, it is handled as before, untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+import weakref
+from typing import Any
+
+from syntaxgym_helm.clients import request_cache
+
+#: How long saving may take in all before the process ends anyway (seconds).
+SAVE_DEADLINE_S = 10.0
+
+_CLIENTS: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_PREVIOUS: dict[int, Any] = {}
+_ending = threading.Event()
+_end_process = False
+
+
+def register(client: Any) -> None:
+    """A client whose engine may hold computed answers (it has ``save_computed()``)."""
+    _CLIENTS.add(client)
+
+
+def install(end_process: bool | None = None) -> bool:
+    """Handle SIGINT and SIGTERM as the module doc says, where their handlers are Python's
+    defaults and this is the main thread; returns whether they are handled. ``end_process``:
+    end the process after saving (default: only in ``helm-run``)."""
+    global _end_process
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    _end_process = _is_helm_run() if end_process is None else end_process
+    installed = False
+    for signum, default in ((signal.SIGINT, signal.default_int_handler),
+                            (signal.SIGTERM, signal.SIG_DFL)):
+        current = signal.getsignal(signum)
+        if current is _handle:
+            installed = True
+        elif current is default:
+            _PREVIOUS[signum] = current
+            signal.signal(signum, _handle)
+            installed = True
+    return installed
+
+
+def _is_helm_run() -> bool:
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return (os.path.basename(sys.argv[0] if sys.argv else "").startswith("helm-run")
+            or getattr(spec, "name", "") == "helm.benchmark.run")
+
+
+def _previous(signum: int, frame: Any) -> None:
+    """What the signal did before: raise ``KeyboardInterrupt``, or its default action."""
+    previous = _PREVIOUS.get(signum, signal.SIG_DFL)
+    if callable(previous):
+        previous(signum, frame)
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _handle(signum: int, frame: Any) -> None:
+    if not (_end_process or _CLIENTS or request_cache.open_caches()) or _ending.is_set():
+        if _ending.is_set() and _end_process:  # a second signal while saving: end now
+            os._exit(128 + signum)
+        _previous(signum, frame)
+        return
+    _ending.set()
+    started = time.monotonic()
+    name = signal.Signals(signum).name
+    try:
+        line = f"syntaxgym-helm: interrupted ({name}); {_save(started + SAVE_DEADLINE_S)}"
+    except BaseException as exc:  # noqa: BLE001 - the process ends whatever happened
+        line = f"syntaxgym-helm: interrupted ({name}); saving failed ({type(exc).__name__}: {exc})"
+    line = f"{line} ({time.monotonic() - started:.1f} s)"
+    if _end_process:
+        _end(line, 128 + signum)
+    _say(line)
+    _ending.clear()
+    _previous(signum, frame)
+
+
+def _save(deadline: float) -> str:
+    """Store and commit what was computed; what was kept, in words."""
+    extra = 0
+    for client in list(_CLIENTS):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        try:
+            extra += client.save_computed(timeout_s=min(2.0, remaining))
+        except Exception:  # noqa: BLE001 - keep saving the others
+            continue
+    saved = request_cache.commit_open_caches(timeout_s=max(0.1, min(2.0, deadline -
+                                                                    time.monotonic())))
+    if not saved:
+        return "nothing was computed to keep"
+    kept = ", ".join(f"{path} ({count} answers saved by this process)" for path, count in saved)
+    ahead = f", {extra} of them computed ahead of HELM's requests" if extra else ""
+    again = "; run the same command again to go on" if _end_process else ""
+    return f"kept in the request cache: {kept}{ahead}{again}"
+
+
+def _say(line: str) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        # On a terminal, a progress bar may hold the current line.
+        os.write(2, (("\n" if sys.stderr.isatty() else "") + line + "\n").encode())
+    except OSError:
+        pass
+
+
+def _end(line: str, status: int) -> None:
+    _say(line)
+    os._exit(status)

