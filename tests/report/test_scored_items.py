@@ -44,10 +44,12 @@ SUITE = {
 def _evaluation(number: int, holds: bool | None, problems: tuple[str, ...] = ()
                 ) -> ItemEvaluation:
     values = tuple(ConditionValues(c, ("<|endoftext|>", "The", " dog", " bark" + s),
-                                   (None, 1, 1, 2), (math.nan, 9.5, 3.25, 0.1 + len(s)))
+                                   (None, 1, 1, 2), (math.nan, 9.5, 3.25, 0.1 + len(s)),
+                                   {3: "its text lies inside a token of region 2"} if s == "."
+                                   else {})
                    for c, s in (("good", "s."), ("bad", ".")))
     outcome = PredictionOutcome(0, "(2;%good%) < (2;%bad%)", holds,
-                                None if holds is not None else "no value")
+                                None if holds is not None else "no value", tie=holds is True)
     return ItemEvaluation(number, "sum", values, () if problems else (outcome,), problems)
 
 
@@ -64,6 +66,8 @@ def test_round_trip_gives_back_every_item_exactly(tmp_path: Path) -> None:
     # NaN marks tokens outside every region: repr compares it as it compares the numbers.
     assert repr(evaluations) == repr(tuple(e for _, e in scored))
     assert evaluations[1].scorable is False and evaluations[0].passed is True
+    assert evaluations[0].predictions[0].tie is True
+    assert evaluations[0].conditions[1].unmeasured == {3: "its text lies inside a token of region 2"}
 
 
 def test_another_format_is_refused(tmp_path: Path) -> None:
