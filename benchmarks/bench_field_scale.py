@@ -7,18 +7,22 @@ check ``uptime`` first: times mean something only on a quiet machine, and this s
 load beside them::
 
     # the 4-paradigm comparison (1,000 pairs each), back to back with lm-eval, and the parity check
-    .venv/bin/python benchmarks/bench_field_scale.py --parts floor,ours,lmeval,parity \\
+    .venv/bin/python benchmarks/bench_field_scale.py --parts floor,ours,lmeval,parity \
         --workdir /tmp/fs4 --output BENCHMARKS.md
     # all 67 paradigms: the floor, one helm-run of run_specs/syntaxgym_blimp.conf, the report on
     # its output, and lm-eval on the same 67,000 pairs
-    .venv/bin/python benchmarks/bench_field_scale.py --paradigms all \\
+    .venv/bin/python benchmarks/bench_field_scale.py --paradigms all \
         --parts floor,ours,report,lmeval --workdir /tmp/fsall --output BENCHMARKS.md
-    # fp32 against bf16 and other batch sizes: how many verdicts flip (any device)
-    .venv/bin/python benchmarks/bench_field_scale.py --parts dtypes --workdir /tmp/fsdt
+    # fp32 against bf16 and other pass sizes: how many verdicts flip (any device)
+    .venv/bin/python benchmarks/bench_field_scale.py --parts dtypes --workdir /tmp/fsdt \
+        --section dtypes-cpu --output BENCHMARKS.md
     # on a GPU: the same, with --device cuda (and --dtype / --batch-size / --prefix-cache-mb for
     # our client: they make a deployment of the same GGUF with those settings)
-    .venv/bin/python benchmarks/bench_field_scale.py --device cuda --parts floor,ours,lmeval,dtypes \\
-        --workdir /tmp/fsgpu
+    .venv/bin/python benchmarks/bench_field_scale.py --device cuda \
+        --parts floor,ours,lmeval,dtypes --workdir /tmp/fsgpu --section gpu --output BENCHMARKS.md
+
+lm-eval's environment is ``--lmeval-venv`` (default: ``lmeval-venv`` beside this checkout, e.g.
+/work/lmeval-venv for /work/main), made when it lacks lm-eval.
 
 Parts (``--parts``, in this order; each helm-run, lm-eval run and report is a process of its own,
 timed whole under ``/usr/bin/time -v``: wall time, CPU time, peak resident memory):
@@ -57,7 +61,8 @@ timed whole under ``/usr/bin/time -v``: wall time, CPU time, peak resident memor
   the default settings: how many verdicts flip.
 
 ``--reuse`` writes the report from the results in ``--workdir`` (``results.json``) without running
-anything; ``--output FILE`` puts it in FILE as a section of its own.
+anything; ``--output FILE`` puts it in FILE as a section of its own (``--section NAME``; by
+default ``all`` or ``<n>-paradigms``), which a later run with the same name replaces.
 """
 
 from __future__ import annotations
@@ -687,6 +692,9 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true",
                         help="write the report from --workdir/results.json, running nothing")
     parser.add_argument("--output", type=Path, help="put the report in this Markdown file")
+    parser.add_argument("--section", help="the report's section name in --output (default: from "
+                        "the paradigms, e.g. 'all' or '4-paradigms'); each name has its own "
+                        "section, rewritten when run again")
     args = parser.parse_args()
     args.device_given = args.device is not None
     args.device = args.device or "cpu"
@@ -737,7 +745,10 @@ def main() -> None:
     text = render(results)
     print(text)
     if args.output:
-        write_section(args.output, text, SCRIPT)
+        meta = results["meta"]
+        section = args.section or ("all" if len(meta["paradigms"]) == len(
+            all_paradigms(args.blimp_dir)) else f"{len(meta['paradigms'])}-paradigms")
+        write_section(args.output, text, f"{SCRIPT} ({section})")
 
 
 if __name__ == "__main__":
