@@ -69,7 +69,8 @@ run: install
 	# The leaderboard: a schema of the suites run and the embedded models' display names
 	# (helm-summarize loads no plugin), both under benchmark_output/syntaxgym_leaderboard/.
 	$(VENV)/bin/syntaxgym-helm leaderboard config benchmark_output --suite $(RUN_SUITE)
-	$(VENV)/bin/helm-summarize --suite $(RUN_SUITE) \
+	# One thread: see SUMMARIZE_THREADS in syntaxgym_helm/harness/leaderboard.py (a CPython 3.11 race).
+	$(VENV)/bin/helm-summarize --num-threads 1 --suite $(RUN_SUITE) \
 		--schema-path benchmark_output/syntaxgym_leaderboard/$(RUN_SUITE)/schema_syntaxgym.yaml \
 		--local-path benchmark_output/syntaxgym_leaderboard/$(RUN_SUITE)
 	$(VENV)/bin/syntaxgym-helm leaderboard show benchmark_output --suite $(RUN_SUITE)

@@ -129,6 +129,14 @@ def model_metadata_yaml(models: Iterable[ModelMetadata], local_path: Path | None
     return _yaml({"models": list(entries.values())}, header)
 
 
+# helm-summarize writes each run's display files in 8 threads by default, and each thread has mako
+# parse its templates. Python 3.11 (before 3.11.8) keeps one AST recursion counter per interpreter,
+# so two threads parsing at once can fail with "SystemError: AST constructor recursion depth
+# mismatch" (CPython gh-106905): it took down one in several hundred summaries here. One thread
+# avoids it, and costs nothing measurable: the work holds the GIL anyway.
+SUMMARIZE_THREADS = ("--num-threads", "1")
+
+
 @dataclass(frozen=True)
 class LeaderboardConfig:
     """What :func:`write_config` wrote: pass them to ``helm-summarize``."""
@@ -139,7 +147,8 @@ class LeaderboardConfig:
 
     def summarize_command(self, run_suite: str, output_path: Path) -> list[str]:
         return ["helm-summarize", "--suite", run_suite, "--output-path", str(output_path),
-                "--schema-path", str(self.schema), "--local-path", str(self.folder)]
+                "--schema-path", str(self.schema), "--local-path", str(self.folder),
+                *SUMMARIZE_THREADS]
 
 
 def write_config(output_path: Path, run_suite: str, folder: Path | None = None,

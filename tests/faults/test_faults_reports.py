@@ -17,6 +17,8 @@ import pytest
 
 from fault_helpers import BIN, ROOT, private_env
 
+from syntaxgym_helm.harness.scored_items import FILE_NAME as SCORED_ITEMS
+
 BLIMP_OUTPUT = ROOT / "tests" / "fixtures" / "blimp_run"
 OLD_OUTPUT = ROOT / "tests" / "fixtures" / "old_layout_run"
 SMOLLM_RUN = "syntaxgym:suite={suite},model=syntaxgym_smollm2-135m-instruct-q4_1"
@@ -75,7 +77,7 @@ def test_a_run_interrupted_before_writing_anything_is_named(tmp_path: Path) -> N
 @pytest.mark.slow
 @pytest.mark.limit(1500)
 def test_an_sg_score_over_fewer_suites_than_were_run_says_so(tmp_path: Path) -> None:
-    """Real runs of three SG suites; one cut off, one deleted."""
+    """Real runs of three SG suites; one cut off, one deleted, one without its requests."""
     from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
     if SMOLLM2_135M.directory() is None:
@@ -89,9 +91,13 @@ def test_an_sg_score_over_fewer_suites_than_were_run_says_so(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr[-3000:]
     output = tmp_path / "benchmark_output"
     runs = output / "runs" / "damaged"
-    cut = runs / SMOLLM_RUN.format(suite="mvrr") / "scenario_state.json"
-    os.truncate(cut, 4096)
-    (runs / SMOLLM_RUN.format(suite="fgd_subject") / "scenario_state.json").unlink()
+    # A report reads the items as the metric scored them (syntaxgym_scored_items.json) and falls
+    # back on scenario_state.json: a run is lost only when both are.
+    for name in (SCORED_ITEMS, "scenario_state.json"):
+        os.truncate(runs / SMOLLM_RUN.format(suite="mvrr") / name, 4096)
+        (runs / SMOLLM_RUN.format(suite="fgd_subject") / name).unlink()
+    # number_prep loses only its requests' results: its scored items still hold every item.
+    (runs / SMOLLM_RUN.format(suite="number_prep") / "scenario_state.json").unlink()
     done, summary = _report(output)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "(1 of 3 suites; 2 runs unreadable)" in _row(summary, "**SG score**")

@@ -26,6 +26,8 @@ import pytest
 
 from fixtures import HU2020_DIR as HU2020
 
+from syntaxgym_helm.harness.leaderboard import SUMMARIZE_THREADS
+
 BIN = Path(sys.executable).parent
 MODEL = "helmhf/smollm2-135m-instruct-q4_1"
 PREFIX = "<|endoftext|>"
@@ -63,7 +65,7 @@ def helm_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
           "--max-eval-instances", "1000"], workdir, env)
     # The committed schema of every registered suite: it must not ask for a stat these suites
     # lack (helm-summarize warns for each such column and run).
-    log = _run([str(BIN / "helm-summarize"), "--suite", "e2e", "--schema-path",
+    log = _run([str(BIN / "helm-summarize"), *SUMMARIZE_THREADS, "--suite", "e2e", "--schema-path",
                 str(Path(__file__).resolve().parents[2] / "configs/schema_syntaxgym.yaml")],
                workdir, env)
     assert "does not have any stat" not in log and "undefined in" not in log, log[-3000:]

@@ -20,6 +20,8 @@ import pytest
 
 from fixtures import MULTILINGUAL_DIR
 
+from syntaxgym_helm.harness.leaderboard import SUMMARIZE_THREADS
+
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "syntaxgym/smollm2-135m-instruct-q4_1"
@@ -104,7 +106,7 @@ def test_the_leaderboard_groups_them_by_data_set(output: Path, tmp_path: Path) -
     assert main(["leaderboard", "config", str(output), "--suite", "pairs",
                  "--local-path", str(tmp_path / "none")]) == 0
     folder = output / "syntaxgym_leaderboard" / "pairs"
-    log = _run([str(BIN / "helm-summarize"), "--suite", "pairs", "--output-path", str(output),
+    log = _run([str(BIN / "helm-summarize"), *SUMMARIZE_THREADS, "--suite", "pairs", "--output-path", str(output),
                 "--schema-path", str(folder / "schema_syntaxgym.yaml"), "--local-path",
                 str(folder)], tmp_path, {**os.environ, "PYTHONPATH": str(ROOT)})
     assert "does not have any stat" not in log and "undefined in" not in log, log[-3000:]

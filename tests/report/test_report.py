@@ -36,6 +36,7 @@ import pytest
 from fixtures import HU2020_DIR as HU2020
 from fixtures import REFERENCE_DIR, SYNTAXGYM_CORE_DIR
 
+from syntaxgym_helm.harness.leaderboard import SUMMARIZE_THREADS
 from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
 from syntaxgym_helm.harness.scored_items import FILE_NAME as SCORED_ITEMS
 
@@ -108,7 +109,7 @@ def produce_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
 
     config = write_config(workdir / "benchmark_output", RUN_SUITE, local_path=workdir / "prod_env")
     summarize = subprocess.run(
-        [str(BIN / "helm-summarize"), "--suite", RUN_SUITE, "--schema-path", str(config.schema),
+        [str(BIN / "helm-summarize"), *SUMMARIZE_THREADS, "--suite", RUN_SUITE, "--schema-path", str(config.schema),
          "--local-path", str(config.folder)],
         cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
     assert summarize.returncode == 0, summarize.stderr[-3000:]
