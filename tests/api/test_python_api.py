@@ -23,6 +23,7 @@ from syntaxgym_helm.core.registry import load_named_suite
 from syntaxgym_helm.harness.stats import ItemCost
 
 ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 DOC = ROOT / "docs" / "python_api.md"
 MODEL = "syntaxgym/smollm2-135m-instruct-q4_1"
 BOS = "<|endoftext|>"
@@ -32,11 +33,15 @@ REGION_OF_VERB = 6
 TOLERANCE_BITS = 2e-4
 
 
-def documented_example() -> str:
-    """The first Python block of docs/python_api.md, the README's example."""
-    match = re.search(r"```python\n(.*?)```", DOC.read_text(), re.DOTALL)
-    assert match, f"{DOC} has no ```python block"
+def first_python_block(path: Path) -> str:
+    match = re.search(r"```python\n(.*?)```", path.read_text(), re.DOTALL)
+    assert match, f"{path} has no ```python block"
     return match.group(1)
+
+
+def documented_example() -> str:
+    """The README's Python example: its first Python block."""
+    return first_python_block(README)
 
 
 def _needs_smollm2() -> None:
@@ -75,11 +80,16 @@ def test_the_example_is_three_lines_that_name_a_real_suite_and_model() -> None:
     assert f'"{SUITE}"' in code and f'model="{MODEL}"' in code
 
 
+def test_the_python_api_page_opens_with_the_readmes_example() -> None:
+    """docs/python_api.md shows the same three lines, so the run below checks both."""
+    assert first_python_block(DOC) == documented_example()
+
+
 @pytest.mark.slow
 def test_the_documented_example_runs_as_written(capsys: pytest.CaptureFixture,
                                                 plain_model) -> None:
     namespace: dict = {}
-    exec(compile(documented_example(), str(DOC), "exec"), namespace)  # noqa: S102 - our docs
+    exec(compile(documented_example(), str(README), "exec"), namespace)  # noqa: S102 - our docs
     result = namespace["result"]
     assert isinstance(result, SuiteResult)
     assert (result.suite, result.model, result.metric, result.prefix) == (SUITE, MODEL, "sum", "")
