@@ -16,7 +16,7 @@ Runs (one ``helm-run``, suite ``served``):
   tokenizer.ggml.bos_token_id=int:0``), with ``prefix=none,first_token=exclude`` (the server nulls
   the first prompt token's logprob, as OpenAI's API does);
 - ``plain`` (``--plain``): HELM's own ``OpenAILegacyCompletionsClient``, unchanged, against the
-  first server (HELM 0.5.16's ``VLLMClient`` cannot be constructed: see the README).
+  first server (HELM 0.5.16's ``VLLMClient`` cannot be constructed: see docs/served.md).
 
 ``--token-check`` also recomputes, with transformers, both ``log P(t_i | t_<i)`` (the right value)
 and ``log P(next = t_i | t_<=i)`` (the value at the wrong position) for every token of the served

@@ -1,6 +1,6 @@
 """Reading a suite config: what a JSONNET config evaluates to, checked into typed dataclasses.
 
-A config is one JSON object (see the README section "Built-in suites and authoring suites")::
+A config is one JSON object (see docs/suite_authoring.md)::
 
     version      1
     meta         name, metric, description, reference, author, comment, tags

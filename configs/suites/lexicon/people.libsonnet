@@ -6,7 +6,7 @@ local man(sg, pl=sg + 's') = person(sg, pl, 'm');
 local woman(sg, pl=sg + 's') = person(sg, pl, 'f');
 
 {
-  // The feature schema of a people category (see the README, "Authoring suites").
+  // The feature schema of a people category (see docs/suite_authoring.md).
   features: { sg: 'string', pl: 'string', gender: ['m', 'f', 'n'] },
 
   neutral: [
