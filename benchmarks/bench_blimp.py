@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from statistics import fmean
 
-from markdown_sections import machine, write_section
+from markdown_sections import commit, machine, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -108,8 +108,9 @@ def section(workdir: Path, model: str) -> str:
         f"## BLiMP: all 67 paradigms on {model}, beside Warstadt et al. (2020)", "",
         f"Run {started} with `python {SCRIPT} --workdir {workdir} --output BENCHMARKS.md` "
         f"(the helm-run: `{(workdir / 'command').read_text().strip()}`).", "",
-        f"Machine: {machine()}. The 2 cores were shared with other work during the run "
-        "(tests and runs of other changes), so the time is an upper bound.", "",
+        f"Commit {commit()}. Machine: {machine()}. Load average (1 / 5 / 15 min) at the end "
+        f"{' / '.join(f'{x:.2f}' for x in os.getloadavg())}: above 1.5, other work shared the "
+        "cores and the time is an upper bound.", "",
         "| whole process | HELM execution (scoring, model load) | peak memory | paradigms | "
         "items scored |", "|---:|---:|---:|---:|---:|",
         f"| {wall / 60:.1f} min ({wall:.0f} s) | {execution_seconds(workdir):.0f} s | "

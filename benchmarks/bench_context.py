@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_scoring import helm_phases, timed  # same folder: run as a script
+from markdown_sections import commit
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITES_DIR = ROOT.parent / "shared" / "suites" / "hu2020"
@@ -215,7 +216,8 @@ def _stamped(part: str, lines: list[str], args: argparse.Namespace, when: dt.dat
     load = os.getloadavg()
     machine = (f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
                f", load average {load[0]:.1f} at the end (the CPU is shared)")
-    return "\n".join([*lines, f"_Measured (last run ended {when:%Y-%m-%d %H:%M}) on {machine} by "
+    return "\n".join([*lines, f"_Measured (last run ended {when:%Y-%m-%d %H:%M}) at commit "
+                      f"{commit()} on {machine} by "
                       f"`python benchmarks/bench_context.py --parts {part}{flags}` ({part})._",
                       ""])
 

@@ -81,7 +81,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from bench_scoring import _timed_blocks, helm_phases, timed
-from markdown_sections import machine, write_section
+from markdown_sections import commit, machine, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -564,10 +564,11 @@ def _gib(mb: float | None) -> str:
 def render(results: dict[str, Any]) -> str:
     meta = results["meta"]
     lines = [f"## BLiMP at field scale: {len(meta['paradigms'])} paradigms, the compute floor and "
-             "lm-evaluation-harness (issue 30)", "",
+             "lm-evaluation-harness", "",
              f"Run {meta['started']} to {meta['ended']} with `python {SCRIPT} "
              f"{meta['arguments']}`.", "",
-             f"Machine: {meta['machine']}. Load average (1 / 5 / 15 min) before "
+             f"Commit {meta.get('commit', 'not recorded')}. Machine: {meta['machine']}. "
+             "Load average (1 / 5 / 15 min) before "
              f"{' / '.join(f'{x:.2f}' for x in meta['load_before'])}, after "
              f"{' / '.join(f'{x:.2f}' for x in meta['load_after'])}"
              + (": other work shared the cores, so times are upper bounds."
@@ -715,6 +716,7 @@ def main() -> None:
             raise SystemExit(f"unknown parts {sorted(unknown)}; choose from {', '.join(PARTS)}")
         results["meta"] = {"started": dt.datetime.now().isoformat(timespec="minutes"),
                            "load_before": list(os.getloadavg()), "machine": machine(),
+                           "commit": commit(),
                            "paradigms": args.paradigms,
                            "arguments": " ".join(sys.argv[1:])}
         if "lmeval" in parts or "parity" in parts:

@@ -38,7 +38,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from markdown_sections import machine, write_section
+from markdown_sections import commit, machine, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -143,7 +143,7 @@ def section(workdir: Path, args: argparse.Namespace) -> str:
         f"({len(suites(args.datasets, args.paradigms))} suites), {args.pairs} pairs each "
         "(HELM's sample: numpy seeded with 0, without replacement; a paradigm with fewer pairs "
         f"whole). The report of the same runs: `{files.summary}`.", "",
-        f"Machine: {machine()}.", "", "| model | whole process | peak memory |", "|---|---:|---:|",
+        f"Commit {commit()}. Machine: {machine()}.", "", "| model | whole process | peak memory |", "|---|---:|---:|",
     ]
     for model in args.models:
         timing = workdir / f"time_{model.split('/')[-1]}.txt"

@@ -22,6 +22,7 @@ The machine's load (``uptime``) is printed beside the figures: take them on a qu
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import re
 import subprocess
@@ -30,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from markdown_sections import machine, write_section
+from markdown_sections import commit, machine, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -97,9 +98,10 @@ def section(dataset: str, language: str, data: Path, repeats: int) -> str:
                f"--repeats {repeats}")
     lines = [
         f"## Minimal pairs at scale: {what} ({best['load']['suites']} files, {pairs:,} pairs)", "",
-        f"`{command}`; the best of {repeats} fresh processes per part, each under "
+        f"Run {dt.datetime.now():%Y-%m-%d %H:%M} with `{command}`; the best of {repeats} fresh "
+        "processes per part, each under "
         "`/usr/bin/time -v`.", "",
-        f"Machine: {machine()}. Load before: `{load}`.", "",
+        f"Commit {commit()}. Machine: {machine()}. Load before: `{load}`.", "",
         "| part | what | whole process (wall) | CPU (user+sys) | peak memory | inside the "
         "process |", "|---|---|---:|---:|---:|---:|",
         f"| load | every suite by name (`load_named_suite`): read, SHA-256 checked, converted, "

@@ -1,10 +1,12 @@
-"""What every benchmark script shares: a description of the machine, and writing its report as a
-section of BENCHMARKS.md between the script's own markers (other sections stay as they are)."""
+"""What every benchmark script shares: a description of the machine and of the commit measured, and
+writing its report as a section of BENCHMARKS.md between the script's own markers (other sections
+stay as they are)."""
 
 from __future__ import annotations
 
 import os
 import platform
+import subprocess
 from pathlib import Path
 
 
@@ -25,6 +27,23 @@ def machine() -> str:
     return (f"{cpu}, {os.cpu_count()} cores, {memory:.0f} GiB RAM, {platform.platform()}; "
             f"Python {platform.python_version()}, torch {torch.__version__} "
             f"({torch.get_num_threads()} threads), transformers {transformers.__version__}")
+
+
+def commit() -> str:
+    """The checkout's commit (short hash), marked when tracked files differ from it: what was
+    measured, so that a figure can be traced to its code."""
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=30, check=True).stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        changed = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return head + (" with uncommitted changes" if changed else "")
 
 
 def markers(script: str) -> tuple[str, str]:

@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from markdown_sections import commit  # same folder: run as a script
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITES_DIR = ROOT.parent / "shared" / "suites" / "hu2020"
 BIN = Path(sys.executable).parent
@@ -458,7 +460,8 @@ def report(results: dict[str, Any], command: str) -> str:
     lines = [
         "## Served vs local: SmolLM2-135M through llama-cpp-python's OpenAI-compatible server",
         "",
-        f"{dt.date.today().isoformat()}, {platform.machine()}, Python {platform.python_version()}. "
+        f"{dt.date.today().isoformat()}, commit {commit()}, {platform.machine()}, "
+        f"Python {platform.python_version()}. "
         f"Suites {', '.join(results['suites'])}, `--max-eval-instances "
         f"{results['max_eval_instances']}`. Command (project root):",
         "",
