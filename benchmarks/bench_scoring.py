@@ -3,7 +3,7 @@
 Three ways to get every sentence's token logprobs (after the beginning-of-text token), each in a
 process of its own (timed, peak memory by ``/usr/bin/time -v``):
 
-(a) ``raw``: the floor without HELM or the plugin, the plain script of issue 12: load the GGUF
+(a) ``raw``: the floor without HELM or the plugin, a plain script: load the GGUF
     with transformers (``from_pretrained(folder, gguf_file=...)``, dequantised to float32), then
     plain forward passes over the same sentences, 32 per batch, sorted by length, right padded;
 (a-cached) as (a), but the weights come from the plugin's dequantised copy (what the plugin
@@ -440,8 +440,8 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
              "excluded); whole process: the command's wall time, model loading, HELM's start, "
              "adaptation and metrics included. HELM's request cache started empty for each part.",
              "",
-             "Where the weights come from: (a) loads the GGUF file with transformers, as the "
-             "plain script of issue 12 does (about 30 s: it converts the tokenizer and "
+             "Where the weights come from: (a) loads the GGUF file with transformers, as "
+             "a plain script does (about 30 s: it converts the tokenizer and "
              "dequantises every tensor); (a-cached) and the helm-run parts read the plugin's "
              "dequantised copy (`~/.cache/syntaxgym_helm/weights`), which any earlier use of the "
              "plugin (`make test`, `make run`) has made; (b-cold) starts without it, as the "
