@@ -233,8 +233,8 @@ def ties_text(results: PairResults) -> str:
         where = ", ".join(f"{key} {count}" for key, count in sorted(ties.items()) if count)
         parts.append(f"{model}: {sum(ties.values())} of {scored} scored pairs"
                      + (f" ({where})" if where else ""))
-    return ("Ties (the two sentences exactly as surprising: scored as failures, as "
-            "lm-evaluation-harness does, unless the run says `ties=pass`): " + "; ".join(parts)
+    return ("Ties (the two sentences exactly as surprising: scored as failures "
+            "unless the run says `ties=pass`; lm-evaluation-harness counts them right): " + "; ".join(parts)
             + ".")
 
 
