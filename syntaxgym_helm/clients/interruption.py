@@ -41,6 +41,10 @@ _CLIENTS: "weakref.WeakSet[Any]" = weakref.WeakSet()
 _PREVIOUS: dict[int, Any] = {}
 _ending = threading.Event()
 _end_process = False
+#: The process that installed the handlers. A process forked from it (a ``multiprocessing`` pool
+#: worker, e.g. the report's) inherits them, but not the threads its caches and engines wait on:
+#: saving there would wait for ever (Pool.terminate's SIGTERM hung a report this way).
+_owner_pid: int | None = None
 
 
 def register(client: Any) -> None:
@@ -52,9 +56,10 @@ def install(end_process: bool | None = None) -> bool:
     """Handle SIGINT and SIGTERM as the module doc says, where their handlers are Python's
     defaults and this is the main thread; returns whether they are handled. ``end_process``:
     end the process after saving (default: only in ``helm-run``)."""
-    global _end_process
+    global _end_process, _owner_pid
     if threading.current_thread() is not threading.main_thread():
         return False
+    _owner_pid = os.getpid()
     _end_process = _is_helm_run() if end_process is None else end_process
     installed = False
     for signum, default in ((signal.SIGINT, signal.default_int_handler),
@@ -86,6 +91,9 @@ def _previous(signum: int, frame: Any) -> None:
 
 
 def _handle(signum: int, frame: Any) -> None:
+    if os.getpid() != _owner_pid:  # a forked child: nothing of ours is at work here
+        _previous(signum, frame)
+        return
     if not (_end_process or _CLIENTS or request_cache.open_caches()) or _ending.is_set():
         if _ending.is_set() and _end_process:  # a second signal while saving: end now
             os._exit(128 + signum)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from builtin_runs import ITEMS
 from syntaxgym_helm.clients.checked_folders import MANIFEST
 from syntaxgym_helm.clients.embedded.catalogue import (
     GEMMA3_270M,
@@ -26,7 +27,6 @@ from syntaxgym_helm.clients.embedded.catalogue import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 GEMMA_BOS = "<bos>"
 
 needs_gemma = pytest.mark.skipif(
@@ -138,21 +138,16 @@ def test_gemma_gguf_is_assembled_once_into_the_cache(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @needs_gemma
-def test_helm_run_on_gemma_scores_every_sentence_after_one_bos(tmp_path: Path) -> None:
-    """A real helm-run of two items of a built-in suite on ``syntaxgym/gemma-3-270m-q4_k_m``
-    (the GGUF file and the dequantised weights go to the user's cache, as in ``make run``)."""
-    command = [str(BIN / "helm-run"), "--run-entries",
-               f"syntaxgym:suite=sgh_agreement_pp,model={GEMMA3_270M.syntaxgym_name}",
-               "--suite", "gemma", "--max-eval-instances", "2"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
-    log = done.stdout + done.stderr
-    assert done.returncode == 0 and "Traceback" not in log, log[-3000:]
-    (run,) = (tmp_path / "benchmark_output" / "runs" / "gemma").glob("syntaxgym:*")
-    assert run.name == "syntaxgym:suite=sgh_agreement_pp,model=syntaxgym_gemma-3-270m-q4_k_m"
+def test_helm_run_on_gemma_scores_every_sentence_after_one_bos(builtin_runs: Path) -> None:
+    """A real helm-run of a few items of a built-in suite on ``syntaxgym/gemma-3-270m-q4_k_m``
+    (the session's ``builtin_runs``: the GGUF file and the dequantised weights go to the user's
+    cache, as in ``make run``)."""
+    run = builtin_runs / "syntaxgym:suite=sgh_agreement_pp,model=syntaxgym_gemma-3-270m-q4_k_m"
+    assert run.is_dir(), sorted(p.name for p in builtin_runs.iterdir())
     spec = json.loads((run / "run_spec.json").read_text())
     assert spec["adapter_spec"]["global_prefix"] == ""  # prefix=auto
     state = json.loads((run / "scenario_state.json").read_text())
-    assert len(state["request_states"]) == 2 * 4  # 2 items x 4 conditions
+    assert len(state["request_states"]) == ITEMS * 4  # ITEMS items x 4 conditions
     for request_state in state["request_states"]:
         assert request_state["result"]["success"]
         tokens = request_state["result"]["completions"][0]["tokens"]
@@ -161,7 +156,7 @@ def test_helm_run_on_gemma_scores_every_sentence_after_one_bos(tmp_path: Path) -
         assert "".join(texts[1:]) == request_state["request"]["prompt"]
         assert all(token["logprob"] < 0 for token in tokens[1:])
     per_instance = json.loads((run / "per_instance_stats.json").read_text())
-    assert len(per_instance) == 2
+    assert len(per_instance) == ITEMS
     for instance in per_instance:
         stats = {s["name"]["name"]: s["mean"] for s in instance["stats"]}
         assert stats["syntaxgym_unscorable"] == 0
@@ -199,13 +194,18 @@ def test_gemma_saved_tokenizer_equals_the_one_converted_from_the_gguf_file() -> 
 
 @needs_gemma
 @pytest.mark.slow
-def test_gemma_prefix_sharing_holds_a_past_longer_than_its_sliding_window() -> None:
+def test_gemma_prefix_sharing_holds_a_past_longer_than_its_sliding_window(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Gemma-3's sliding-window layers (512 positions): a prefix-shared pass whose stored past
     holds more positions than that (items with an unrelated context) scores exactly as plain
     batches do. The engine once built sliding cache layers there, which dropped stored keys the
-    pass's mask still covered ("size of tensor a (624) must match ... b (896)")."""
+    pass's mask still covered ("size of tensor a (624) must match ... b (896)"). Only as many
+    items as give a past of 128 positions more than the window are scored (each one more makes
+    the plain passes, over the whole vocabulary at every position, longer); the pass's past is
+    measured."""
     from importlib import resources
 
+    from syntaxgym_helm.clients.local import forward_passes
     from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
     from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
     from syntaxgym_helm.core.context import ContextSpec, item_contexts
@@ -213,18 +213,40 @@ def test_gemma_prefix_sharing_holds_a_past_longer_than_its_sliding_window() -> N
 
     path = GEMMA3_270M.gguf_path()
     model, tokenizer = load_model_and_tokenizer(str(path.parent), gguf_file=path.name)
+    window = model.config.sliding_window
+    assert window == 512
     suite = load_suite(resources.files("syntaxgym_helm") / "suites" / "sgh_agreement_rc.json")
     contexts = item_contexts(suite, ContextSpec("unrelated", 3, 0))
+    items, context_tokens = [], 0
+    for item in suite.items:
+        if context_tokens > window + 128:
+            break
+        items.append(item)
+        context_tokens += len(tokenizer(contexts[item.item_number],
+                                        add_special_tokens=False).input_ids)
+    assert context_tokens > window + 128, "the suite's contexts are too short for this test"
     prompts = [contexts[item.item_number] + condition.sentence
-               for item in suite.items for condition in item.conditions]
+               for item in items for condition in item.conditions]
     # One big pass after the contexts alone were stored: each of its rows holds many items,
     # whose stored contexts together are far more than 512 positions of past.
     shared = LogprobEngine(model, tokenizer, bos_text=GEMMA_BOS, max_row_nodes=4096,
                            max_batch_positions=4096, batch_size=1000)
     plain = LogprobEngine(model, tokenizer, bos_text=GEMMA_BOS, prefix_sharing=False)
     assert shared.prefix_sharing
-    shared.prompt_logprobs(sorted(set(contexts.values())))
+    shared.prompt_logprobs(sorted({contexts[item.item_number] for item in items}))
+    pasts: list[int] = []
+    pack_rows = forward_passes.pack_rows
+
+    def measured(*args, **kwargs):
+        inputs = pack_rows(*args, **kwargs)
+        pasts.append(inputs.past_length)
+        return inputs
+
+    with monkeypatch.context() as patch:  # the real packing; its past lengths recorded
+        patch.setattr(forward_passes, "pack_rows", measured)
+        shared_results = shared.prompt_logprobs(prompts)
+    assert pasts and max(pasts) > window, pasts
     worst = max(max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs))
-                for a, b in zip(shared.prompt_logprobs(prompts), plain.prompt_logprobs(prompts)))
+                for a, b in zip(shared_results, plain.prompt_logprobs(prompts)))
     assert worst < 1e-3  # nats
     assert shared.counts["reused"] > 0

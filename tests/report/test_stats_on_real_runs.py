@@ -128,8 +128,6 @@ def test_mcnemar_counts_are_the_items_one_model_alone_passed(
 
 def test_two_backends_of_the_same_weights_have_no_discordant_item(
         runs: Runs, capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
-    if runs.fast_client:
-        pytest.skip(f"{SMOLLM_FAST} did not run: {runs.fast_client}")
     _, result = _compare_json(capsys, tmp_path, str(runs.run_suite_dir),
                               str(runs.run_suite_dir), "--model-a", SMOLLM, "--model-b",
                               SMOLLM_FAST)
