@@ -4,8 +4,9 @@
 model prefers neither. Tools differ on such a tie: here it fails by default (``ties=fail``);
 lm-evaluation-harness's BLiMP tasks take ``argmax`` of the two log-likelihoods, which on a tie
 picks the first choice, the good sentence, so a tie counts right there. :func:`has_tie` says
-whether a prediction met one (the metric's ``syntaxgym_tie`` stat counts the items that did), and :func:`lenient` is the prediction with every ``<`` read as
-``<=`` and ``>`` as ``>=``, which ``ties=pass`` scores: a tie then makes its comparison hold.
+whether a prediction met one (the metric's ``syntaxgym_tie`` stat counts the items that did),
+and :func:`lenient` is the prediction with every ``<`` read as ``<=`` and ``>`` as ``>=``, which
+``ties=pass`` scores: a tie then makes its comparison hold.
 Exactness is meant: values a thousandth of a bit apart are no tie (``=`` is approximate, these
 are not).
 """
