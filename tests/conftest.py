@@ -2,7 +2,8 @@
 
 Everything a test reads lives in the repository (``tests/fixtures/``, with the source and licence
 of each file in its ``README.md``) or is made by the test itself, so a fresh clone runs the same
-tests as CI. ``../shared`` is for benchmarks only; no test reads it.
+tests as CI (whole data sets as xz archives, unpacked once per machine). ``../shared`` is for
+benchmarks only; no test reads it.
 """
 
 from __future__ import annotations

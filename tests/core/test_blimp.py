@@ -45,8 +45,6 @@ from syntaxgym_helm.core.validation import check_suite
 
 FIXTURES = BLIMP_EXCERPTS_DIR
 BLIMP = FULL_BLIMP_DIR
-needs_blimp = pytest.mark.skipif(not (BLIMP / "data").is_dir(),
-                                 reason=f"{BLIMP}/data (BLiMP's 67 paradigm files) is absent")
 
 
 def regions(conversion: BlimpConversion, index: int, condition: str) -> tuple[str, ...]:
@@ -256,7 +254,6 @@ DOCUMENTED_RULES = {("one_prefix", "one_span"): 19995, ("two_prefix", "one_span"
                     ("word_diff", "reordering"): 6302, ("word_diff", "several_spans"): 4844}
 
 
-@needs_blimp
 def test_all_67000_pairs_convert_or_are_reported_and_every_suite_validates() -> None:
     started = time.monotonic()
     rules: Counter[tuple[str, str]] = Counter()
@@ -310,7 +307,6 @@ def test_sources_name_67_paradigms_at_the_pinned_commit() -> None:
     assert len(REGION_NAMES) == 4
 
 
-@needs_blimp
 def test_an_offline_folder_stands_in_for_the_download(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(BLIMP_DIR_ENV, raising=False)
@@ -322,7 +318,6 @@ def test_an_offline_folder_stands_in_for_the_download(tmp_path: Path,
     assert load_suite(resolve_blimp_suite("blimp_causative", tmp_path)).name == "blimp_causative"
 
 
-@needs_blimp
 def test_a_modified_offline_copy_is_refused(tmp_path: Path) -> None:
     local = tmp_path / "local"
     local.mkdir()
@@ -353,7 +348,6 @@ def served_blimp(tmp_path: Path) -> Iterator[str]:
     server.shutdown()
 
 
-@needs_blimp
 def test_download_is_checked_and_cached(tmp_path: Path, served_blimp: str,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(BLIMP_DIR_ENV, raising=False)
@@ -393,7 +387,6 @@ def test_the_shipped_figures_cover_67_paradigms_and_give_the_papers_means() -> N
     assert set(PAPER_COLUMNS) == {"gpt2", "txl", "lstm", "ngram", "human"}
 
 
-@needs_blimp
 def test_the_shipped_figures_are_the_papers_files() -> None:
     published = [json.loads(line) for line in (BLIMP / "models_summary.jsonl").open()]
     with (BLIMP / "human_validation_summary.csv").open() as handle:
@@ -415,7 +408,6 @@ def test_the_shipped_figures_are_the_papers_files() -> None:
 # --- a real model -------------------------------------------------------------------------------
 
 @pytest.mark.slow
-@needs_blimp
 def test_a_real_model_scores_every_kind_of_item_and_the_regions_cover_the_sentence() -> None:
     """SmolLM2-135M (the embedded default model) scores pairs of every split and shape, empty
     regions included: every item is scorable, every token after the beginning-of-text token

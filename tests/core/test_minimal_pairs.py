@@ -36,8 +36,6 @@ from syntaxgym_helm.core.suite import Suite, load_suite, parse_suite
 from syntaxgym_helm.core.validation import check_suite
 
 EXCERPTS = MULTILINGUAL_EXCERPTS_DIR
-needs_shared = pytest.mark.skipif(not FULL_MULTILINGUAL_DIR.is_dir(),
-                                  reason=f"{FULL_MULTILINGUAL_DIR} (the four data sets) is absent")
 
 
 def convert(dataset: str, path: str) -> Conversion:
@@ -343,7 +341,6 @@ DOCUMENTED = {
 }
 
 
-@needs_shared
 @pytest.mark.parametrize("name", list(DOCUMENTED))
 def test_every_pair_of_the_data_set_converts_or_is_reported(name: str, tmp_path: Path) -> None:
     dataset = DATASETS[name]
@@ -364,7 +361,6 @@ def test_every_pair_of_the_data_set_converts_or_is_reported(name: str, tmp_path:
 
 
 @pytest.mark.slow
-@needs_shared
 def test_every_suite_validates_and_every_prompt_is_its_source_sentence(tmp_path: Path) -> None:
     """All 187 files: the project's validation accepts each suite as converted (with no warning
     but the two TurBLiMP pairs whose double space validation would normalise), and each item's
