@@ -143,7 +143,8 @@ def section(workdir: Path, args: argparse.Namespace) -> str:
         f"({len(suites(args.datasets, args.paradigms))} suites), {args.pairs} pairs each "
         "(HELM's sample: numpy seeded with 0, without replacement; a paradigm with fewer pairs "
         f"whole). The report of the same runs: `{files.summary}`.", "",
-        f"Commit {commit()}. Machine: {machine()}.", "", "| model | whole process | peak memory |", "|---|---:|---:|",
+        f"Commit {commit()}. Machine: {machine()}.", "",
+        "| model | whole process | peak memory |", "|---|---:|---:|",
     ]
     for model in args.models:
         timing = workdir / f"time_{model.split('/')[-1]}.txt"

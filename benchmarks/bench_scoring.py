@@ -427,7 +427,8 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
              f"Run {dt.datetime.now():%Y-%m-%d %H:%M} with "
              f"`python benchmarks/bench_scoring.py {' '.join(sys.argv[1:])}` "
              "(`benchmarks/bench_scoring.py` describes the parts).", "",
-             f"Commit {commit()}. Machine: {machine()}. Load average (1 / 5 / 15 min) before the run "
+             f"Commit {commit()}. Machine: {machine()}. Load average (1 / 5 / 15 min) before "
+             "the run "
              f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}, after it {load_after[0]:.2f} / "
              f"{load_after[1]:.2f} / {load_after[2]:.2f}: other work may have shared the 2 cores, "
              "so times are indicative.", "",

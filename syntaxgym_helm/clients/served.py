@@ -100,8 +100,8 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
     Arguments (``client_spec.args`` of a model deployment): ``base_url`` (e.g.
     ``http://127.0.0.1:8000/v1``), ``openai_model_name`` (the model name the server knows; default:
     the deployment's engine), ``api_key`` (normally from ``prod_env/credentials.conf``, see
-    docs/served.md), ``timeout`` (seconds each try of a request may take in all, connect to last byte,
-    default 60; see :mod:`syntaxgym_helm.clients.served_deadline`), ``max_retries`` (the OpenAI
+    docs/served.md), ``timeout`` (seconds each try of a request may take in all, connect to last
+    byte, default 60; see :mod:`syntaxgym_helm.clients.served_deadline`), ``max_retries`` (the OpenAI
     library's retries of connection errors, timeouts, 408/409/429 and 5xx answers, default 2),
     ``max_tokens_for_echo`` (what to send instead of ``max_tokens=0``; ``1`` for llama-cpp-python
     and Together).

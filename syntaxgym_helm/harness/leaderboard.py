@@ -132,8 +132,8 @@ def model_metadata_yaml(models: Iterable[ModelMetadata], local_path: Path | None
 # helm-summarize writes each run's display files in 8 threads by default, and each thread has mako
 # parse its templates. Python 3.11 (before 3.11.8) keeps one AST recursion counter per interpreter,
 # so two threads parsing at once can fail with "SystemError: AST constructor recursion depth
-# mismatch" (CPython gh-106905): it took down one in several hundred summaries here. One thread
-# avoids it, and costs nothing measurable: the work holds the GIL anyway.
+# mismatch" (CPython gh-106905): it failed an end-to-end summary in CI. One thread avoids the
+# race; threads gain little there, as the work is Python code holding the GIL.
 SUMMARIZE_THREADS = ("--num-threads", "1")
 
 
