@@ -39,6 +39,7 @@ from syntaxgym_helm.harness.run_spec import suite_group_name
 from syntaxgym_helm.core.context import ContextSpec, spec_from_args
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
 from syntaxgym_helm.core.suite import Suite
+from syntaxgym_helm.report.heap import collection_paused
 
 SCENARIO_CLASS_SUFFIX = "SyntaxGymScenario"
 
@@ -257,13 +258,14 @@ def read_runs(run_dirs: Iterable[Path], progress: bool = True, rescore: bool = F
     run_dirs = list(run_dirs)
     records: list[RunRecord] = []
     unreadable: list[UnreadableRun] = []
-    for run_dir in tqdm(run_dirs, desc="reading runs", unit="run",
-                        disable=not progress or len(run_dirs) < 2):
-        try:
-            records.append(load_run(run_dir, rescore=rescore))
-        except Exception as error:  # noqa: BLE001 (reported, and fatal when nothing loads)
-            unreadable.append(unreadable_run(run_dir, error))
-            print(f"warning: cannot read {unreadable[-1].describe}", file=sys.stderr)
+    with collection_paused():  # the runs hold no cycles (see syntaxgym_helm.report.heap)
+        for run_dir in tqdm(run_dirs, desc="reading runs", unit="run",
+                            disable=not progress or len(run_dirs) < 2):
+            try:
+                records.append(load_run(run_dir, rescore=rescore))
+            except Exception as error:  # noqa: BLE001 (reported, and fatal when nothing loads)
+                unreadable.append(unreadable_run(run_dir, error))
+                print(f"warning: cannot read {unreadable[-1].describe}", file=sys.stderr)
     if not records:
         raise RunsError(f"none of the {len(run_dirs)} run(s) could be read: "
                         + "; ".join(run.describe for run in unreadable))

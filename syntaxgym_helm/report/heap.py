@@ -1,0 +1,38 @@
+"""Python's cyclic garbage collector around the runs a report holds.
+
+The runs of a big report are millions of small objects (the tokens, regions and surprisals of
+every condition) and hold no reference cycles, so the collector can never free any of them. It
+examines them all the same: while they are being created (3.3 of the 5.6 s that reading the 67
+BLiMP runs took), after that whenever a report makes enough new objects, and in every process
+forked to write files, where examining an object writes to it and so copies the parent's memory
+page by page.
+"""
+
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from typing import Iterator
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """No automatic collection inside (while runs are read); on again after, if it was on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextmanager
+def existing_objects_frozen() -> Iterator[None]:
+    """The objects that exist on entry are left out of every collection inside, in this process
+    and in processes forked inside (:func:`gc.freeze`); put back into the collector's care after."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
