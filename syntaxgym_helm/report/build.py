@@ -27,14 +27,16 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from syntaxgym_helm.report.accuracy_csv import AccuracyRow, accuracy_rows
 from syntaxgym_helm.report.annotate import write_annotated
+from syntaxgym_helm.report.heap import existing_objects_frozen
 from syntaxgym_helm.report.pairs_plots import plot_pair_regions
-from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow, analyse
+from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow, analyse_run, in_order
 from syntaxgym_helm.report.pairs_summary import pairs_summary_markdown, split_pairs
 from syntaxgym_helm.report.plots import plot_suite
 from syntaxgym_helm.report.robustness import RobustnessRow, robustness_markdown, robustness_rows
@@ -76,33 +78,42 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
     """Write the report of ``runs`` (normally one run suite, labelled) into ``folder``; the
     summary names the ``unreadable`` runs and marks what lacks them."""
     folder.mkdir(parents=True, exist_ok=True)
-    text = summary_text(runs, unreadable)
-    files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
-    files.summary.write_text(text, encoding="utf-8")
-    files.tables.append(write_csv(accuracy_rows(_without_context(runs)), folder / "accuracy.csv",
-                                  AccuracyRow))
-    if any(run.context.active for run in runs):
-        files.tables.append(write_csv(robustness_rows(runs), folder / "robustness.csv",
-                                      RobustnessRow))
-    pair_rows = analyse(_without_context(runs))
+    # Each suite's files, several suites at once, while this process writes the summary; the
+    # region analysis of each run is made with its suite's files, where its region values are
+    # at hand. The tables of all runs are the runs' own tables put together in run order.
+    analysed = _is_without_context(runs)
+    by_suite: dict[str, list[int]] = {}
+    for index, run in enumerate(runs):
+        by_suite.setdefault(run.suite_name, []).append(index)
+    jobs = [_SuiteJob(suite, indices, _unique_slugs([runs[i].name for i in indices]),
+                      [analysed[i] for i in indices])
+            for suite, indices in sorted(by_suite.items())]
+    with _in_processes(_write_suite, jobs, runs, folder) as suites_written:
+        text = summary_text(runs, unreadable)
+        files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
+        files.summary.write_text(text, encoding="utf-8")
+        files.tables.append(write_csv(accuracy_rows(_without_context(runs)),
+                                      folder / "accuracy.csv", AccuracyRow))
+        if any(run.context.active for run in runs):
+            files.tables.append(write_csv(robustness_rows(runs), folder / "robustness.csv",
+                                          RobustnessRow))
+        written = suites_written()
+    per_run: dict[int, tuple[Path, Path]] = {}
+    analysis: dict[int, RegionAnalysisRow | None] = {}
+    suite_plots = []
+    for job, suite_files in zip(jobs, written):
+        per_run.update(zip(job.indices, suite_files.tables))
+        analysis.update(zip(job.indices, suite_files.analysis))
+        files.annotated += suite_files.annotated
+        suite_plots.append(suite_files.plot)
+    pair_rows = in_order([analysis[i] for i in range(len(runs)) if analysed[i]],
+                         _without_context(runs))
     for dataset in dict.fromkeys(row.dataset for row in pair_rows):
         rows = [row for row in pair_rows if row.dataset == dataset]
         name = REGIONS_NAME.format(dataset=dataset)
         files.tables.append(write_csv(rows, folder / f"{name}.csv", RegionAnalysisRow))
         files.plots.append(plot_pair_regions(rows, folder / f"{name}.png"))
-    # Each suite's files, several suites at once; the tables of all runs are then the runs' own
-    # tables put together in run order.
-    by_suite: dict[str, list[int]] = {}
-    for index, run in enumerate(runs):
-        by_suite.setdefault(run.suite_name, []).append(index)
-    jobs = [(suite, indices, _unique_slugs([runs[i].name for i in indices]))
-            for suite, indices in sorted(by_suite.items())]
-    written = _in_processes(_write_suite, jobs, runs, folder)
-    per_run: dict[int, tuple[Path, Path]] = {}
-    for (_, indices, _), (annotated, tables, plot) in zip(jobs, written):
-        per_run.update(zip(indices, tables))
-        files.annotated += annotated
-        files.plots.append(plot)
+    files.plots += suite_plots
     for column, name, row_type in ((0, "predictions.csv", PredictionRow),
                                    (1, "regions.csv", RegionRow)):
         files.tables.append(_concatenate([per_run[i][column] for i in range(len(runs))],
@@ -115,42 +126,66 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
 _SHARED: dict[str, Any] = {}
 
 
-#: One suite's files: each run's annotated suite, each run's two tables, the suite's plot.
-SuiteFiles = tuple[list[Path], list[tuple[Path, Path]], Path]
+@dataclass(frozen=True)
+class _SuiteJob:
+    """One suite's runs (their indices), their file names, and whether each is analysed."""
+
+    suite: str
+    indices: list[int]
+    names: list[str]
+    analysed: list[bool]
 
 
-def _write_suite(job: tuple[str, list[int], list[str]]) -> SuiteFiles:
-    """One suite's files (``job``: the suite, its runs' indices and their file names)."""
-    suite, indices, names = job
+@dataclass(frozen=True)
+class _SuiteFiles:
+    """What one suite's job wrote and found: each run's annotated suite, its two tables and its
+    region analysis (None: not analysed, or not a minimal-pair run); the suite's plot."""
+
+    annotated: list[Path]
+    tables: list[tuple[Path, Path]]
+    analysis: list[RegionAnalysisRow | None]
+    plot: Path
+
+
+def _write_suite(job: _SuiteJob) -> _SuiteFiles:
     runs: Sequence[RunRecord] = _SHARED["runs"]
-    suite_dir = _SHARED["folder"] / suite
-    annotated, tables = [], []
-    for index, name in zip(indices, names):
+    suite_dir = _SHARED["folder"] / job.suite
+    annotated, tables, analysis = [], [], []
+    for index, name, analysed in zip(job.indices, job.names, job.analysed):
         run = runs[index]
         annotated.append(write_annotated(run, suite_dir / f"{name}.json"))
         tables.append((write_csv(prediction_rows(run), suite_dir / f"{name}.predictions.csv",
                                  PredictionRow),
                        write_csv(region_rows(run), suite_dir / f"{name}.regions.csv", RegionRow)))
-    return annotated, tables, plot_suite([runs[i] for i in indices], suite_dir / PLOT_NAME)
+        analysis.append(analyse_run(run) if analysed else None)
+    return _SuiteFiles(annotated, tables, analysis,
+                       plot_suite([runs[i] for i in job.indices], suite_dir / PLOT_NAME))
 
 
+@contextmanager
 def _in_processes(function: Callable[[Any], Any], jobs: Sequence[Any],
-                  runs: Sequence[RunRecord], folder: Path) -> list[Any]:
-    """``function`` over ``jobs``, in as many forked processes as there are CPU cores (one
-    process where fork is unavailable), with a progress bar; the runs and the folder reach the
-    processes through :data:`_SHARED`."""
+                  runs: Sequence[RunRecord], folder: Path) -> Iterator[Callable[[], list[Any]]]:
+    """Start ``function`` over ``jobs`` in as many forked processes as there are CPU cores, and
+    give a function that waits for their results (in job order, with a progress bar): what this
+    process does in between runs beside them. Without fork, or with one core, the jobs run here
+    when their results are asked for. The runs and the folder reach the processes through
+    :data:`_SHARED`."""
     from tqdm import tqdm
 
     processes = min(len(jobs), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                     else os.cpu_count() or 1)
+    progress = dict(total=len(jobs), desc="writing reports", unit="suite",
+                    disable=len(jobs) < 3)
     _SHARED.update(runs=runs, folder=folder)
     try:
-        progress = dict(total=len(jobs), desc="writing reports", unit="suite",
-                        disable=len(jobs) < 3)
         if processes > 1 and "fork" in multiprocessing.get_all_start_methods():
-            with multiprocessing.get_context("fork").Pool(processes) as pool:
-                return list(tqdm(pool.imap(function, jobs), **progress))
-        return [function(job) for job in tqdm(jobs, **progress)]
+            # Frozen: the processes' collections leave the runs alone (syntaxgym_helm.report.heap).
+            with existing_objects_frozen(), \
+                    multiprocessing.get_context("fork").Pool(processes) as pool:
+                results = pool.imap(function, jobs)
+                yield lambda: list(tqdm(results, **progress))
+        else:
+            yield lambda: [function(job) for job in tqdm(jobs, **progress)]
     finally:
         _SHARED.clear()
 
@@ -169,7 +204,13 @@ def _concatenate(parts: Sequence[Path], path: Path, row_type: type) -> Path:
 def _without_context(runs: Sequence[RunRecord]) -> list[RunRecord]:
     """The runs without a context (all runs if every one has a context): the accuracy tables
     hold these; context runs are compared with them in the robustness section."""
-    return [run for run in runs if not run.context.active] or list(runs)
+    return [run for run, chosen in zip(runs, _is_without_context(runs)) if chosen]
+
+
+def _is_without_context(runs: Sequence[RunRecord]) -> list[bool]:
+    """For each run, whether :func:`_without_context` keeps it."""
+    chosen = [not run.context.active for run in runs]
+    return chosen if any(chosen) else [True] * len(runs)
 
 
 def summary_text(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] = ()) -> str:

@@ -155,8 +155,14 @@ def analyse_run(run: RunRecord) -> RegionAnalysisRow | None:
 def analyse(runs: Sequence[RunRecord]) -> list[RegionAnalysisRow]:
     """Rows of the minimal-pair runs among ``runs``, by data set, group, paradigm, then model (in
     run order)."""
+    return in_order([analyse_run(run) for run in runs], runs)
+
+
+def in_order(rows: Sequence[RegionAnalysisRow | None],
+             runs: Sequence[RunRecord]) -> list[RegionAnalysisRow]:
+    """:func:`analyse` from the :func:`analyse_run` of each run (``rows``, in run order)."""
     models = list(dict.fromkeys(run.name for run in runs))
-    rows = [row for row in (analyse_run(run) for run in runs) if row is not None]
+    found = [row for row in rows if row is not None]
     order = list(DATASETS)
-    return sorted(rows, key=lambda row: (order.index(row.dataset), row.phenomenon, row.paradigm,
+    return sorted(found, key=lambda row: (order.index(row.dataset), row.phenomenon, row.paradigm,
                                          models.index(row.model)))
