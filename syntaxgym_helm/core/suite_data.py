@@ -157,19 +157,8 @@ class Suite:
 
     def to_json_dict(self) -> dict[str, Any]:
         """The suite in the syntaxgym-core format (formula objects, one metric or a list)."""
-        meta: dict[str, Any] = dict(self.meta.extra)
-        meta.update(name=self.meta.name, metric=_metric_field(self.meta.metrics))
-        for key in ("author", "reference", "description", "comment"):
-            if getattr(self.meta, key):
-                meta[key] = getattr(self.meta, key)
-        if self.meta.tags:
-            meta["tags"] = list(self.meta.tags)
-        if self.meta.region_separator != DEFAULT_SEPARATOR:
-            meta["region_separator"] = self.meta.region_separator
         return {
-            "meta": meta,
-            "region_meta": {str(number): name for number, name in self.region_meta.items()},
-            "predictions": [{"type": "formula", "formula": p.source} for p in self.predictions],
+            **self.header_json_dict(),
             "items": [
                 {
                     "item_number": item.item_number,
@@ -186,6 +175,24 @@ class Suite:
                 }
                 for item in self.items
             ],
+        }
+
+    def header_json_dict(self) -> dict[str, Any]:
+        """:meth:`to_json_dict` without ``items`` (for writers that write the items their own
+        way)."""
+        meta: dict[str, Any] = dict(self.meta.extra)
+        meta.update(name=self.meta.name, metric=_metric_field(self.meta.metrics))
+        for key in ("author", "reference", "description", "comment"):
+            if getattr(self.meta, key):
+                meta[key] = getattr(self.meta, key)
+        if self.meta.tags:
+            meta["tags"] = list(self.meta.tags)
+        if self.meta.region_separator != DEFAULT_SEPARATOR:
+            meta["region_separator"] = self.meta.region_separator
+        return {
+            "meta": meta,
+            "region_meta": {str(number): name for number, name in self.region_meta.items()},
+            "predictions": [{"type": "formula", "formula": p.source} for p in self.predictions],
         }
 
     @classmethod

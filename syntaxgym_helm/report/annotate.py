@@ -45,7 +45,7 @@ def finite_or_none(value: float | None) -> float | None:
 
 def annotated_suite(run: RunRecord) -> dict[str, Any]:
     """The run's suite with every region's ``metric_value`` and our additions (see module doc)."""
-    suite_json = run.suite.to_json_dict()
+    suite_json = run.suite.header_json_dict()  # the items are annotated below
     meta = {"name": run.suite.meta.name, "author": run.suite.meta.author,
             "reference": run.suite.meta.reference,
             **{k: v for k, v in suite_json["meta"].items() if k not in ("name", "author",
@@ -106,13 +106,18 @@ def _item(item: Item, score: ItemEvaluation, instance_id: str) -> dict[str, Any]
     }
 
 
+#: The statistics of a region whose condition's request failed.
+_UNSCORED: dict[str, float | None] = dict.fromkeys(METRICS)
+
+
 def _condition(condition: Condition, values: ConditionValues | None) -> dict[str, Any]:
     """One condition; a condition whose request failed has every metric value null."""
     regions = []
     for region in condition.regions:
-        # statistics: NaN (null) for a region that cannot be measured, as for a failed request.
-        stats = values.statistics(region.region_number) if values is not None else {}
-        metric_value = {metric: finite_or_none(stats.get(metric)) for metric in METRICS}
+        # statistics (every metric, in METRICS order): NaN (null) for a region that cannot be
+        # measured; a failed request has no statistics, all null too.
+        stats = values.statistics(region.region_number) if values is not None else _UNSCORED
+        metric_value = {metric: finite_or_none(value) for metric, value in stats.items()}
         regions.append({"region_number": region.region_number, "content": region.content,
                         "metric_value": metric_value})
     tokens = [] if values is None else [

@@ -13,8 +13,9 @@ from __future__ import annotations
 import csv
 import math
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator
 
 from syntaxgym_helm.report.runs import RunRecord
 
@@ -34,8 +35,8 @@ class PredictionRow:
     problem: str  # why it is unscorable (empty when it is not)
 
 
-@dataclass(frozen=True)
-class RegionRow:
+@dataclass  # not frozen: a frozen dataclass sets each field through object.__setattr__, which
+class RegionRow:  # took a second more for BLiMP's 643,000 rows
     """One region of one condition of one item, in bits."""
 
     model: str
@@ -72,8 +73,9 @@ def prediction_rows(run: RunRecord) -> list[PredictionRow]:
     return rows
 
 
-def region_rows(run: RunRecord) -> list[RegionRow]:
-    rows: list[RegionRow] = []
+def region_rows(run: RunRecord) -> Iterator[RegionRow]:
+    """The rows one at a time (a BLiMP paradigm has 10,000: :func:`write_csv` writes each as it
+    comes)."""
     for item, score in zip(run.suite.items, run.scores):
         values = {condition.condition_name: condition for condition in score.conditions}
         for condition in item.conditions:
@@ -85,7 +87,7 @@ def region_rows(run: RunRecord) -> list[RegionRow]:
                 # statistics, not value: an unmeasured region (its text inside a token of the
                 # region before) has NaN values here rather than an error.
                 stats = scored.statistics(number)
-                rows.append(RegionRow(
+                yield RegionRow(
                     model=run.name, suite=run.suite_name, item=item.item_number,
                     condition=condition.condition_name, region=number,
                     region_name=run.suite.region_meta.get(number, ""), content=region.content,
@@ -93,27 +95,22 @@ def region_rows(run: RunRecord) -> list[RegionRow]:
                     surprisal=stats["sum"], surprisal_mean=stats["mean"],
                     surprisal_median=stats["median"], surprisal_range=stats["range"],
                     surprisal_max=stats["max"], surprisal_min=stats["min"],
-                    item_scorable=score.scorable))
-    return rows
+                    item_scorable=score.scorable)
 
 
-def write_csv(rows: Sequence[Any], path: Path, row_type: type) -> Path:
+def write_csv(rows: Iterable[Any], path: Path, row_type: type) -> Path:
     """Write dataclass rows of ``row_type`` with a header (written even when there are no
     rows)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     names = [field.name for field in fields(row_type)]
+    # Rows hold only numbers, strings and None: read the fields directly (asdict would copy
+    # each value deeply), all at once.
+    values = attrgetter(*names) if len(names) > 1 else lambda row: (getattr(row, names[0]),)
     with path.open("w", newline="", encoding="utf-8") as stream:
         writer = csv.writer(stream)
         writer.writerow(names)
-        # Rows hold only numbers, strings and None: read the fields directly (asdict would copy
-        # each value deeply).
-        writer.writerows([_cell(getattr(row, name)) for name in names] for row in rows)
+        # The writer writes None as an empty cell and a float as its repr (full precision: the
+        # CSV must round-trip the values); NaN (undefined) is an empty cell too.
+        writer.writerows(["" if isinstance(value, float) and math.isnan(value) else value
+                          for value in values(row)] for row in rows)
     return path
-
-
-def _cell(value: object) -> object:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, float):
-        return repr(value)  # full precision: the CSV must round-trip the values
-    return value
