@@ -8,14 +8,14 @@ puts them together, so that callers import everything about suites from one plac
 - :meth:`Suite.from_trusted_json`: JSON this package wrote, read back without checks;
 - :func:`dumps_suite`: the suite as JSON text;
 - :func:`dumps_suite_json`: suite-shaped JSON (a suite's, an annotated suite's) written fast, one
-  item a line.
+  item a line; :func:`suite_json_pieces`: the same text in pieces, the items made one at a time.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from syntaxgym_helm.core.suite_data import (
     Condition,
@@ -29,7 +29,7 @@ from syntaxgym_helm.core.suite_data import (
 from syntaxgym_helm.core.validation import SuiteReport, check_suite, check_suite_file
 
 __all__ = ["Condition", "Item", "Prediction", "Region", "Suite", "SuiteMeta", "dumps_suite",
-           "dumps_suite_json", "join_regions", "load_suite", "parse_suite"]
+           "dumps_suite_json", "join_regions", "load_suite", "parse_suite", "suite_json_pieces"]
 
 
 def parse_suite(data: Any, source: str = "<suite>") -> Suite:
@@ -70,9 +70,20 @@ def dumps_suite_json(data: Mapping[str, Any]) -> str:
     items = data.get("items")
     if not isinstance(items, list):
         return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return "".join(suite_json_pieces(data, items))
+
+
+def suite_json_pieces(data: Mapping[str, Any], items: Iterable[Any]) -> Iterator[str]:
+    """The text :func:`dumps_suite_json` writes for ``data`` with ``items`` as its ``items``, in
+    pieces: each item is made and encoded only when it is reached, so that a writer need not
+    hold them all (an annotated BLiMP paradigm is 3 MB of text, more as Python objects)."""
     head = json.dumps({**data, "items": _ITEMS_MARK}, indent=2, ensure_ascii=False,
                       allow_nan=False)
-    lines = ",\n".join("    " + json.dumps(item, ensure_ascii=False, allow_nan=False)
-                       for item in items)
-    body = f"[\n{lines}\n  ]" if items else "[]"
-    return head.replace(json.dumps(_ITEMS_MARK), body, 1) + "\n"
+    before, after = head.split(json.dumps(_ITEMS_MARK), 1)
+    yield before
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+    first = True
+    for item in items:
+        yield ("[\n    " if first else ",\n    ") + encode(item)
+        first = False
+    yield ("[]" if first else "\n  ]") + after + "\n"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from syntaxgym_helm.core.region_stats import METRICS
 from syntaxgym_helm.core.uncertainty import Interval
@@ -30,7 +30,7 @@ from syntaxgym_helm.report.intervals import suite_estimate
 from syntaxgym_helm.report.runs import RunRecord
 from syntaxgym_helm.report.summary import RunAccuracy
 from syntaxgym_helm.core.item_evaluation import ConditionValues, ItemEvaluation
-from syntaxgym_helm.core.suite import Condition, Item, dumps_suite_json
+from syntaxgym_helm.core.suite import Condition, Item, dumps_suite_json, suite_json_pieces
 
 #: The key under which everything beyond syntaxgym-core's structure is kept, at every level.
 EXTRA_KEY = "syntaxgym_helm"
@@ -45,7 +45,18 @@ def finite_or_none(value: float | None) -> float | None:
 
 def annotated_suite(run: RunRecord) -> dict[str, Any]:
     """The run's suite with every region's ``metric_value`` and our additions (see module doc)."""
-    suite_json = run.suite.header_json_dict()  # the items are annotated below
+    return _annotated(run, list(annotated_items(run)))
+
+
+def annotated_items(run: RunRecord) -> Iterator[dict[str, Any]]:
+    """The items of :func:`annotated_suite`, one at a time."""
+    for item, score, instance_id in zip(run.suite.items, run.scores, run.instance_ids):
+        yield _item(item, score, instance_id)
+
+
+def _annotated(run: RunRecord, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`annotated_suite` with ``items`` as its items."""
+    suite_json = run.suite.header_json_dict()  # the items are annotated apart
     meta = {"name": run.suite.meta.name, "author": run.suite.meta.author,
             "reference": run.suite.meta.reference,
             **{k: v for k, v in suite_json["meta"].items() if k not in ("name", "author",
@@ -55,9 +66,7 @@ def annotated_suite(run: RunRecord) -> dict[str, Any]:
     return {
         "meta": meta,
         "region_meta": suite_json["region_meta"],
-        "items": [_item(item, score, instance_id)
-                  for item, score, instance_id in zip(run.suite.items, run.scores,
-                                                      run.instance_ids)],
+        "items": items,
         EXTRA_KEY: {
             "model": run.model,
             "label": run.name,
@@ -135,6 +144,9 @@ def dumps_annotated(data: dict[str, Any]) -> str:
 
 
 def write_annotated(run: RunRecord, path: Path) -> Path:
+    """:func:`dumps_annotated` of :func:`annotated_suite` into ``path``, one item at a time (a
+    BLiMP paradigm's items at once are 10 MB of Python objects, written in one go)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps_annotated(annotated_suite(run)), encoding="utf-8")
+    with path.open("w", encoding="utf-8") as stream:
+        stream.writelines(suite_json_pieces(_annotated(run, []), annotated_items(run)))
     return path
