@@ -101,19 +101,14 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
         written = suites_written()
     per_run: dict[int, tuple[Path, Path]] = {}
     analysis: dict[int, RegionAnalysisRow | None] = {}
-    suite_plots = []
+    suite_plots: list[Path] = []
     for job, suite_files in zip(jobs, written):
         per_run.update(zip(job.indices, suite_files.tables))
         analysis.update(zip(job.indices, suite_files.analysis))
         files.annotated += suite_files.annotated
         suite_plots.append(suite_files.plot)
-    pair_rows = in_order([analysis[i] for i in range(len(runs)) if analysed[i]],
-                         _without_context(runs))
-    for dataset in dict.fromkeys(row.dataset for row in pair_rows):
-        rows = [row for row in pair_rows if row.dataset == dataset]
-        name = REGIONS_NAME.format(dataset=dataset)
-        files.tables.append(write_csv(rows, folder / f"{name}.csv", RegionAnalysisRow))
-        files.plots.append(plot_pair_regions(rows, folder / f"{name}.png"))
+    _write_region_analyses(in_order([analysis[i] for i in range(len(runs)) if analysed[i]],
+                                    _without_context(runs)), files)
     files.plots += suite_plots
     for column, name, row_type in ((0, "predictions.csv", PredictionRow),
                                    (1, "regions.csv", RegionRow)):
@@ -121,6 +116,15 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
                                          folder / name, row_type))
     files.tables += [table for i in range(len(runs)) for table in per_run[i]]
     return files
+
+
+def _write_region_analyses(rows: Sequence[RegionAnalysisRow], files: ReportFiles) -> None:
+    """Each data set's ``<data set>_regions.csv`` and ``.png`` from its runs' ``rows``."""
+    for dataset in dict.fromkeys(row.dataset for row in rows):
+        chosen = [row for row in rows if row.dataset == dataset]
+        name = REGIONS_NAME.format(dataset=dataset)
+        files.tables.append(write_csv(chosen, files.folder / f"{name}.csv", RegionAnalysisRow))
+        files.plots.append(plot_pair_regions(chosen, files.folder / f"{name}.png"))
 
 
 #: What the suite writers share with the parent (forked processes inherit it as it is).

@@ -313,3 +313,25 @@ def test_the_trusting_constructor_builds_what_the_parser_builds(
 def test_the_trusting_constructor_reads_every_meta(meta: dict[str, Any]) -> None:
     suite = parse_suite(small_suite(**meta))
     assert_same_suite(Suite.from_trusted_json(suite.to_json_dict()), suite)
+
+
+def test_suite_json_pieces_are_dumps_suite_json_made_one_item_at_a_time(hu2020_dir: Path) -> None:
+    from syntaxgym_helm.core.suite import dumps_suite_json, suite_json_pieces
+
+    data = load_suite(hu2020_dir / "fgd_hierarchy.json").to_json_dict()
+    made: list[int] = []
+
+    def items():  # each item made only when the pieces reach it
+        for item in data["items"]:
+            made.append(item["item_number"])
+            yield item
+
+    pieces = suite_json_pieces({**data, "items": []}, items())
+    text = next(pieces)
+    assert text.startswith("{\n") and made == []
+    text += "".join(pieces)
+    assert made == [item["item_number"] for item in data["items"]]
+    assert text == dumps_suite_json(data) and json.loads(text) == data
+    empty = {**data, "items": []}
+    assert "".join(suite_json_pieces(empty, [])) == dumps_suite_json(empty)
+    assert '"items": []' in dumps_suite_json(empty)
