@@ -299,11 +299,17 @@ def test_summary_tables_are_written_and_served(helm_output: Path) -> None:
 
 def test_the_python_api_scores_as_the_run(helm_output: Path) -> None:
     """``syntaxgym_helm.evaluate`` on the run's model (HELM's own HuggingFaceClient) and suite:
-    the same prefix, outcomes and region values as the run's, item by item (three items)."""
+    the same prefix, outcomes and region values as the run's, item by item (three of the items
+    the run scored, given as a :class:`Suite`)."""
     from syntaxgym_helm import evaluate
+    from syntaxgym_helm.core.suite import load_suite
     from syntaxgym_helm.harness.metric import evaluate_request_states
 
-    result = evaluate("number_prep", model=MODEL, max_items=3, suites_dir=HU2020)
+    suite = load_suite(HU2020 / "number_prep.json")
+    run_items = _run_items(helm_output, "number_prep")
+    suite = dataclasses.replace(suite, items=tuple(
+        item for item in suite.items if item.item_number in run_items))
+    result = evaluate(suite, model=MODEL, max_items=3)
     assert result.prefix == PREFIX and len(result.items) == 3
     by_instance: dict[str, list] = {}
     for request_state in _request_states(_run_dir(helm_output, "number_prep")).request_states:
