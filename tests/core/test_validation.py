@@ -266,6 +266,20 @@ def test_the_top_level_must_be_an_object() -> None:
         assert "the suite must be a JSON object" in report.errors[0].message
 
 
+def test_items_conditions_and_regions_with_extra_fields_read_as_the_usual_ones() -> None:
+    """The usual item, condition and region (exactly their two fields) are built without dacite;
+    with a field more, dacite builds them: the same suite either way."""
+    usual = parse_suite(small_suite(), SOURCE)
+    data = small_suite()
+    for item in data["items"]:
+        item["comment"] = "extra"
+        for condition in item["conditions"]:
+            condition["comment"] = "extra"
+            for region_data in condition["regions"]:
+                region_data["comment"] = "extra"
+    assert parse_suite(data, SOURCE) == usual
+
+
 def test_errors_carry_a_hint() -> None:
     data = small_suite()
     data["items"][1]["conditions"][1]["condition_name"] = "mismatc"

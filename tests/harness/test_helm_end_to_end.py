@@ -1,10 +1,11 @@
 """End to end: plain ``helm-run`` + ``helm-summarize`` + ``helm-server`` on real suites, real model.
 
 The run uses HELM's own HuggingFaceClient serving SmolLM2-135M (the embedded GGUF) and the two real
-suites number_prep and fgd_subject (which has empty gap regions). Its ``per_instance_stats.json`` is
-checked against an independent computation: token logprobs straight from transformers, tokens put in
-regions from the tokenizer's character offsets, regions summed by hand, predictions written out in
-Python.
+suites number_prep and fgd_subject (which has empty gap regions), :data:`ITEMS` items of each (HELM
+picks them; what is checked is how each is scored, not how many). Its ``per_instance_stats.json``
+is checked against an independent computation: token logprobs straight from transformers, tokens
+put in regions from the tokenizer's character offsets, regions summed by hand, predictions written
+out in Python.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ BIN = Path(sys.executable).parent
 MODEL = "helmhf/smollm2-135m-instruct-q4_1"
 PREFIX = "<|endoftext|>"
 SUITES = ("number_prep", "fgd_subject")
+#: Items per suite (of 19 and 24): enough for both outcomes in each suite (checked).
+ITEMS = 8
 
 Regions = dict[tuple[str, int], float]
 #: The suites' predictions, written out by hand from their JSON.
@@ -62,7 +65,7 @@ def helm_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # No prefix argument: prefix=auto must find the model's beginning-of-text token itself.
     entries = [f"syntaxgym:suite={suite},model={MODEL}" for suite in SUITES]
     _run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", "e2e",
-          "--max-eval-instances", "1000"], workdir, env)
+          "--max-eval-instances", str(ITEMS)], workdir, env)
     # The committed schema of every registered suite: it must not ask for a stat these suites
     # lack (helm-summarize warns for each such column and run).
     log = _run([str(BIN / "helm-summarize"), *SUMMARIZE_THREADS, "--suite", "e2e", "--schema-path",
@@ -89,9 +92,16 @@ def _stat(stats: list[dict[str, Any]], name: str) -> dict[str, Any]:
     return next(s for s in stats if s["name"]["name"] == name)
 
 
+def _run_items(output: Path, suite: str) -> set[int]:
+    """The item numbers the run scored."""
+    per_instance = json.loads((_run_dir(output, suite) / "per_instance_stats.json").read_text())
+    return {int(entry["instance_id"].removeprefix("item")) for entry in per_instance}
+
+
 @pytest.fixture(scope="module")
-def hand_scores() -> dict[str, dict[int, tuple[Regions, bool]]]:
-    """Per suite and item: hand-summed region surprisals (bits) and the hand-evaluated outcome."""
+def hand_scores(helm_output: Path) -> dict[str, dict[int, tuple[Regions, bool]]]:
+    """Per suite and item the run scored: hand-summed region surprisals (bits) and the
+    hand-evaluated outcome."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -105,7 +115,11 @@ def hand_scores() -> dict[str, dict[int, tuple[Regions, bool]]]:
     for suite in SUITES:
         data = json.loads((HU2020 / f"{suite}.json").read_text())
         scores[suite] = {}
+        run_items = _run_items(helm_output, suite)
+        assert len(run_items) == ITEMS, (suite, sorted(run_items))
         for item in data["items"]:
+            if item["item_number"] not in run_items:
+                continue
             regions: Regions = {}
             for condition in item["conditions"]:
                 name = condition["condition_name"]
@@ -148,7 +162,9 @@ def test_accuracy_matches_an_independent_computation(helm_output: Path, hand_sco
             expected = hand_scores[suite][item_number][1]
             assert _stat(stats, "syntaxgym_accuracy")["mean"] == float(expected), (suite, item_number)
         stats = json.loads((run / "stats.json").read_text())
-        expected_mean = sum(ok for _, ok in hand_scores[suite].values()) / len(hand_scores[suite])
+        outcomes = [ok for _, ok in hand_scores[suite].values()]
+        assert set(outcomes) == {True, False}, (suite, "the items must not all pass or all fail")
+        expected_mean = sum(outcomes) / len(outcomes)
         accuracy = next(s for s in stats if s["name"]["name"] == "syntaxgym_accuracy"
                         and s["name"].get("split") == "test" and "perturbation" not in s["name"])
         assert accuracy["mean"] == pytest.approx(expected_mean)
@@ -283,11 +299,17 @@ def test_summary_tables_are_written_and_served(helm_output: Path) -> None:
 
 def test_the_python_api_scores_as_the_run(helm_output: Path) -> None:
     """``syntaxgym_helm.evaluate`` on the run's model (HELM's own HuggingFaceClient) and suite:
-    the same prefix, outcomes and region values as the run's, item by item (three items)."""
+    the same prefix, outcomes and region values as the run's, item by item (three of the items
+    the run scored, given as a :class:`Suite`)."""
     from syntaxgym_helm import evaluate
+    from syntaxgym_helm.core.suite import load_suite
     from syntaxgym_helm.harness.metric import evaluate_request_states
 
-    result = evaluate("number_prep", model=MODEL, max_items=3, suites_dir=HU2020)
+    suite = load_suite(HU2020 / "number_prep.json")
+    run_items = _run_items(helm_output, "number_prep")
+    suite = dataclasses.replace(suite, items=tuple(
+        item for item in suite.items if item.item_number in run_items))
+    result = evaluate(suite, model=MODEL, max_items=3)
     assert result.prefix == PREFIX and len(result.items) == 3
     by_instance: dict[str, list] = {}
     for request_state in _request_states(_run_dir(helm_output, "number_prep")).request_states:
