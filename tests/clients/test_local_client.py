@@ -555,4 +555,7 @@ def test_packed_layers_originals_stay_handed_back_while_scoring(loaded, sentence
     assert sum(_resident_bytes(w) for w in originals) < 0.01 * total
     down = model.model.layers[0].mlp.down_proj
     assert type(down) is torch.nn.Linear and not cpu_kernels.release_file_pages([down.weight])
-    assert _resident_bytes(down.weight) == down.weight.numel() * 4
+    assert _resident_bytes(down.weight) >= down.weight.numel() * 4  # in ordinary memory
+    # The embeddings are read back a page per row looked up, not a 2 MB folio around it.
+    table = model.get_input_embeddings().weight
+    assert _resident_bytes(table) < 0.1 * table.numel() * 4
