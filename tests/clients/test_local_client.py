@@ -332,10 +332,10 @@ def test_onednn_passes_all_but_the_one_computing_the_beginning_of_text(loaded, s
     if not engine.onednn:
         pytest.skip("no oneDNN packed kernels in this torch build")
     scored = engine.prompt_logprobs(sentences)
-    # The beginning-of-text position has huge activations (see cpu_kernels): its pass runs with
-    # the default kernels; it is then stored, and every later pass runs with oneDNN.
+    # The beginning-of-text position has huge activations (see cpu_kernels): the engine computes
+    # it with the default kernels when it is set up and stores it; every scoring pass is packed.
     assert engine.counts["passes"] > 3
-    assert engine.counts["packed_passes"] == engine.counts["passes"] - 1
+    assert engine.counts["packed_passes"] == engine.counts["passes"]
     worst = max(max_difference(s.logprobs, plain_logprobs(loaded, s.prompt)) for s in scored)
     assert worst < TOLERANCE
     # The model itself still computes with the default kernels outside the engine's passes.
@@ -515,3 +515,47 @@ def test_helm_run_with_the_syntaxgym_client(hu2020_dir, tmp_path):
     tokens = state["request_states"][0]["result"]["completions"][0]["tokens"]
     prompt = state["request_states"][0]["request"]["prompt"]
     assert tokens[0]["text"] == BOS and "".join(t["text"] for t in tokens[1:]) == prompt
+
+
+def _resident_bytes(tensor) -> int:
+    """Bytes of ``tensor``'s pages present in this process's memory (/proc/self/pagemap)."""
+    import mmap
+    import os
+    import struct
+
+    page = mmap.PAGESIZE
+    first = tensor.data_ptr() // page
+    last = (tensor.data_ptr() + tensor.numel() * tensor.element_size() - 1) // page
+    with open("/proc/self/pagemap", "rb") as pagemap:
+        entries = os.pread(pagemap.fileno(), (last - first + 1) * 8, first * 8)
+    return page * sum(entry >> 63 for (entry,) in struct.iter_unpack("<Q", entries))
+
+
+@pytest.mark.slow
+def test_packed_layers_originals_stay_handed_back_while_scoring(loaded, sentences):
+    """Each packed layer's original weight is handed back when it is packed and stays so while
+    scoring: the layers left on the default kernels read ordinary memory, not the checkpoint
+    file (whose page cache the kernel maps in folios of up to 2 MB, released neighbours too)."""
+    import os
+
+    import torch
+
+    from syntaxgym_helm.clients.local import cpu_kernels
+
+    if not os.path.exists("/proc/self/pagemap"):
+        pytest.skip("needs Linux's /proc/self/pagemap")
+    model, tokenizer = loaded
+    engine = LogprobEngine(model, tokenizer, bos_text=BOS)
+    if not engine.onednn:
+        pytest.skip("no oneDNN packed kernels in this torch build")
+    engine.prompt_logprobs(sentences)
+    originals = [m.weight for m in model.modules() if isinstance(m, cpu_kernels.PackedLinear)]
+    total = sum(w.numel() * w.element_size() for w in originals)
+    assert total > 300 * 2**20  # SmolLM2-135M: 180 layers, 318 MB
+    assert sum(_resident_bytes(w) for w in originals) < 0.01 * total
+    down = model.model.layers[0].mlp.down_proj
+    assert type(down) is torch.nn.Linear and not cpu_kernels.release_file_pages([down.weight])
+    assert _resident_bytes(down.weight) >= down.weight.numel() * 4  # in ordinary memory
+    # The embeddings are read back a page per row looked up, not a 2 MB folio around it.
+    table = model.get_input_embeddings().weight
+    assert _resident_bytes(table) < 0.1 * table.numel() * 4

@@ -84,7 +84,7 @@ class SyntaxGymClient(CachingClient):
       tokenizer's bos token, else its eos token);
     - ``prefix_sharing``: pack prompts as prefix trees (default True);
     - ``prefix_cache_mb``: memory for keeping computed prefixes (keys/values) for later batches
-      (default 256; 0: none);
+      (default 160: on 4 BLiMP paradigms 2.4% more positions than 256, 100 MB less; 0: none);
     - ``max_batch_positions``: most distinct positions in one forward pass (default 384);
     - ``max_row_nodes``: about how many positions one row of a pass holds (default 128);
     - ``max_wait_ms``: how long a batch waits for more requests (default 20);
@@ -109,7 +109,7 @@ class SyntaxGymClient(CachingClient):
         batch_size: int = 128,
         bos_text: str | None = None,
         prefix_sharing: bool = True,
-        prefix_cache_mb: float = 256,
+        prefix_cache_mb: float = 160,
         max_batch_positions: int = 384,
         max_row_nodes: int = 128,
         max_wait_ms: float = 20.0,

@@ -32,7 +32,6 @@ from syntaxgym_helm.clients.local.forward_passes import (
 )
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore, returned_cache
-from syntaxgym_helm.clients.local.prefix_trie import ROOT
 from syntaxgym_helm.clients.local.prompt_encoding import (
     EncodedPrompt,
     PromptEncoder,
@@ -74,7 +73,7 @@ class LogprobEngine:
         bos_text: str | None = None,
         batch_size: int = 128,
         prefix_sharing: bool = True,
-        prefix_cache_mb: float = 256,
+        prefix_cache_mb: float = 160,
         max_batch_positions: int = 384,
         max_row_nodes: int = 128,
         max_sequence_length: int | None = None,
@@ -99,7 +98,6 @@ class LogprobEngine:
         self._shared: SharedPasses | None = None
         self.prefix_store: PrefixStore | None = None
         self.onednn = onednn and cpu_kernels.available(self.device, self.dtype)
-        self._originals_released = False
         self.prefix_sharing = False
         if prefix_sharing:
             self.prefix_sharing = self._set_up_prefix_sharing(prefix_cache_mb,
@@ -122,7 +120,12 @@ class LogprobEngine:
         """Find the model's parts and key/value shapes, then compute probe prompts with prefix
         sharing (small store, several passes, evictions) and without: a model that ignores
         custom 4D masks, explicit position ids or past keys/values, or post-processes its logits,
-        disagrees and gets plain batches instead."""
+        disagrees and gets plain batches instead.
+
+        The order keeps memory low: the plain probe passes and the beginning-of-text position
+        (stored for every later pass) are computed first, with the default kernels; then each
+        layer's weights are packed for oneDNN and its original handed back at once
+        (:func:`.cpu_kernels.install`), so the two copies never all coexist."""
         try:
             base = self.model.base_model
             head = self.model.get_output_embeddings()
@@ -141,23 +144,34 @@ class LogprobEngine:
                                          self.device)
 
             shared = SharedPasses(base, output_layer, self.device, self.dtype, self.counts)
+            probes = [self.encoder.encode(prompt) for prompt in PROBE_PROMPTS]
+            plain = self._plain.one_pass(probes) if check else []
+            prefix_store = store(cache_mb * 2**20)
+            # A store too small to keep the beginning-of-text position has every pass compute it,
+            # with the default kernels (see cpu_kernels): packed copies would only cost memory.
+            self.onednn = self.onednn and prefix_store.index.capacity > 0
+            if self.onednn:
+                # In a pass of all the probes: MKL computes a matrix of one or two rows with other
+                # kernels, which move the beginning-of-text position's huge activations by 5e-4.
+                shared.run(probes, prefix_store, self.limits, onednn=False)
             packed_layers = self._set_up_onednn(output_layer) if self.onednn else 0
             if check:
                 tolerance = 1e-3 if self.dtype == torch.float32 else 5e-2
-                worst = self._probe_disagreement(shared, store)
+                worst = self._probe_disagreement(shared, store, probes, plain, prefix_store)
                 if worst > tolerance and self.onednn:
                     hwarn(f"{LOG} with oneDNN kernels the logprobs differ by up to {worst:.3g} "
                           "nats from plain scoring; using the default kernels")
                     self.onednn = False
-                    worst = self._probe_disagreement(shared, store)
+                    worst = self._probe_disagreement(shared, store, probes, plain, prefix_store)
                 if worst > tolerance:
                     raise ValueError(f"its logprobs differ by up to {worst:.3g} nats from plain "
                                      "scoring")
-            self.prefix_store = store(cache_mb * 2**20)
+            self.prefix_store = prefix_store
             self._shared = shared
             hlog(f"{LOG} prefix sharing on ({self.prefix_store.index.capacity} prefixes "
                  f"stored at most); "
-                 + (f"oneDNN kernels for {packed_layers} linear layers and the output layer"
+                 + (f"oneDNN kernels for {packed_layers} linear layers and the output layer, "
+                    "whose original weights were handed back as they were packed"
                     if self.onednn else "default kernels"))
             return True
         except Exception as exc:  # noqa: BLE001
@@ -165,59 +179,47 @@ class LogprobEngine:
                   f"plain batches ({type(exc).__name__}: {exc})")
             return False
 
-    def _release_original_weights(self) -> None:
-        """Once the beginning-of-text position is stored (the first pass computes it, with the
-        default kernels: see :mod:`.cpu_kernels`), every later pass runs on the packed weights
-        (every pass touches that stored position, so it is never evicted): hand back the memory
-        of the original weights they stand for (:func:`.cpu_kernels.release_file_pages`: pages
-        mapped from the checkpoint file, read back if they are ever used again)."""
-        assert self._shared is not None and self.prefix_store is not None
-        if self._originals_released or self.prefix_store.index.lookup(
-                ROOT, self.encoder.bos_id) is None:
-            return
-        self._originals_released = True
-        originals = [module.weight for module in self.model.modules()
-                     if isinstance(module, cpu_kernels.PackedLinear)]
-        output_layer = self._shared.output_layer
-        if output_layer.packed_blocks:
-            # Also the input embeddings where they are tied to it: a lookup reads back only the
-            # rows of the tokens it needs, as does scoring a token after a stored prefix.
-            originals.append(output_layer.weight)
-        released = cpu_kernels.release_file_pages(originals)
-        if released:
-            hlog(f"{LOG} {released / 2**20:.0f} MB of the original weights that oneDNN's packed "
-                 "copies stand for handed back")
-
-    def _probe_disagreement(self, shared: SharedPasses,
-                            store: Callable[[float], PrefixStore]) -> float:
-        """Largest logprob difference between plain and prefix-shared passes over the probe
-        prompts, with a store so small that prefixes are evicted (nats)."""
-        encoded = [self.encoder.encode(prompt) for prompt in PROBE_PROMPTS]
-        plain = self._plain.one_pass(encoded)
+    def _probe_disagreement(self, shared: SharedPasses, store: Callable[[float], PrefixStore],
+                            probes: list[EncodedPrompt], plain: list[list[float]],
+                            prefix_store: PrefixStore) -> float:
+        """Largest logprob difference between plain (``plain``) and prefix-shared passes over
+        the probe prompts, with a store so small that prefixes are evicted (nats). The store
+        starts with ``prefix_store``'s beginning-of-text position, as every scoring pass does."""
         slots_per_mb = store(2**20).hidden.shape[0]
         scratch = store(2**20 * 12 / max(slots_per_mb, 1))  # 12 slots: evictions happen
+        scratch.copy_root(prefix_store, self.encoder.bos_id)
         # Several passes (later ones reuse stored prefixes), several padded rows each.
         limits = replace(self.limits, batch_size=2, max_row_nodes=4)
         worst = 0.0
         for _ in range(2):
-            computed = shared.run(encoded, scratch, limits, self.onednn)
+            computed = shared.run(probes, scratch, limits, self.onednn)
             worst = max(worst, max(abs(a - b) for x, y in zip(computed, plain)
                                    for a, b in zip(x, y)))
         return worst
 
     def _set_up_onednn(self, output_layer: OutputLayer) -> int:
         """Pack the weights of the model's linear layers and of the output layer's vocabulary
-        blocks for oneDNN (:mod:`.cpu_kernels`); returns how many linear layers were packed. On
-        failure, keep the default kernels."""
+        blocks for oneDNN (:mod:`.cpu_kernels`), handing back each original's memory once its
+        packed copy exists; returns how many linear layers were packed. On failure, keep the
+        default kernels."""
         try:
             # The MLP's output projection (input wider than the hidden size) stays on the
             # default kernels: its inputs are where the model's huge activations are.
             cpu_kernels.install(self.model, self.limits.max_batch_positions,
                                 skip=(output_layer.head,),
-                                max_in_features=output_layer.weight.shape[1])
+                                max_in_features=output_layer.weight.shape[1],
+                                release_originals=True)
             packed_layers = sum(isinstance(m, cpu_kernels.PackedLinear)
                                 for m in self.model.modules())
             output_layer.pack_for_onednn(self.limits.max_batch_positions)
+            # And the input embeddings (often the same table): a lookup reads back only the row
+            # of its token, as does scoring a token after a stored prefix.
+            tables = [output_layer.weight]
+            embeddings = self.model.get_input_embeddings()
+            if embeddings is not None and embeddings.weight is not output_layer.weight:
+                tables.append(embeddings.weight)
+            for table in tables:
+                cpu_kernels.release_for_sparse_reads(table)
             return packed_layers
         except Exception as exc:  # noqa: BLE001 - an optimisation: never fatal
             hwarn(f"{LOG} oneDNN kernels unavailable ({type(exc).__name__}: {exc})")
@@ -246,17 +248,6 @@ class LogprobEngine:
         with self._lock:
             if self.prefix_sharing:
                 assert self._shared is not None and self.prefix_store is not None
-                if self.onednn and not self._originals_released:
-                    on_pass = self._releasing_after(on_pass)
                 return self._shared.run(encoded, self.prefix_store, self.limits, self.onednn,
                                         on_pass)
             return self._plain.run(encoded, self.limits, on_pass)
-
-    def _releasing_after(self, on_pass: OnPass | None) -> OnPass:
-        """``on_pass``, after handing back the original weights once it may (the first pass)."""
-        def after_pass(indices: list[int], logprobs: list[list[float]]) -> None:
-            self._release_original_weights()
-            if on_pass is not None:
-                on_pass(indices, logprobs)
-
-        return after_pass

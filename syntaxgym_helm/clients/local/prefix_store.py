@@ -77,6 +77,20 @@ class PrefixStore:
             cache.update(keys[slots].transpose(1, 2), values[slots].transpose(1, 2), layer)
         return cache
 
+    def copy_root(self, other: "PrefixStore", token: int) -> None:
+        """Store ``other``'s one-token prefix ``token`` (the beginning-of-text position) here too,
+        if ``other`` holds it and this store has room."""
+        source = other.index.lookup(ROOT, token)
+        if source is None:
+            return
+        slot, fresh = self.index.insert(ROOT, token, 0)
+        if slot is None or not fresh:
+            return
+        for mine, theirs in zip(self.keys + self.values, other.keys + other.values):
+            mine[slot] = theirs[source]
+        self.hidden[slot] = other.hidden[source]
+        self.normaliser[slot] = other.normaliser[source]
+
     def keep(self, rows: list[PackedRow], kv: DynamicCache, hidden: torch.Tensor, past_length: int,
              output_rows: Mapping[int, int], normaliser: torch.Tensor | None) -> None:
         """Keep the keys, values (``kv``: the pass's past keys and values), final hidden states
