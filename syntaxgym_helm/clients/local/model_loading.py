@@ -93,8 +93,13 @@ def load_model_and_tokenizer(
         name = pretrained_model_name_or_path + (f" / {gguf_file}" if gguf_file else "")
         model, tokenizer = _load(name, pretrained_model_name_or_path, source_kwargs, torch_dtype,
                                  extra)
-        if cache_folder is not None:
-            _save_dequantised(model, tokenizer, cache_folder)
+        if cache_folder is not None and _save_dequantised(model, tokenizer, cache_folder):
+            # Read back from the copy just saved: mapped from its file, weights the engine has
+            # packed can hand their memory back (cpu_kernels), as on every later load.
+            again = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,
+                                 torch_dtype, trust_remote_code, extra)
+            if again is not None:
+                model, tokenizer = again
     else:
         model, tokenizer = loaded
     model.to(device)
@@ -137,9 +142,9 @@ def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code
         return None
 
 
-def _save_dequantised(model, tokenizer, folder: Path) -> None:
-    """Save a dequantised GGUF model as safetensors with its manifest; a failure only costs the
-    next load time."""
+def _save_dequantised(model, tokenizer, folder: Path) -> bool:
+    """Save a dequantised GGUF model as safetensors with its manifest; returns whether it was
+    saved (a failure only costs the next load time)."""
 
     def write(temporary: Path) -> None:
         # The weights are plain tensors now, but transformers still marks the model as GGUF-
@@ -158,5 +163,7 @@ def _save_dequantised(model, tokenizer, folder: Path) -> None:
     try:
         if save_folder(folder, write):
             hlog(f"syntaxgym local engine: saved the dequantised weights to {folder}")
+            return True
     except Exception as exc:  # noqa: BLE001 - caching is an optimisation
         hwarn(f"syntaxgym local engine: could not save the dequantised weights to {folder}: {exc}")
+    return False
