@@ -41,10 +41,7 @@ _CLIENTS: "weakref.WeakSet[Any]" = weakref.WeakSet()
 _PREVIOUS: dict[int, Any] = {}
 _ending = threading.Event()
 _end_process = False
-#: The process that installed the handlers. A process forked from it (a ``multiprocessing`` pool
-#: worker, e.g. the report's) inherits them, but not the threads its caches and engines wait on:
-#: saving there would wait for ever (Pool.terminate's SIGTERM hung a report this way).
-_owner_pid: int | None = None
+_fork_hook_registered = False
 
 
 def register(client: Any) -> None:
@@ -56,10 +53,12 @@ def install(end_process: bool | None = None) -> bool:
     """Handle SIGINT and SIGTERM as the module doc says, where their handlers are Python's
     defaults and this is the main thread; returns whether they are handled. ``end_process``:
     end the process after saving (default: only in ``helm-run``)."""
-    global _end_process, _owner_pid
+    global _end_process, _fork_hook_registered
     if threading.current_thread() is not threading.main_thread():
         return False
-    _owner_pid = os.getpid()
+    if not _fork_hook_registered and hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_restore_previous_handlers)
+        _fork_hook_registered = True
     _end_process = _is_helm_run() if end_process is None else end_process
     installed = False
     for signum, default in ((signal.SIGINT, signal.default_int_handler),
@@ -72,6 +71,18 @@ def install(end_process: bool | None = None) -> bool:
             signal.signal(signum, _handle)
             installed = True
     return installed
+
+
+def _restore_previous_handlers() -> None:
+    """In a process forked from this one (a ``multiprocessing`` pool worker, e.g. the report's),
+    give SIGINT and SIGTERM back what they did before :func:`install`. The child has none of the
+    threads our caches and engines wait on, so saving there would wait for ever; and a Python
+    handler can be lost there: a SIGTERM that arrives just before the worker blocks on its
+    queue's lock only marks the handler as due, and the worker sleeps on (Pool.terminate then
+    waits for it for ever: a test run hung so). With SIGTERM's default the kernel ends it."""
+    for signum, previous in _PREVIOUS.items():
+        if signal.getsignal(signum) is _handle:
+            signal.signal(signum, previous)
 
 
 def _is_helm_run() -> bool:
@@ -91,9 +102,6 @@ def _previous(signum: int, frame: Any) -> None:
 
 
 def _handle(signum: int, frame: Any) -> None:
-    if os.getpid() != _owner_pid:  # a forked child: nothing of ours is at work here
-        _previous(signum, frame)
-        return
     if not (_end_process or _CLIENTS or request_cache.open_caches()) or _ending.is_set():
         if _ending.is_set() and _end_process:  # a second signal while saving: end now
             os._exit(128 + signum)

@@ -175,3 +175,46 @@ def test_what_the_engine_computed_ahead_of_helm_is_saved_when_interrupted(
     assert client.request_cache.contains(keys) == [True, True, True]
     answer = client.make_request(requests[2])  # HELM asks now: from the cache, as computed
     assert answer.success and answer.cached
+
+
+FORKING_WORKER = textwrap.dedent("""
+    import multiprocessing, signal, time
+    from syntaxgym_helm.clients import interruption
+    assert interruption.install(end_process=False)
+    context = multiprocessing.get_context("fork")
+    lock = context.Lock()
+
+    def handlers(queue):
+        queue.put((signal.getsignal(signal.SIGTERM) is signal.SIG_DFL,
+                   signal.getsignal(signal.SIGINT) is signal.default_int_handler))
+
+    def blocked(lock):
+        lock.acquire()  # held by the parent: sleeps in sem_wait until ended
+
+    queue = context.SimpleQueue()
+    child = context.Process(target=handlers, args=(queue,))
+    child.start(); child.join(10)
+    print("child handlers", *queue.get(), flush=True)
+    lock.acquire()
+    child = context.Process(target=blocked, args=(lock,))
+    child.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    child.terminate(); child.join(10)
+    print("ended", child.exitcode, round(time.monotonic() - started, 1), flush=True)
+""")
+
+
+@pytest.mark.limit(60)
+def test_a_forked_worker_gets_the_default_handlers_and_ends_on_sigterm(tmp_path: Path) -> None:
+    """A process forked after install (a report's pool worker) has SIGTERM's default action
+    and Python's SIGINT back: Pool.terminate's SIGTERM ends it even while it sleeps on a lock
+    (a Python-level handler can be marked due there and never run: a test run hung so)."""
+    done = subprocess.run([sys.executable, "-c", FORKING_WORKER], cwd=tmp_path,
+                          env=private_env(tmp_path / "cache"), capture_output=True, text=True,
+                          timeout=50)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "child handlers True True", done.stdout
+    word, exitcode, seconds = lines[1].split()
+    assert word == "ended" and int(exitcode) == -signal.SIGTERM and float(seconds) < 5
