@@ -107,6 +107,34 @@ def load_model_and_tokenizer(
     return model, tokenizer
 
 
+def dequantised_copy(pretrained_model_name_or_path: str, gguf_file: str, *,
+                     revision: str | None = None, dtype: str | torch.dtype = "float32",
+                     trust_remote_code: bool = False,
+                     weights_cache_dir: str | None = None) -> Path | None:
+    """The folder of a GGUF checkpoint's dequantised copy, the one
+    :func:`load_model_and_tokenizer` reads (made now, from the GGUF file, where there is none or
+    it is damaged), for loaders that take a folder: HELM's HuggingFaceClient would otherwise
+    dequantise the file again in every run. None where the cache is turned off (``none``) or
+    the copy could not be saved; a checkpoint that cannot be loaded raises
+    :class:`ModelLoadError`."""
+    if weights_cache_dir is not None and weights_cache_dir.strip().lower() in ("none", "off"):
+        return None
+    torch_dtype = resolve_dtype(dtype)
+    root = Path(weights_cache_dir) if weights_cache_dir else default_weights_cache_dir()
+    folder = _gguf_cache_folder(root, pretrained_model_name_or_path, gguf_file, revision,
+                                torch_dtype)
+    gguf = Path(pretrained_model_name_or_path) / gguf_file
+    if usable_folder(folder, f"syntaxgym: the dequantised weights cached in {folder} are",
+                     f"dequantising {gguf} again to replace them"):
+        return folder
+    kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code, "gguf_file": gguf_file}
+    if revision:
+        kwargs["revision"] = revision
+    model, tokenizer = _load(f"{pretrained_model_name_or_path} / {gguf_file}",
+                             pretrained_model_name_or_path, kwargs, torch_dtype, {})
+    return folder if _save_dequantised(model, tokenizer, folder) else None
+
+
 def _load(name: str, source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
           extra: Mapping[str, Any]):
     """(model, tokenizer) from ``source``; an error names what was being loaded."""
