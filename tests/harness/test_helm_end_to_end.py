@@ -64,8 +64,11 @@ def helm_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(HU2020)}
     # No prefix argument: prefix=auto must find the model's beginning-of-text token itself.
     entries = [f"syntaxgym:suite={suite},model={MODEL}" for suite in SUITES]
-    _run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", "e2e",
-          "--max-eval-instances", str(ITEMS)], workdir, env)
+    log = _run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", "e2e",
+                "--max-eval-instances", str(ITEMS)], workdir, env)
+    # HELM's client loads the plugin's dequantised copy of the GGUF file (made once), not the
+    # file itself: the hand computation below loads the GGUF file and must agree.
+    assert "HuggingFaceClient loads" in log and "from its dequantised copy" in log, log[-3000:]
     # The committed schema of every registered suite: it must not ask for a stat these suites
     # lack (helm-summarize warns for each such column and run).
     log = _run([str(BIN / "helm-summarize"), *SUMMARIZE_THREADS, "--suite", "e2e", "--schema-path",
