@@ -563,8 +563,10 @@ def _gib(mb: float | None) -> str:
 
 def render(results: dict[str, Any]) -> str:
     meta = results["meta"]
-    lines = [f"## BLiMP at field scale: {len(meta['paradigms'])} paradigms, the compute floor and "
-             "lm-evaluation-harness", "",
+    beside = " and ".join(name for part, name in (("lmeval", "lm-evaluation-harness"),
+                                                 ("report", "the report")) if part in results)
+    lines = [f"## BLiMP at field scale: {len(meta['paradigms'])} paradigms, the compute floor"
+             + (f" and {beside}" if beside else ""), "",
              f"Run {meta['started']} to {meta['ended']} with `python {SCRIPT} "
              f"{meta['arguments']}`.", "",
              f"Commit {meta.get('commit', 'not recorded')}. Machine: {meta['machine']}. "
