@@ -531,28 +531,26 @@ def _resident_bytes(tensor) -> int:
     return page * sum(entry >> 63 for (entry,) in struct.iter_unpack("<Q", entries))
 
 
-def _private_copy_of_smollm2(loaded, root: Path):
-    """SmolLM2-135M loaded from a copy of its dequantised weights that only this test maps
-    (``loaded`` made the user's cached copy). The kernel drops a file's cached pages only where
-    no process maps them: with the shared copy, another process using it (the other test worker,
-    a helm-run) keeps its page cache in large folios, and a lookup maps the folio around it."""
+def _private_copy_of_smollm2(root: Path):
+    """SmolLM2-135M loaded from a copy of its dequantised weights that only this test maps. The
+    kernel drops a file's cached pages only where no process maps them: with the shared copy,
+    another process using it (the other test worker, a helm-run) keeps its page cache in large
+    folios, and a lookup maps the folio around it."""
     import shutil
 
-    import torch
-
-    from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
     from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
-    from syntaxgym_helm.clients.local.model_loading import _gguf_cache_folder
+    from syntaxgym_helm.clients.local.model_loading import dequantised_copy
 
     source = str(SMOLLM2_135M.directory())
-    name = _gguf_cache_folder(Path("."), source, SMOLLM2_135M.gguf_file, None, torch.float32).name
-    shutil.copytree(default_weights_cache_dir() / name, root / name)
+    shared = dequantised_copy(source, SMOLLM2_135M.gguf_file)  # the user's cache's copy
+    assert shared is not None
+    shutil.copytree(shared, root / shared.name)
     return load_model_and_tokenizer(source, gguf_file=SMOLLM2_135M.gguf_file, device="cpu",
                                     weights_cache_dir=str(root))
 
 
 @pytest.mark.slow
-def test_packed_layers_originals_stay_handed_back_while_scoring(loaded, sentences, tmp_path):
+def test_packed_layers_originals_stay_handed_back_while_scoring(sentences, tmp_path):
     """Each packed layer's original weight is handed back when it is packed and stays so while
     scoring: the layers left on the default kernels read ordinary memory, not the checkpoint
     file (whose page cache the kernel maps in folios of up to 2 MB, released neighbours too)."""
@@ -564,7 +562,7 @@ def test_packed_layers_originals_stay_handed_back_while_scoring(loaded, sentence
 
     if not os.path.exists("/proc/self/pagemap"):
         pytest.skip("needs Linux's /proc/self/pagemap")
-    model, tokenizer = _private_copy_of_smollm2(loaded, tmp_path)
+    model, tokenizer = _private_copy_of_smollm2(tmp_path)
     engine = LogprobEngine(model, tokenizer, bos_text=BOS)
     if not engine.onednn:
         pytest.skip("no oneDNN packed kernels in this torch build")

@@ -83,10 +83,9 @@ def load_model_and_tokenizer(
     loaded = None
     if gguf_file:
         source_kwargs["gguf_file"] = gguf_file
-        if weights_cache_dir is None or weights_cache_dir.strip().lower() not in ("none", "off"):
-            root = Path(weights_cache_dir) if weights_cache_dir else default_weights_cache_dir()
-            cache_folder = _gguf_cache_folder(root, pretrained_model_name_or_path, gguf_file,
-                                              revision, torch_dtype)
+        cache_folder = _copy_folder(weights_cache_dir, pretrained_model_name_or_path, gguf_file,
+                                    revision, torch_dtype)
+        if cache_folder is not None:
             loaded = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,
                                   torch_dtype, trust_remote_code, extra)
     if loaded is None:
@@ -117,15 +116,12 @@ def dequantised_copy(pretrained_model_name_or_path: str, gguf_file: str, *,
     dequantise the file again in every run. None where the cache is turned off (``none``) or
     the copy could not be saved; a checkpoint that cannot be loaded raises
     :class:`ModelLoadError`."""
-    if weights_cache_dir is not None and weights_cache_dir.strip().lower() in ("none", "off"):
-        return None
     torch_dtype = resolve_dtype(dtype)
-    root = Path(weights_cache_dir) if weights_cache_dir else default_weights_cache_dir()
-    folder = _gguf_cache_folder(root, pretrained_model_name_or_path, gguf_file, revision,
-                                torch_dtype)
-    gguf = Path(pretrained_model_name_or_path) / gguf_file
-    if usable_folder(folder, f"syntaxgym: the dequantised weights cached in {folder} are",
-                     f"dequantising {gguf} again to replace them"):
+    folder = _copy_folder(weights_cache_dir, pretrained_model_name_or_path, gguf_file, revision,
+                          torch_dtype)
+    if folder is None:
+        return None
+    if usable_folder(folder, *_copy_words(folder, Path(pretrained_model_name_or_path) / gguf_file)):
         return folder
     kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code, "gguf_file": gguf_file}
     if revision:
@@ -133,6 +129,22 @@ def dequantised_copy(pretrained_model_name_or_path: str, gguf_file: str, *,
     model, tokenizer = _load(f"{pretrained_model_name_or_path} / {gguf_file}",
                              pretrained_model_name_or_path, kwargs, torch_dtype, {})
     return folder if _save_dequantised(model, tokenizer, folder) else None
+
+
+def _copy_folder(weights_cache_dir: str | None, pretrained: str, gguf_file: str,
+                 revision: str | None, dtype: torch.dtype) -> Path | None:
+    """Where a GGUF checkpoint's dequantised copy is kept; None where the cache is turned off
+    (``weights_cache_dir`` ``none`` or ``off``)."""
+    if weights_cache_dir is not None and weights_cache_dir.strip().lower() in ("none", "off"):
+        return None
+    root = Path(weights_cache_dir) if weights_cache_dir else default_weights_cache_dir()
+    return _gguf_cache_folder(root, pretrained, gguf_file, revision, dtype)
+
+
+def _copy_words(folder: Path, gguf: Path) -> tuple[str, str]:
+    """The subject and remedy of the warning for a damaged copy (``checked_folders.reject``)."""
+    return (f"syntaxgym local engine: the dequantised weights cached in {folder} are",
+            f"dequantising {gguf} again to replace them")
 
 
 def _load(name: str, source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
@@ -158,8 +170,7 @@ def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code
                  extra: Mapping[str, Any]):
     """(model, tokenizer) from the dequantised copy in ``folder``, checked first; None when
     there is none or it is unusable (then it is removed, with a warning naming it and why)."""
-    subject = f"syntaxgym local engine: the dequantised weights cached in {folder} are"
-    remedy = f"dequantising {gguf} again to replace them"
+    subject, remedy = _copy_words(folder, gguf)
     if not usable_folder(folder, subject, remedy):
         return None
     try:
