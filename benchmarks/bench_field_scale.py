@@ -16,6 +16,9 @@ load beside them::
     # fp32 against bf16 and other pass sizes: how many verdicts flip (any device)
     .venv/bin/python benchmarks/bench_field_scale.py --parts dtypes --workdir /tmp/fsdt \
         --section dtypes-cpu --output BENCHMARKS.md
+    # where our engine's scoring time goes on CPU (operators by kind), beside the floor's rates
+    .venv/bin/python benchmarks/bench_field_scale.py --paradigms all --parts floor,inside \
+        --workdir /tmp/fsin --section inside --output BENCHMARKS.md
     # on a GPU: the same, with --device cuda (and --dtype / --batch-size / --prefix-cache-mb for
     # our client: they make a deployment of the same GGUF with those settings)
     .venv/bin/python benchmarks/bench_field_scale.py --device cuda \
@@ -59,6 +62,11 @@ timed whole under ``/usr/bin/time -v``: wall time, CPU time, peak resident memor
 - ``dtypes``: our engine alone (no HELM) on ``--parity-paradigms``: verdicts and sentence
   log-probabilities in bfloat16 (and float16 on CUDA) and with other pass sizes, against fp32 with
   the default settings: how many verdicts flip.
+- ``inside``: our engine alone (no HELM) on an even sample of ``--inside-pairs`` of the paradigms'
+  pairs (CPU only): its scoring time, then the same again with a fresh engine under torch's
+  profiler, grouped: matrix products (oneDNN-packed, default kernels), attention, other tensor
+  operations, and the time outside any operator (the engine's Python); the rate its matrix
+  products ran at, beside the floor's.
 
 ``--reuse`` writes the report from the results in ``--workdir`` (``results.json``) without running
 anything; ``--output FILE`` puts it in FILE as a section of its own (``--section NAME``; by
@@ -90,7 +98,7 @@ BIN = Path(sys.executable).parent
 MODEL = "syntaxgym/smollm2-135m-instruct-q4_1"
 BOS = "<|endoftext|>"
 RUN_SUITE = "fieldscale"
-PARTS = ("floor", "ours", "report", "lmeval", "parity", "dtypes")
+PARTS = ("floor", "ours", "report", "lmeval", "parity", "dtypes", "inside")
 DEFAULT_PARADIGMS = ("anaphor_number_agreement", "determiner_noun_agreement_2",
                      "only_npi_licensor_present", "superlative_quantifiers_2")
 #: The 4 above (2 where the two sentences begin with the same word, 2 where they do not) and
@@ -553,6 +561,66 @@ def dtypes_part(args: argparse.Namespace) -> dict[str, Any]:
     return {"device": args.device, "reference": reference, "settings": found}
 
 
+#: torch operators grouped by what they do, for the ``inside`` part (prefixes of profiler keys);
+#: every other operator is counted as "other tensor operations".
+OPERATOR_GROUPS = (
+    ("matrix products, oneDNN-packed weights", ("mkldnn::_linear_pointwise",)),
+    ("matrix products, default kernels", ("aten::mm", "aten::addmm", "aten::bmm")),
+    ("attention (scaled dot product)", ("aten::_scaled_dot_product",)),
+)
+OTHER_OPERATORS = "other tensor operations (norms, rotary, activations, log-softmax, copies)"
+OUTSIDE_OPERATORS = "outside tensor operations (Python: packing, the prefix store, results)"
+
+
+def inside_part(args: argparse.Namespace) -> dict[str, Any]:
+    """Where our engine's scoring time goes, on an even sample of ``--inside-pairs`` of the
+    paradigms' pairs: once timed plainly, once (a fresh engine, so the same positions are
+    computed) under torch's profiler, whose operator times are grouped by
+    :data:`OPERATOR_GROUPS`; the time outside every operator is the engine's Python."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
+    from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
+
+    if args.device != "cpu":
+        raise SystemExit("part inside times CPU operators: run it with --device cpu")
+    records = pairs(args.blimp_dir, args.paradigms)
+    sample = records[::max(1, len(records) // args.inside_pairs)][:args.inside_pairs]
+    sentences = list(dict.fromkeys(s for r in sample
+                                   for s in (r["sentence_good"], r["sentence_bad"])))
+    folder, gguf = gguf_model()
+    found: dict[str, Any] = {"pairs": len(sample), "sentences": len(sentences)}
+    for profiled in (False, True):
+        model, tokenizer = load_model_and_tokenizer(str(folder), gguf_file=gguf,
+                                                    dtype=args.dtype, device=args.device)
+        decoder, output, layers = linear_shapes(model.config)
+        engine = LogprobEngine(model, tokenizer, bos_text=BOS)
+        if not profiled:
+            started = time.perf_counter()
+            engine.prompt_logprobs(sentences)
+            found["seconds"] = time.perf_counter() - started
+            found["counts"] = dict(engine.counts)
+        else:
+            with profile(activities=[ProfilerActivity.CPU]) as profiler:
+                started = time.perf_counter()
+                engine.prompt_logprobs(sentences)
+                found["profiled_seconds"] = time.perf_counter() - started
+            groups = dict.fromkeys([name for name, _ in OPERATOR_GROUPS] + [OTHER_OPERATORS],
+                                   0.0)
+            for event in profiler.key_averages():
+                group = next((name for name, prefixes in OPERATOR_GROUPS
+                              if event.key.startswith(prefixes)), OTHER_OPERATORS)
+                groups[group] += event.self_cpu_time_total / 1e6
+            groups[OUTSIDE_OPERATORS] = found["profiled_seconds"] - sum(groups.values())
+            found["groups"] = groups
+        del engine, model
+    found["flops_per_position"] = (2 * layers * sum(i * o for i, o in decoder)
+                                   + 2 * output[0] * output[1])
+    found["threads"] = torch.get_num_threads()
+    return found
+
+
 # ------------------------------------------------------------------------------------------------
 # The report
 # ------------------------------------------------------------------------------------------------
@@ -564,7 +632,9 @@ def _gib(mb: float | None) -> str:
 def render(results: dict[str, Any]) -> str:
     meta = results["meta"]
     beside = " and ".join(name for part, name in (("lmeval", "lm-evaluation-harness"),
-                                                 ("report", "the report")) if part in results)
+                                                 ("report", "the report"),
+                                                 ("inside", "where scoring time goes"))
+                          if part in results)
     lines = [f"## BLiMP at field scale: {len(meta['paradigms'])} paradigms, the compute floor"
              + (f" and {beside}" if beside else ""), "",
              f"Run {meta['started']} to {meta['ended']} with `python {SCRIPT} "
@@ -665,6 +735,27 @@ def render(results: dict[str, Any]) -> str:
                          f"{d['max_abs_difference']:.2g} / {d['mean_abs_difference']:.2g} | "
                          f"{d['seconds']:.1f} s |")
         lines.append("")
+    inside = results.get("inside")
+    if inside:
+        counts, groups = inside["counts"], inside["groups"]
+        matmul = sum(seconds for name, seconds in groups.items() if name.startswith("matrix"))
+        flops = counts["positions"] * inside["flops_per_position"]
+        lines += ["### Where scoring time goes (our engine alone)", "",
+                  f"{inside['pairs']:,} pairs (an even sample of the paradigms), "
+                  f"{inside['sentences']:,} distinct sentences: {counts['positions']:,} positions "
+                  f"computed in {counts['passes']} passes, in **{inside['seconds']:.1f} s** "
+                  f"({inside['profiled_seconds']:.1f} s again under torch's profiler, a fresh "
+                  f"engine, {inside['threads']} threads). Profiled time by what it did:", "",
+                  "| | seconds | share |", "|---|---:|---:|"]
+        lines += [f"| {name} | {seconds:.1f} | {seconds / inside['profiled_seconds']:.1%} |"
+                  for name, seconds in groups.items()]
+        rate = flops / matmul if matmul else 0.0
+        lines += ["", f"The matrix products ran at {rate / 1e9:.0f} GFLOP/s"
+                  + (f" (the floor's best rates: {floor['best_rates']['decoder'] / 1e9:.0f} and "
+                     f"{floor['best_rates']['output'] / 1e9:.0f} GFLOP/s)" if floor else "")
+                  + f"; all the engine's time together comes to "
+                  f"{flops / inside['profiled_seconds'] / 1e9:.0f} GFLOP/s of matrix products.",
+                  ""]
     return "\n".join(lines)
 
 
@@ -688,6 +779,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=None, help="our client's batch_size")
     parser.add_argument("--prefix-cache-mb", type=int, default=None,
                         help="our client's prefix_cache_mb (memory for stored prefixes)")
+    parser.add_argument("--inside-pairs", type=int, default=3000,
+                        help="pairs (an even sample of --paradigms) for part inside")
     parser.add_argument("--floor-rounds", type=int, default=3,
                         help="rounds of the matrix-product measurements (each rate's best counts)")
     parser.add_argument("--cold-weights", action="store_true",
@@ -742,6 +835,8 @@ def main() -> None:
                 results["parity"] = parity_part(args, results)
             elif part == "dtypes":
                 results["dtypes"] = dtypes_part(args)
+            elif part == "inside":
+                results["inside"] = inside_part(args)
             path.write_text(json.dumps(results, indent=1))
         results["meta"].update(ended=dt.datetime.now().isoformat(timespec="minutes"),
                                load_after=list(os.getloadavg()))
