@@ -99,6 +99,8 @@ MODEL = "syntaxgym/smollm2-135m-instruct-q4_1"
 BOS = "<|endoftext|>"
 RUN_SUITE = "fieldscale"
 PARTS = ("floor", "ours", "report", "lmeval", "parity", "dtypes", "inside")
+#: What says when and how a part ran (``results["meta"]``, or a part's ``run``).
+_RUN_KEYS = ("started", "ended", "arguments", "commit", "load_before", "load_after")
 DEFAULT_PARADIGMS = ("anaphor_number_agreement", "determiner_noun_agreement_2",
                      "only_npi_licensor_present", "superlative_quantifiers_2")
 #: The 4 above (2 where the two sentences begin with the same word, 2 where they do not) and
@@ -629,6 +631,34 @@ def _gib(mb: float | None) -> str:
     return "-" if mb is None else f"{mb / 1024:.2f} GiB"
 
 
+def _invocations(results: dict[str, Any]) -> list[str]:
+    """When, how and at which commit each part ran: one line per invocation of this script whose
+    results the section holds (parts added to a work folder later ran apart from the others)."""
+    runs: dict[str, list[str]] = {}
+    for part in PARTS:
+        if part in results:
+            run = results[part].get("run") or results["meta"]
+            runs.setdefault(json.dumps(run, sort_keys=True), []).append(part)
+    lines = []
+    for key, parts in runs.items():
+        run = json.loads(key)
+        lines += [("Parts " + ", ".join(parts) + ": run" if len(runs) > 1 else "Run")
+                  + f" {run['started']} to {run['ended']} with `python {SCRIPT} "
+                  f"{run['arguments']}`, commit {run.get('commit', 'not recorded')}. "
+                  "Load average (1 / 5 / 15 min) before "
+                  f"{' / '.join(f'{x:.2f}' for x in run['load_before'])}, after "
+                  f"{' / '.join(f'{x:.2f}' for x in run['load_after'])}"
+                  + (": other work shared the cores, so times are upper bounds."
+                     if max(run["load_before"]) > 1.5 else "."), ""]
+    return lines
+
+
+def _back_to_back(results: dict[str, Any]) -> bool:
+    """Whether lm-eval ran right after our run (within 10 minutes), as the comparison asks."""
+    ours, lmeval = results.get("ours", {}), results.get("lmeval", {})
+    return "started" in lmeval and "ended" in ours and 0 <= lmeval["started"] - ours["ended"] < 600
+
+
 def render(results: dict[str, Any]) -> str:
     meta = results["meta"]
     beside = " and ".join(name for part, name in (("lmeval", "lm-evaluation-harness"),
@@ -637,14 +667,7 @@ def render(results: dict[str, Any]) -> str:
                           if part in results)
     lines = [f"## BLiMP at field scale: {len(meta['paradigms'])} paradigms, the compute floor"
              + (f" and {beside}" if beside else ""), "",
-             f"Run {meta['started']} to {meta['ended']} with `python {SCRIPT} "
-             f"{meta['arguments']}`.", "",
-             f"Commit {meta.get('commit', 'not recorded')}. Machine: {meta['machine']}. "
-             "Load average (1 / 5 / 15 min) before "
-             f"{' / '.join(f'{x:.2f}' for x in meta['load_before'])}, after "
-             f"{' / '.join(f'{x:.2f}' for x in meta['load_after'])}"
-             + (": other work shared the cores, so times are upper bounds."
-                if max(meta["load_before"]) > 1.5 else "."), ""]
+             *_invocations(results), f"Machine: {meta['machine']}.", ""]
     floor = results.get("floor")
     if floor:
         rates = floor["best_rates"]
@@ -706,7 +729,9 @@ def render(results: dict[str, Any]) -> str:
         if ours:
             lines += ["", f"Ours / lm-eval: **{ours['wall_s'] / lmeval['wall_s']:.2f}x** the wall "
                       f"time, {ours['peak_rss_mb'] / lmeval['peak_rss_mb']:.2f}x the peak memory "
-                      "(ours first, lm-eval right after)."]
+                      + ("(ours first, lm-eval right after)." if _back_to_back(results) else
+                         "(not back to back: the two ran at the times above, on the same host, "
+                         "whose speed can change by a tenth or more within a day).")]
         lines.append("")
     parity = results.get("parity")
     if parity:
@@ -809,6 +834,12 @@ def main() -> None:
         unknown = set(parts) - set(PARTS)
         if unknown:
             raise SystemExit(f"unknown parts {sorted(unknown)}; choose from {', '.join(PARTS)}")
+        earlier = results.get("meta")
+        if earlier:  # the parts kept from an earlier invocation keep its times
+            for part in PARTS:
+                if part in results and part not in parts and "run" not in results[part]:
+                    results[part]["run"] = {key: earlier[key] for key in _RUN_KEYS
+                                            if key in earlier}
         results["meta"] = {"started": dt.datetime.now().isoformat(timespec="minutes"),
                            "load_before": list(os.getloadavg()), "machine": machine(),
                            "commit": commit(),
