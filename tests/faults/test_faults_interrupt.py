@@ -180,7 +180,11 @@ def test_what_the_engine_computed_ahead_of_helm_is_saved_when_interrupted(
 FORKING_WORKER = textwrap.dedent("""
     import multiprocessing, signal, time
     from syntaxgym_helm.clients import interruption
+    # As in a terminal: Python's own SIGINT handler. A process started from a background job
+    # inherits SIGINT ignored, which install() leaves alone (the test once failed so).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     assert interruption.install(end_process=False)
+    assert signal.getsignal(signal.SIGINT) is signal.getsignal(signal.SIGTERM)  # both ours
     context = multiprocessing.get_context("fork")
     lock = context.Lock()
 
