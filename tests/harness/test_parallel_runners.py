@@ -6,8 +6,9 @@ the prefetch hook (:mod:`syntaxgym_helm.clients.registration`). The test runs fo
 twice, in fresh folders with no ``prod_env`` YAML: once with HELM's default runner (the session's
 ``builtin_runs``), once with ``MultiGPURunner`` and two workers, SmolLM2-135M alone (each worker
 loads the models of its runs, and how the runner runs them does not depend on the model: a second
-model only doubled the loading); every run's per-instance stats must be the default runner's. What is tested is how the runs are run, not how many items:
-a few items of each suite (``builtin_runs.ITEMS``) are enough.
+model only doubled the loading); every run's per-instance stats must be the default runner's.
+What is tested is how the runs are run, not how many items: a few items of each suite
+(``builtin_runs.ITEMS``) are enough.
 """
 
 from __future__ import annotations
