@@ -176,6 +176,12 @@ def linear_shapes(config) -> tuple[list[tuple[int, int]], tuple[int, int], int]:
     return decoder, (hidden, config.vocab_size), config.num_hidden_layers
 
 
+def position_flops(config) -> tuple[int, int]:
+    """Matrix-product FLOPs of one position: the decoder layers', the output layer's (2 a weight)."""
+    decoder, output, layers = linear_shapes(config)
+    return 2 * layers * sum(i * o for i, o in decoder), 2 * output[0] * output[1]
+
+
 def matmul_rate(shapes: Sequence[tuple[int, int]], rows: int, device: str, dtype,
                 packed: bool, seconds: float = 1.0) -> float:
     """FLOP/s of ``x @ W.T`` over ``shapes`` (one after another) at ``rows`` rows, all threads."""
@@ -225,8 +231,7 @@ def floor_part(args: argparse.Namespace) -> dict[str, Any]:
     sequences = [[bos, *ids] for ids in encoded]
     positions = distinct_prefixes(sequences)
     decoder, output, layers = linear_shapes(config)
-    decoder_flops = 2 * layers * sum(i * o for i, o in decoder)
-    output_flops = 2 * output[0] * output[1]
+    decoder_flops, output_flops = position_flops(config)
     dtype = getattr(torch, args.dtype)
     packable = args.device == "cpu" and dtype == torch.float32 and hasattr(
         torch.ops.mkldnn, "_linear_pointwise")
@@ -592,35 +597,33 @@ def inside_part(args: argparse.Namespace) -> dict[str, Any]:
     sentences = list(dict.fromkeys(s for r in sample
                                    for s in (r["sentence_good"], r["sentence_bad"])))
     folder, gguf = gguf_model()
-    found: dict[str, Any] = {"pairs": len(sample), "sentences": len(sentences)}
-    for profiled in (False, True):
+
+    def fresh_engine() -> LogprobEngine:  # a new model and store: the same positions computed
         model, tokenizer = load_model_and_tokenizer(str(folder), gguf_file=gguf,
                                                     dtype=args.dtype, device=args.device)
-        decoder, output, layers = linear_shapes(model.config)
-        engine = LogprobEngine(model, tokenizer, bos_text=BOS)
-        if not profiled:
-            started = time.perf_counter()
-            engine.prompt_logprobs(sentences)
-            found["seconds"] = time.perf_counter() - started
-            found["counts"] = dict(engine.counts)
-        else:
-            with profile(activities=[ProfilerActivity.CPU]) as profiler:
-                started = time.perf_counter()
-                engine.prompt_logprobs(sentences)
-                found["profiled_seconds"] = time.perf_counter() - started
-            groups = dict.fromkeys([name for name, _ in OPERATOR_GROUPS] + [OTHER_OPERATORS],
-                                   0.0)
-            for event in profiler.key_averages():
-                group = next((name for name, prefixes in OPERATOR_GROUPS
-                              if event.key.startswith(prefixes)), OTHER_OPERATORS)
-                groups[group] += event.self_cpu_time_total / 1e6
-            groups[OUTSIDE_OPERATORS] = found["profiled_seconds"] - sum(groups.values())
-            found["groups"] = groups
-        del engine, model
-    found["flops_per_position"] = (2 * layers * sum(i * o for i, o in decoder)
-                                   + 2 * output[0] * output[1])
-    found["threads"] = torch.get_num_threads()
-    return found
+        return LogprobEngine(model, tokenizer, bos_text=BOS)
+
+    engine = fresh_engine()
+    started = time.perf_counter()
+    engine.prompt_logprobs(sentences)
+    seconds = time.perf_counter() - started
+    counts = dict(engine.counts)
+    del engine
+    engine = fresh_engine()
+    with profile(activities=[ProfilerActivity.CPU]) as profiler:
+        started = time.perf_counter()
+        engine.prompt_logprobs(sentences)
+        profiled_seconds = time.perf_counter() - started
+    groups = dict.fromkeys([name for name, _ in OPERATOR_GROUPS] + [OTHER_OPERATORS], 0.0)
+    for event in profiler.key_averages():
+        group = next((name for name, prefixes in OPERATOR_GROUPS
+                      if event.key.startswith(prefixes)), OTHER_OPERATORS)
+        groups[group] += event.self_cpu_time_total / 1e6
+    groups[OUTSIDE_OPERATORS] = profiled_seconds - sum(groups.values())
+    return {"pairs": len(sample), "sentences": len(sentences), "seconds": seconds,
+            "counts": counts, "profiled_seconds": profiled_seconds, "groups": groups,
+            "flops_per_position": sum(position_flops(engine.model.config)),
+            "threads": torch.get_num_threads()}
 
 
 # ------------------------------------------------------------------------------------------------
