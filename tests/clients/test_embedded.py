@@ -172,11 +172,14 @@ def test_gemma_saved_tokenizer_equals_the_one_converted_from_the_gguf_file() -> 
     from transformers import AutoTokenizer
 
     from syntaxgym_helm.clients.embedded.clients import converted_tokenizer_folder
+    from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 
     folder = converted_tokenizer_folder(GEMMA3_270M)
     assert folder.is_dir()
     gguf = GEMMA3_270M.gguf_path()
-    original = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name, use_fast=True)
+    with gguf_parsed_once():  # the same values (tests/clients/test_gguf_parsing.py), sooner
+        original = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                 use_fast=True)
     copy = AutoTokenizer.from_pretrained(str(folder), use_fast=True, local_files_only=True)
     sentences = ["café naïve — “quoted” 日本語 🙂", "  two  spaces", "<bos> in the text", "\n"]
     for path in sorted((ROOT / "syntaxgym_helm" / "suites").glob("*.json")):
@@ -200,9 +203,9 @@ def test_gemma_prefix_sharing_holds_a_past_longer_than_its_sliding_window(
     holds more positions than that (items with an unrelated context) scores exactly as plain
     batches do. The engine once built sliding cache layers there, which dropped stored keys the
     pass's mask still covered ("size of tensor a (624) must match ... b (896)"). Only as many
-    items as give a past of 128 positions more than the window are scored (each one more makes
-    the plain passes, over the whole vocabulary at every position, longer); the pass's past is
-    measured."""
+    items as give a past of 128 positions more than the window are scored, one condition each
+    (each sentence more makes the plain passes, over the whole vocabulary at every position,
+    longer); the pass's past is measured."""
     from importlib import resources
 
     from syntaxgym_helm.clients.local import forward_passes
@@ -225,8 +228,7 @@ def test_gemma_prefix_sharing_holds_a_past_longer_than_its_sliding_window(
         context_tokens += len(tokenizer(contexts[item.item_number],
                                         add_special_tokens=False).input_ids)
     assert context_tokens > window + 128, "the suite's contexts are too short for this test"
-    prompts = [contexts[item.item_number] + condition.sentence
-               for item in items for condition in item.conditions]
+    prompts = [contexts[item.item_number] + item.conditions[0].sentence for item in items]
     # One big pass after the contexts alone were stored: each of its rows holds many items,
     # whose stored contexts together are far more than 512 positions of past.
     shared = LogprobEngine(model, tokenizer, bos_text=GEMMA_BOS, max_row_nodes=4096,

@@ -33,6 +33,7 @@ from syntaxgym_helm.clients.checked_folders import save_folder, usable_folder
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
+from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, embedded_model
 from syntaxgym_helm.helm_compat import require
 
@@ -58,8 +59,9 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
         if usable_folder(folder, f"{model.key}: the tokenizer converted from {gguf.name} and "
                                  f"kept in {folder} is", "converting it again"):
             return folder
-        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
-                                                  use_fast=True)
+        with gguf_parsed_once():  # the file parsed once for its config and its vocabulary
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                      use_fast=True)
         try:
             if save_folder(folder, tokenizer.save_pretrained):
                 hlog(f"{model.key}: saved the tokenizer converted from {gguf.name} to {folder}")

@@ -116,44 +116,53 @@ def install(model: torch.nn.Module, batch_hint: int, skip: tuple[torch.nn.Module
                     and not any(child is s for s in skip)):
                 if max_in_features is None or child.in_features <= max_in_features:
                     packed.append((parent, name, child))
+    # The process's file mappings, read once: packing and copying only add anonymous memory.
+    mappings = _file_mappings() if release_originals else []
     if release_originals:
-        release_file_pages([layer.weight for layer in left])
+        release_file_pages([layer.weight for layer in left], mappings)
         to_pack = {id(child.weight) for _, _, child in packed}
         for module in model.modules():
             if isinstance(module, torch.nn.Embedding) or any(module is s for s in skip):
                 continue  # read a row at a time, or handed back by the caller
             for parameter in module.parameters(recurse=False):
                 if id(parameter) not in to_pack and not isinstance(module, PackedLinear):
-                    copy_off_file(parameter)
+                    copy_off_file(parameter, mappings)
     for parent, name, child in packed:
         setattr(parent, name, PackedLinear(child, batch_hint))
         if release_originals:
-            release_file_pages([child.weight])
+            release_file_pages([child.weight], mappings)
     return len(packed)
 
 
-def copy_off_file(parameter: torch.nn.Parameter) -> None:
+def copy_off_file(parameter: torch.nn.Parameter,
+                  mappings: list[tuple[int, int, int, str]] | None = None) -> None:
     """Give ``parameter`` a copy of its values in ordinary memory when it is mapped from a file,
-    and hand back the file's pages it held."""
-    if not os.path.exists("/proc/self/maps") or not _file_mapping_of(parameter.data, _file_mappings()):
+    and hand back the file's pages it held. ``mappings``: :func:`_file_mappings`, if read
+    already."""
+    if not os.path.exists("/proc/self/maps"):
+        return
+    mappings = _file_mappings() if mappings is None else mappings
+    if not _file_mapping_of(parameter.data, mappings):
         return
     mapped = parameter.data
     parameter.data = mapped.clone()
-    release_file_pages([mapped])
+    release_file_pages([mapped], mappings)
 
 
 _MADV_DONTNEED = 4  # Linux: drop the pages; a private file mapping is read back from the file
 
 
-def release_file_pages(tensors: Iterable[torch.Tensor]) -> int:
+def release_file_pages(tensors: Iterable[torch.Tensor],
+                       mappings: list[tuple[int, int, int, str]] | None = None) -> int:
     """Hand back the resident pages of ``tensors`` that are mapped from a file and still hold
     exactly its bytes (weights transformers mapped from safetensors and nobody changed); returns
     how many bytes were handed back. Anything else (a tensor in ordinary memory, another system,
-    a page shared with other data at a tensor's edges) is left as it is."""
+    a page shared with other data at a tensor's edges) is left as it is. ``mappings``:
+    :func:`_file_mappings`, if read already (reading them takes milliseconds: once per model)."""
     if not hasattr(os, "pread") or not os.path.exists("/proc/self/maps"):
         return 0
     libc = ctypes.CDLL(None, use_errno=True)
-    mappings = _file_mappings()
+    mappings = _file_mappings() if mappings is None else mappings
     page = mmap.PAGESIZE
     released = 0
     for tensor in tensors:
@@ -218,13 +227,16 @@ def _file_mapping_of(tensor: torch.Tensor, mappings: list[tuple[int, int, int, s
 def _file_mappings() -> list[tuple[int, int, int, str]]:
     """(start, end, file offset, path) of this process's private mappings of regular files."""
     found = []
+    regular: dict[str, bool] = {}  # a library or model file is mapped in many pieces
     with open("/proc/self/maps") as maps:
         for line in maps:
             parts = line.split(maxsplit=5)
             if len(parts) < 6 or not parts[5].startswith("/") or parts[1][3] != "p":
                 continue
             path = parts[5].rstrip("\n")
-            if not os.path.isfile(path):
+            if path not in regular:
+                regular[path] = os.path.isfile(path)
+            if not regular[path]:
                 continue  # deleted, or not a regular file
             low, high = (int(x, 16) for x in parts[0].split("-"))
             found.append((low, high, int(parts[2], 16), path))

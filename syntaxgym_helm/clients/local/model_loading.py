@@ -19,6 +19,7 @@ from helm.common.hierarchical_logger import hlog, hwarn
 
 from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
 from syntaxgym_helm.clients.checked_folders import reject, save_folder, usable_folder
+from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 
 DTYPES = {"float32": torch.float32, "float": torch.float32, "bfloat16": torch.bfloat16,
           "float16": torch.float16, "half": torch.float16}
@@ -154,8 +155,9 @@ def _load(name: str, source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
 
     started = time.time()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs, **extra)
+        with gguf_parsed_once():  # a GGUF file: parsed once for config, tokenizer and weights
+            tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+            model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs, **extra)
     except Exception as exc:  # noqa: BLE001 - re-raised with the path
         raise ModelLoadError(f"could not load {name}: {type(exc).__name__}: {exc}") from exc
     hlog(f"syntaxgym local engine: loaded {name} in {time.time() - started:.1f}s")

