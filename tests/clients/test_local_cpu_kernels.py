@@ -3,9 +3,11 @@ up to float rounding inside it, thread-local, and invisible in the model's state
 
 from __future__ import annotations
 
+import mmap
 import threading
 
 import pytest
+
 import torch
 
 from syntaxgym_helm.clients.local import cpu_kernels
@@ -101,6 +103,12 @@ def test_file_pages_are_handed_back_only_while_they_hold_the_files_bytes(tmp_pat
     ordinary = torch.from_numpy(values.copy())
     assert float(kept.sum()) == float(torch.from_numpy(values).sum())  # every page resident
     assert _resident_kb(kept) >= 3000
+    # Told apart by the process's page map, without reading the pages (Linux's pagemap).
+    page = mmap.PAGESIZE
+    for tensor, written in ((kept, False), (changed, True)):
+        start = tensor.data_ptr()
+        first, last = -(-start // page) * page, (start + tensor.numel() * 4) // page * page
+        assert cpu_kernels._pages_written(first, last) is written
 
     released = cpu_kernels.release_file_pages([kept, changed, ordinary])
     assert 2.9 * 2**20 < released <= 3 * 2**20  # kept's pages, edges aside
