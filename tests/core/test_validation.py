@@ -636,3 +636,35 @@ def expect_file_suite_error_only(path: Path) -> None:
         pytest.fail(f"check_suite_file raised {exc!r} on {path.read_bytes()[:200]!r}")
     assert report.ok == (report.suite is not None)
     assert all(error.file == str(path) for error in report.errors)
+
+
+#: Regions the quick path takes, and each way one can be wrong or need a word (region_meta 1..3).
+_REGIONS = {
+    "usual": {"region_number": 2, "content": "the keys"},
+    "empty": {"region_number": 3, "content": ""},
+    "extra spaces": {"region_number": 2, "content": " the  keys"},
+    "undeclared": {"region_number": 4, "content": "keys"},
+    "boolean number": {"region_number": True, "content": "keys"},
+    "too long a number": {"region_number": 10 ** 19, "content": "keys"},
+    "lone surrogate": {"region_number": 1, "content": "key\ud800"},
+    "text not a string": {"region_number": 1, "content": 5},
+    "a third field": {"region_number": 1, "content": "keys", "note": ""},
+    "not an object": ["keys"],
+}
+
+
+@pytest.mark.parametrize("name", _REGIONS)
+def test_the_quick_path_takes_a_region_only_where_the_full_check_says_nothing(name: str) -> None:
+    """The validator's quick path for the usual region (it skips building the region's path)
+    gives the region the full check gives, and leaves to it every region the full check
+    reports, normalises or has to build with dacite (a third field)."""
+    from syntaxgym_helm.core.validation.checker import Checker
+    from syntaxgym_helm.core.validation.structure import _check_region, _usual_region
+
+    meta = {1: "subject", 2: "verb", 3: "object"}
+    checker = Checker("suite.json")
+    full = _check_region(checker, _REGIONS[name], "items[0].conditions[0].regions[0]", meta)
+    silent = not checker.report.errors and not checker.report.warnings
+    quick = _usual_region(_REGIONS[name], meta)
+    assert quick is None or (quick == full and silent), (name, quick, full)
+    assert (quick is not None) == (name in ("usual", "empty"))  # the rest: checked at length
