@@ -21,7 +21,6 @@ these classes (the plugin registers them by name).
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from pathlib import Path
 from typing import Any, Optional
@@ -46,21 +45,22 @@ _TOKENIZER_LOCK = threading.Lock()
 def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
     """A folder holding ``model``'s tokenizer as transformers saves it: beside an assembled GGUF
     file (in the plugin's cache), else in the plugin's cache under ``tokenizers/`` (a package's
-    folder is not ours to write in), named after the file's identity.
+    folder is not ours to write in), named after the file's identity (:func:`_identity`).
 
     Converting a tokenizer from a GGUF file is slow (Gemma's 262,144 tokens: about 17 s on two CPU
     cores, the saved copy about 3 s; SmolLM2's: 6 to 8 s on one core, the copy a fraction of a
-    second), and HELM loads its tokenizer in every ``helm-run``. The copy is made once, from the GGUF file, with transformers'
-    own ``save_pretrained`` (the same round trip the dequantised-weights cache of
-    :mod:`syntaxgym_helm.clients.local.model_loading` makes), into a temporary folder that is then
-    renamed, with a manifest (:mod:`syntaxgym_helm.clients.checked_folders`); a copy found damaged
-    is made again, with a warning naming it.
+    second), and HELM loads its tokenizer in every ``helm-run``. The copy is made once, from the
+    GGUF file, with transformers' own ``save_pretrained`` (the same round trip the
+    dequantised-weights cache of :mod:`syntaxgym_helm.clients.local.model_loading` makes), into a
+    temporary folder that is then renamed, with a manifest
+    (:mod:`syntaxgym_helm.clients.checked_folders`); a copy found damaged is made again, with a
+    warning naming it.
     """
     from transformers import AutoTokenizer
 
     gguf = model.gguf_path()
     folder = gguf.parent / "tokenizer" if model.assembled else (
-        cache_root() / "tokenizers" / f"{model.key}-{_file_digest(gguf)}")
+        cache_root() / "tokenizers" / f"{model.key}-{_identity(model)}")
     with _TOKENIZER_LOCK:
         if usable_folder(folder, f"{model.key}: the tokenizer converted from {gguf.name} and "
                                  f"kept in {folder} is", "converting it again"):
@@ -149,13 +149,6 @@ class EmbeddedSyntaxGymClient(SyntaxGymClient):
         gguf = embedded_model_of(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, pretrained_model_name_or_path=str(gguf.parent),
                          gguf_file=gguf.name, model_name=model_name, **kwargs)
-
-
-def _file_digest(path: Path) -> str:
-    """16 hex digits naming a file's version (path, size, time), for a copy made from it."""
-    stat = path.stat()
-    text = "\0".join([str(path.resolve()), str(stat.st_size), str(stat.st_mtime_ns)])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _identity(model: EmbeddedModel) -> str:

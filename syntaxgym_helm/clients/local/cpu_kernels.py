@@ -18,14 +18,14 @@ their parameters (same state dict) and compute exactly as before, except on a th
 :func:`packed_kernels`. Other users of the model see no change. The packed copies assume the
 weights do not change afterwards (inference only) and take as much memory again as the weights.
 
-That second copy need not stay in memory twice: transformers maps a safetensors checkpoint's
-weights from the file, so once a layer's packed copy exists, :func:`release_file_pages` hands the
-pages of its original weight back to the kernel (after checking in the process's page map that
-none was written: they hold the file's bytes); :func:`install` does so layer by layer, so that the two copies never coexist. The
-original stays usable: touched again (the default kernels, a plain pass), its pages are read back
-from the file. The layers left on the default kernels are copied into ordinary memory first
-(:func:`copy_off_file`): the kernel maps a file's page cache in large folios (up to 2 MB), so
-reading them from the mapping would map the released neighbours of each folio again. On
+That second copy need not stay in memory twice: transformers maps a safetensors checkpoint's weights
+from the file, so once a layer's packed copy exists, :func:`release_file_pages` hands the pages of
+its original weight back to the kernel (after checking in the process's page map that none was
+written: they hold the file's bytes); :func:`install` does so layer by layer, so that the two copies
+never coexist. The original stays usable: touched again (the default kernels, a plain pass), its
+pages are read back from the file. The layers left on the default kernels are copied into ordinary
+memory first (:func:`copy_off_file`): the kernel maps a file's page cache in large folios (up to
+2 MB), so reading them from the mapping would map the released neighbours of each folio again. On
 SmolLM2-135M that is 411 MB of resident memory handed back.
 """
 

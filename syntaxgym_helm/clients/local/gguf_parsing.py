@@ -105,5 +105,3 @@ def gguf_parsed_once() -> Iterator[bool]:
             _active = False
             for (module, name), original in originals.items():
                 setattr(module, name, original)
-
-

@@ -16,6 +16,8 @@ from syntaxgym_helm.core.suite_data import Suite
 MAX_ERRORS = 50
 #: Item and region numbers longer than this are refused before they are compared or printed.
 MAX_NUMBER_DIGITS = 18
+#: Item and region numbers must lie strictly between minus this and this.
+NUMBER_LIMIT = 10 ** MAX_NUMBER_DIGITS
 
 _T = TypeVar("_T")
 
@@ -93,7 +95,7 @@ class Checker:
         if isinstance(value, bool):
             self.error(path, f"expected an integer, got {describe(value)}")
             return False
-        if abs(value) >= 10 ** MAX_NUMBER_DIGITS:
+        if abs(value) >= NUMBER_LIMIT:
             self.error(path, f"the {what} is too large: it has more than {MAX_NUMBER_DIGITS} "
                        "digits", hint=f"number {what}s 1, 2, 3, ...")
             return False

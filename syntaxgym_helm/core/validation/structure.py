@@ -21,7 +21,7 @@ from syntaxgym_helm.core.suite_data import (
     Region,
     SuiteMeta,
 )
-from syntaxgym_helm.core.validation.checker import MAX_NUMBER_DIGITS, Checker, describe
+from syntaxgym_helm.core.validation.checker import NUMBER_LIMIT, Checker, describe
 from syntaxgym_helm.core.validation.raw import (
     NAME_RE,
     RawCondition,
@@ -247,9 +247,6 @@ def _raw_region(checker: Checker, data: Any, path: str) -> RawRegion | None:
     return checker.build(RawRegion, data, path, "a region")
 
 
-_NUMBER_LIMIT = 10 ** MAX_NUMBER_DIGITS
-
-
 def _usual_region(data: Any, region_meta: dict[int, str] | None) -> Region | None:
     """The region when ``data`` is the usual valid one, which :func:`_check_region` would
     accept without a word: exactly its two fields, a number that is not too long (and declared),
@@ -258,7 +255,7 @@ def _usual_region(data: Any, region_meta: dict[int, str] | None) -> Region | Non
     if type(data) is not dict or len(data) != 2:
         return None
     number, content = data.get("region_number"), data.get("content")
-    if (type(number) is not int or not -_NUMBER_LIMIT < number < _NUMBER_LIMIT
+    if (type(number) is not int or not -NUMBER_LIMIT < number < NUMBER_LIMIT
             or (region_meta is not None and number not in region_meta)
             or type(content) is not str or content != " ".join(content.split())
             or not _is_unicode(content)):
