@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from syntaxgym_helm.core.suite_data import (
     Condition,
@@ -73,15 +73,17 @@ def dumps_suite_json(data: Mapping[str, Any]) -> str:
     return "".join(suite_json_pieces(data, items))
 
 
-def suite_json_pieces(data: Mapping[str, Any], items: Iterable[Any]) -> Iterator[str]:
+def suite_json_pieces(data: Mapping[str, Any], items: Iterable[Any],
+                      encode_item: Callable[[Any], str] | None = None) -> Iterator[str]:
     """The text :func:`dumps_suite_json` writes for ``data`` with ``items`` as its ``items``, in
     pieces: each item is made and encoded only when it is reached, so that a writer need not
-    hold them all (an annotated BLiMP paradigm is 3 MB of text, more as Python objects)."""
+    hold them all (an annotated BLiMP paradigm is 3 MB of text, more as Python objects).
+    ``encode_item``: how to write one item on its line (default: the C encoder, NaN refused)."""
     head = json.dumps({**data, "items": _ITEMS_MARK}, indent=2, ensure_ascii=False,
                       allow_nan=False)
     before, after = head.split(json.dumps(_ITEMS_MARK), 1)
     yield before
-    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+    encode = encode_item or json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
     first = True
     for item in items:
         yield ("[\n    " if first else ",\n    ") + encode(item)

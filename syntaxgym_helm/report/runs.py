@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import dacite
+import orjson
 
 # The metric module imports HELM's metric classes first, which HELM's own import order needs
 # before its adaptation classes are loaded.
@@ -222,14 +223,19 @@ def _scored_run(run_dir: Path, spec: dict[str, Any]) -> RunRecord:
 def _read_json(path: Path) -> Any:
     """A run file's JSON; a :class:`RunsError` that says whether it is missing or cut off."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise RunsError(f"{path.name} is missing (deleted, or the run was cut short while HELM "
                         "wrote its output)") from None
     try:
-        return json.loads(text)
+        # orjson: scenario_state.json is 9 MB a BLiMP paradigm; json for what only json reads
+        # (Infinity, the log-probability of a token given probability 0).
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return json.loads(raw)
     except ValueError as exc:
-        raise RunsError(f"{path.name} is cut off or not JSON ({exc}; {len(text):,} characters): "
+        raise RunsError(f"{path.name} is cut off or not JSON ({exc}; {len(raw):,} bytes): "
                         "a disk filled up, or a copy was cut short") from None
 
 
