@@ -230,6 +230,12 @@ def floor_part(args: argparse.Namespace) -> dict[str, Any]:
     encoded = tokenizer(sentences, add_special_tokens=False)["input_ids"]
     sequences = [[bos, *ids] for ids in encoded]
     positions = distinct_prefixes(sequences)
+    # The same counted within each paradigm alone: what an exact scorer runs when, as HELM does,
+    # each paradigm is a run of its own and nothing is kept from one run to the next.
+    by_paradigm: dict[str, list[list[int]]] = {}
+    for record, index in zip(records, range(0, len(sequences), 2)):
+        by_paradigm.setdefault(record["UID"], []).extend(sequences[index:index + 2])
+    per_paradigm = sum(distinct_prefixes(found) for found in by_paradigm.values())
     decoder, output, layers = linear_shapes(config)
     decoder_flops, output_flops = position_flops(config)
     dtype = getattr(torch, args.dtype)
@@ -249,6 +255,7 @@ def floor_part(args: argparse.Namespace) -> dict[str, Any]:
         "sentences": len(sentences), "pairs": len(records),
         "tokens_after_bos": sum(len(ids) for ids in encoded),
         "distinct_sentences": len(set(sentences)), "positions": positions,
+        "positions_per_paradigm": per_paradigm,
         "decoder_flops": decoder_flops, "output_flops": output_flops, "layers": layers,
         "rates": rates, "best_rates": best, "floor_s": floor_s, "threads": torch.get_num_threads(),
         "device": args.device, "dtype": args.dtype, "seconds": time.time() - started,
@@ -679,7 +686,11 @@ def render(results: dict[str, Any]) -> str:
             f"{floor['pairs']:,} pairs, {floor['sentences']:,} sentences "
             f"({floor['distinct_sentences']:,} distinct), {floor['tokens_after_bos']:,} tokens "
             f"after `{BOS}`, **{floor['positions']:,} distinct prefixes** (positions an exact "
-            "scorer runs). Per position "
+            "scorer runs)"
+            + (f"; {floor['positions_per_paradigm']:,} counted within each paradigm alone (as "
+               "runs of their own that keep nothing from each other would compute)"
+               if "positions_per_paradigm" in floor and len(meta["paradigms"]) > 1 else "")
+            + ". Per position "
             f"{floor['decoder_flops'] / 1e6:.1f} MFLOP in the {floor['layers']} decoder layers and "
             f"{floor['output_flops'] / 1e6:.1f} MFLOP in the output layer. Best {floor['dtype']} "
             f"matrix-product rate on {floor['device']} ({floor['threads']} threads): "
