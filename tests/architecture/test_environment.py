@@ -1,6 +1,7 @@
 """docs/environment.md lists every environment variable the code reads, and only those.
 
-Reads are found in the source: ``os.environ.get(X)``, ``os.environ[X]``, ``os.getenv(X)`` and
+Reads are found in the source: ``os.environ.get(X)``, ``os.environ.setdefault(X, ...)`` (read,
+and set where unset), ``os.environ[X]``, ``os.getenv(X)`` and
 ``env.get(X)`` (a benchmark's copy of the environment), with ``X`` a string or a module constant
 holding one, in the package, the tests, the benchmarks and the scripts; and in the Makefile, its
 ``?=`` variables and the ``$${X...}`` the shell reads.
@@ -49,7 +50,7 @@ def python_reads(path: Path) -> set[str]:
     for node in ast.walk(tree):
         key = None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
-            if node.func.attr == "get" and _is_environment(node.func.value):
+            if node.func.attr in ("get", "setdefault") and _is_environment(node.func.value):
                 key = node.args[0]
             elif node.func.attr == "getenv":
                 key = node.args[0]

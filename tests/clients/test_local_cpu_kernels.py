@@ -115,3 +115,27 @@ def test_file_pages_are_handed_back_only_while_they_hold_the_files_bytes(tmp_pat
     assert _resident_kb(kept) <= 8  # the two pages at its edges at most
     assert torch.equal(kept, torch.from_numpy(values))  # read back from the file
     assert float(changed[12345]) == 7.0 and torch.equal(ordinary, torch.from_numpy(values))
+
+
+@pytest.mark.limit(120)
+def test_the_set_up_cache_is_bounded_before_torch_loads_unless_the_user_set_it():
+    """torch reads its two caches' sizes when its library loads or first uses them: the package
+    sets the engine's bound on import, before torch, where the environment has none, and keeps a
+    user's value."""
+    import os
+    import subprocess
+    import sys
+
+    import syntaxgym_helm
+
+    names = ("LRU_CACHE_CAPACITY", "ONEDNN_PRIMITIVE_CACHE_CAPACITY")
+    script = ("import os, sys; import syntaxgym_helm; "
+              f"print('torch' in sys.modules, *(os.environ[name] for name in {names}))")
+    environment = {k: v for k, v in os.environ.items() if k not in names}
+    bound = str(syntaxgym_helm.SET_UP_CACHE_ENTRIES)
+    for given, expected in (({}, [bound, bound]), ({names[0]: "8"}, ["8", bound]),
+                            ({names[1]: "9"}, [bound, "9"])):
+        done = subprocess.run([sys.executable, "-c", script], env={**environment, **given},
+                              capture_output=True, text=True, timeout=100)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.split() == ["False", *expected]
