@@ -80,17 +80,22 @@ def write_scored_items(folder: Path, first_token: str, suite_json: Mapping[str, 
 def read_scored_items(path: Path) -> tuple[str, Suite, tuple[str, ...], tuple[ItemEvaluation, ...]]:
     """The first-token policy, the suite, the instance ids and the evaluations that
     :func:`write_scored_items` wrote (items in item order); ValueError for another format."""
-    raw = path.read_bytes()
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:  # Infinity, which json writes and only json reads
-        data = json.loads(raw)
+    data = loads_json(path.read_bytes())
     if data.get("format") != FORMAT:
         raise ValueError(f"{path} is not a {FORMAT} file (format {data.get('format')!r})")
     suite = Suite.from_trusted_json(data["suite"], source=str(path))  # the metric wrote it
     ids = tuple(item["instance_id"] for item in data["items"])
     evaluations = tuple(_evaluation(item) for item in data["items"])
     return data["first_token"], suite, ids, evaluations
+
+
+def loads_json(raw: bytes) -> Any:
+    """JSON as orjson reads it, or json where the text holds what only json reads (``Infinity``,
+    which json writes for a token given probability 0); ValueError for text that is not JSON."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
 
 
 def _evaluation_json(instance_id: str, evaluation: ItemEvaluation) -> dict[str, Any]:

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import dacite
-import orjson
 
 # The metric module imports HELM's metric classes first, which HELM's own import order needs
 # before its adaptation classes are loaded.
@@ -33,6 +32,7 @@ from syntaxgym_helm.harness.metric import evaluate_request_states  # noqa: I001
 from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
 from syntaxgym_helm.harness.scored_items import (
     FILE_NAME as SCORED_ITEMS,
+    loads_json,
     merge_one_item_suites,
     read_scored_items,
 )
@@ -228,12 +228,7 @@ def _read_json(path: Path) -> Any:
         raise RunsError(f"{path.name} is missing (deleted, or the run was cut short while HELM "
                         "wrote its output)") from None
     try:
-        # orjson: scenario_state.json is 9 MB a BLiMP paradigm; json for what only json reads
-        # (Infinity, the log-probability of a token given probability 0).
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return json.loads(raw)
+        return loads_json(raw)  # orjson: scenario_state.json is 9 MB a BLiMP paradigm
     except ValueError as exc:
         raise RunsError(f"{path.name} is cut off or not JSON ({exc}; {len(raw):,} bytes): "
                         "a disk filled up, or a copy was cut short") from None

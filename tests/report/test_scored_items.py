@@ -70,6 +70,22 @@ def test_round_trip_gives_back_every_item_exactly(tmp_path: Path) -> None:
     assert evaluations[0].conditions[1].unmeasured == {3: "its text lies inside a token of region 2"}
 
 
+def test_an_infinite_surprisal_comes_back_as_one(tmp_path: Path) -> None:
+    """A token given probability 0 has an infinite surprisal: json writes Infinity, which orjson
+    (the fast reader) refuses; the reader falls back to json and gives it back exactly."""
+    evaluation = _evaluation(1, False)
+    condition = evaluation.conditions[0]
+    infinite = ConditionValues(condition.condition_name, condition.tokens, condition.regions,
+                               (math.nan, 9.5, math.inf, 0.1))
+    evaluation = ItemEvaluation(1, "sum", (infinite, evaluation.conditions[1]),
+                                evaluation.predictions, ())
+    path = write_scored_items(tmp_path, "error", SUITE, [("item1", evaluation)])
+    assert "Infinity" in path.read_text()
+    (read,) = read_scored_items(path)[3]
+    assert read.conditions[0].surprisals[2] == math.inf
+    assert repr(read) == repr(evaluation)
+
+
 def test_another_format_is_refused(tmp_path: Path) -> None:
     path = tmp_path / FILE_NAME
     path.write_text(json.dumps({"format": "something-else"}))
