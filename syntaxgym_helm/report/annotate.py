@@ -146,7 +146,7 @@ def dumps_annotated(data: dict[str, Any]) -> str:
     items = data.get("items")
     if not isinstance(items, list):
         return dumps_suite_json(data)
-    return "".join(suite_json_pieces({**data, "items": []}, items, _encode_item))
+    return "".join(suite_json_pieces(data, items, _encode_item))
 
 
 def write_annotated(run: RunRecord, path: Path) -> Path:
