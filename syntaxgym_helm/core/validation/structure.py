@@ -258,7 +258,7 @@ def _usual_region(data: Any, region_meta: dict[int, str] | None) -> Region | Non
     if (type(number) is not int or not -NUMBER_LIMIT < number < NUMBER_LIMIT
             or (region_meta is not None and number not in region_meta)
             or type(content) is not str or content != " ".join(content.split())
-            or not _is_unicode(content)):
+            or not (content.isascii() or _is_unicode(content))):  # ASCII: nothing to encode
         return None
     return Region(number, content)
 
