@@ -208,6 +208,17 @@ class Suite:
                  ("name", "metric", "author", "reference", "description", "comment")}
         tags = tuple(meta.pop("tags", ()))
         separator = meta.pop("region_separator", DEFAULT_SEPARATOR)
+        # One Region per distinct number and text: most of a minimal pair's words are in both
+        # of its sentences (a Region is frozen, so sharing one changes nothing).
+        regions: dict[tuple[int, str], Region] = {}
+
+        def region(data: Mapping[str, Any]) -> Region:
+            key = (data["region_number"], data["content"])
+            found = regions.get(key)
+            if found is None:
+                found = regions[key] = Region(*key)
+            return found
+
         return cls(
             meta=SuiteMeta(known["name"], _metrics(known["metric"]), known["author"],
                            known["reference"], known["description"], known["comment"], tags,
@@ -217,9 +228,8 @@ class Suite:
                               for index, p in enumerate(data["predictions"])),
             items=tuple(
                 Item(item["item_number"], tuple(
-                    Condition(condition["condition_name"], tuple(
-                        Region(region["region_number"], region["content"])
-                        for region in condition["regions"]), separator)
+                    Condition(condition["condition_name"],
+                              tuple(map(region, condition["regions"])), separator)
                     for condition in item["conditions"]))
                 for item in data["items"]),
             source=source,

@@ -502,7 +502,8 @@ def test_helm_run_with_the_syntaxgym_client(hu2020_dir, tmp_path):
                "--suite", "client-test", "--max-eval-instances", "5"]
     logs = []
     for _ in range(2):  # the second run is served from HELM's cache
-        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
         logs.append(done.stdout + done.stderr)
     (run,) = (tmp_path / "benchmark_output" / "runs" / "client-test").glob(

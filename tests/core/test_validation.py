@@ -665,6 +665,16 @@ def test_the_quick_path_takes_a_region_only_where_the_full_check_says_nothing(na
     checker = Checker("suite.json")
     full = _check_region(checker, _REGIONS[name], "items[0].conditions[0].regions[0]", meta)
     silent = not checker.report.errors and not checker.report.warnings
-    quick = _usual_region(_REGIONS[name], meta)
+    quick = _usual_region(_REGIONS[name], meta, {})
     assert quick is None or (quick == full and silent), (name, quick, full)
     assert (quick is not None) == (name in ("usual", "empty"))  # the rest: checked at length
+    # The regions a suite's check has met are remembered: one met before is that region again,
+    # and the memory lets nothing else through (True == 1 as a key of a dict).
+    known: dict = {}
+    for number in (1, 2, 3):
+        for content in ("keys", "the keys", ""):
+            _usual_region({"region_number": number, "content": content}, meta, known)
+    assert len(known) == 9
+    again = _usual_region(_REGIONS[name], meta, known)
+    assert again == quick and (again is None or again is known[again.region_number,
+                                                                  again.content])

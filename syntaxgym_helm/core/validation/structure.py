@@ -128,6 +128,7 @@ def check_items(checker: Checker, data: list, region_meta: dict[int, str] | None
         return []
     items: list[tuple[int, Item]] = []
     seen_numbers: dict[int, int] = {}
+    known: KnownRegions = {}
     for index, raw_item in enumerate(data):
         path = f"items[{index}]"
         raw = _raw_item(checker, raw_item, path)
@@ -142,7 +143,7 @@ def check_items(checker: Checker, data: list, region_meta: dict[int, str] | None
                               hint="give every item its own number")
             else:
                 seen_numbers[number] = index
-        item = _check_item(checker, raw, path, region_meta, separator)
+        item = _check_item(checker, raw, path, region_meta, separator, known)
         if item is None:
             continue
         if items:
@@ -151,8 +152,8 @@ def check_items(checker: Checker, data: list, region_meta: dict[int, str] | None
     return items
 
 
-def _check_item(checker: Checker, raw: RawItem, path: str,
-                region_meta: dict[int, str] | None, separator: str) -> Item | None:
+def _check_item(checker: Checker, raw: RawItem, path: str, region_meta: dict[int, str] | None,
+                separator: str, known: KnownRegions) -> Item | None:
     """The item, or None when any of its conditions is invalid (the errors are reported)."""
     if not raw.conditions:
         checker.error(f"{path}.conditions", "the item has no conditions",
@@ -164,7 +165,7 @@ def _check_item(checker: Checker, raw: RawItem, path: str,
     for index, raw_condition in enumerate(raw.conditions):
         condition_path = f"{path}.conditions[{index}]"
         condition = _check_condition(checker, raw_condition, condition_path, region_meta,
-                                     separator)
+                                     separator, known)
         if condition is None:
             complete = False
         elif condition.condition_name in names:
@@ -180,7 +181,8 @@ def _check_item(checker: Checker, raw: RawItem, path: str,
 
 
 def _check_condition(checker: Checker, data: Any, path: str,
-                     region_meta: dict[int, str] | None, separator: str) -> Condition | None:
+                     region_meta: dict[int, str] | None, separator: str,
+                     known: KnownRegions) -> Condition | None:
     """The condition, or None when it or any of its regions is invalid."""
     raw = _raw_condition(checker, data, path)
     if raw is None:
@@ -194,7 +196,7 @@ def _check_condition(checker: Checker, data: Any, path: str,
     regions: list[Region] = []
     for index, raw_region in enumerate(raw.regions):
         region_path = ""  # made only where something is reported or checked at length
-        region = _usual_region(raw_region, region_meta)
+        region = _usual_region(raw_region, region_meta, known)
         if region is None:
             region_path = f"{path}.regions[{index}]"
             region = _check_region(checker, raw_region, region_path, region_meta)
@@ -247,20 +249,32 @@ def _raw_region(checker: Checker, data: Any, path: str) -> RawRegion | None:
     return checker.build(RawRegion, data, path, "a region")
 
 
-def _usual_region(data: Any, region_meta: dict[int, str] | None) -> Region | None:
+#: The usual regions a suite's check has accepted, by number and text (see :func:`_usual_region`).
+KnownRegions = dict[tuple[int, str], Region]
+
+
+def _usual_region(data: Any, region_meta: dict[int, str] | None,
+                  known: KnownRegions) -> Region | None:
     """The region when ``data`` is the usual valid one, which :func:`_check_region` would
     accept without a word: exactly its two fields, a number that is not too long (and declared),
     text already normalised and encodable. None: check it at length. (Millions of regions in the
-    multilingual data sets: this skips building a path and four calls for each.)"""
+    multilingual data sets: this skips building a path and four calls for each.) A region met
+    before in the suite (``known``: most of a minimal pair's words are in both sentences) is
+    that region again, not checked twice."""
     if type(data) is not dict or len(data) != 2:
         return None
     number, content = data.get("region_number"), data.get("content")
-    if (type(number) is not int or not -NUMBER_LIMIT < number < NUMBER_LIMIT
-            or (region_meta is not None and number not in region_meta)
-            or type(content) is not str or content != " ".join(content.split())
-            or not (content.isascii() or _is_unicode(content))):  # ASCII: nothing to encode
+    if type(number) is not int or type(content) is not str:
         return None
-    return Region(number, content)
+    region = known.get((number, content))
+    if region is None:
+        if (not -NUMBER_LIMIT < number < NUMBER_LIMIT
+                or (region_meta is not None and number not in region_meta)
+                or content != " ".join(content.split())
+                or not (content.isascii() or _is_unicode(content))):  # ASCII: nothing to encode
+            return None
+        region = known[number, content] = Region(number, content)
+    return region
 
 
 def _check_region(checker: Checker, data: Any, path: str,
