@@ -109,7 +109,8 @@ def syntaxgym_helm(*args: str) -> subprocess.CompletedProcess:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             status = main(list(args))
-        except SystemExit as exit_:  # argparse's errors
-            status = exit_.code if isinstance(exit_.code, int) else 2
+        except SystemExit as exit_:  # argparse's errors and --help; the status Python gives
+            code = exit_.code
+            status = code if isinstance(code, int) else 0 if code is None else 1
     return subprocess.CompletedProcess(["syntaxgym-helm", *args], status, out.getvalue(),
                                        err.getvalue())
