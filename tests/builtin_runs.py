@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from script_processes import run_script
+
 BIN = Path(sys.executable).parent
 SUITES = ("sgh_agreement_pp", "sgh_fgd_subject", "sgh_npi_any", "sgh_reflexive_rc")
 #: Items per suite: what the tests check is how runs are made and scored, not how many items;
@@ -43,8 +45,11 @@ def helm_run_builtin(workdir: Path, models: list[str], runner: str | None = None
         env["HELM_MAX_CONCURRENT_WORKERS"] = "2"
     workdir.mkdir()
     try:
-        done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True,
-                              timeout=RUN_TIMEOUT_S)
+        if runner:  # its workers are started by the runner: the real executable
+            done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True,
+                                  timeout=RUN_TIMEOUT_S)
+        else:
+            done = run_script(command, cwd=workdir, env=env, timeout=RUN_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         pytest.fail(f"helm-run ({runner or 'default runner'}) ran past {RUN_TIMEOUT_S} s")
     assert done.returncode == 0, f"helm-run ({runner}) failed:\n{done.stderr[-4000:]}"

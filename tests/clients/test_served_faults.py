@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fault_server import FAULTS, FaultServer, echo, healthy_logprobs, words  # noqa: E402
+from script_processes import run_script  # noqa: E402
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None,
                                 reason="openai is not installed (pip install -e '.[test]')")
@@ -300,11 +300,10 @@ def test_helm_run_through_the_fault_server_scores_no_broken_answer(server: Fault
                             "args": {"base_url": server.url(), "openai_model_name": "fault",
                                      "timeout": 2, "max_retries": 0}}}]}))
     started = time.monotonic()
-    done = subprocess.run(
-        [str(BIN / "helm-run"), "--run-entries",
+    done = run_script(
+        [BIN / "helm-run", "--run-entries",
          "syntaxgym:suite=sgh_agreement_pp,prefix=none,first_token=exclude,model=fault/model",
-         "--suite", "faults", "--max-eval-instances", "4"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=540)
+         "--suite", "faults", "--max-eval-instances", "4"], cwd=tmp_path, timeout=540)
     took = time.monotonic() - started
     log = done.stdout + done.stderr
     assert done.returncode == 0, log[-3000:]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from datetime import date
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 import yaml
 
 from fault_helpers import BIN, overwrite, private_env, save_tiny_checkpoint
+from script_processes import run_script
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 
 
@@ -100,8 +100,7 @@ def test_helm_run_repointed_at_another_checkpoint_computes_again(tmp_path: Path)
     logs = []
     for checkpoint in (first, first, second):
         _prod_env(tmp_path / "prod_env", checkpoint)
-        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=900)
+        done = run_script(command, cwd=tmp_path, env=env, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
         logs.append(done.stdout + done.stderr)
     assert "12 queries, 12 computes" in logs[0]

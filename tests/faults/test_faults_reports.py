@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from fault_helpers import BIN, ROOT, private_env, syntaxgym_helm
+from script_processes import run_script
 
 from syntaxgym_helm.harness.scored_items import FILE_NAME as SCORED_ITEMS
 
@@ -82,11 +83,9 @@ def test_an_sg_score_over_fewer_suites_than_were_run_says_so(tmp_path: Path,
 
     suites = ("number_prep", "mvrr", "fgd_subject")
     entries = [f"syntaxgym:suite={suite},model={SMOLLM2_135M.syntaxgym_name}" for suite in suites]
-    done = subprocess.run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", "damaged",
-                           "--max-eval-instances", "3"], cwd=tmp_path,
-                          env=private_env(tmp_path / "cache", smollm2_weights),
-                          capture_output=True, text=True,
-                          timeout=1200)
+    done = run_script([BIN / "helm-run", "--run-entries", *entries, "--suite", "damaged",
+                       "--max-eval-instances", "3"], cwd=tmp_path,
+                      env=private_env(tmp_path / "cache", smollm2_weights), timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
     output = tmp_path / "benchmark_output"
     runs = output / "runs" / "damaged"

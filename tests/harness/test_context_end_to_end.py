@@ -26,13 +26,13 @@ import math
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from fixtures import HU2020_DIR as HU2020
+from script_processes import run_script
 from syntaxgym_helm.core.context import ContextSpec, item_contexts
 from syntaxgym_helm.core.suite import load_suite
 from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
@@ -49,8 +49,7 @@ UNACCEPTABLE = ",context=unacceptable,context_sentences=3"
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str]) -> str:
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=1500)
+    done = run_script(command, cwd=cwd, env=env, timeout=1500)
     assert done.returncode == 0, f"{command[0]} failed:\n{(done.stdout + done.stderr)[-3000:]}"
     return done.stdout + done.stderr
 
@@ -178,11 +177,11 @@ def test_the_model_sees_the_context_and_computes_it_once_per_item(output: Path) 
 
 
 def test_both_backends_agree_with_a_context(output: Path) -> None:
-    done = subprocess.run(
-        [str(BIN / "syntaxgym-helm"), "compare",
-         str(_run_dir(output, SMOLLM, "number_prep", "unacceptable")),
-         str(_run_dir(output, SMOLLM_HF, "number_prep", "unacceptable"))],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = run_script(
+        [BIN / "syntaxgym-helm", "compare",
+         _run_dir(output, SMOLLM, "number_prep", "unacceptable"),
+         _run_dir(output, SMOLLM_HF, "number_prep", "unacceptable")],
+        timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -26,6 +26,7 @@ import dacite
 import pytest
 
 from fixtures import HU2020_DIR as HU2020
+from script_processes import run_script
 
 from syntaxgym_helm.harness.leaderboard import SUMMARIZE_THREADS
 
@@ -79,8 +80,7 @@ def helm_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str]) -> str:
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=1800)
+    done = run_script(command, cwd=cwd, env=env, timeout=1800)
     assert done.returncode == 0, f"{command[0]} failed:\n{done.stderr[-3000:]}"
     return done.stdout + done.stderr
 

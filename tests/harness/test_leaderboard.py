@@ -16,6 +16,8 @@ import yaml
 from helm.benchmark.model_metadata_registry import ModelMetadataList
 from helm.benchmark.presentation.schema import read_schema
 
+from script_processes import run_script
+
 from syntaxgym_helm.cli.main import main as cli_main
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, ONE_ITEM_HU2020_SUITES
 from syntaxgym_helm.harness.leaderboard import (
@@ -209,8 +211,8 @@ def test_helm_summarize_shows_display_names_and_warns_of_no_missing_stat(
     assert cli_main(["leaderboard", "config", str(output), "--suite", "old_layout",
                      "--local-path", str(tmp_path / "none")]) == 0
     command = capsys.readouterr().out.splitlines()[-1].split()
-    done = subprocess.run([str(BIN / command[0]), *command[1:]], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = run_script([BIN / command[0], *command[1:]], timeout=300,
+                      env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stdout + done.stderr
     assert "does not have any stat" not in log and "undefined in" not in log, log[-3000:]

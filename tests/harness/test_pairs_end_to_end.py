@@ -12,13 +12,13 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from fixtures import MULTILINGUAL_DIR
+from script_processes import run_script
 
 from syntaxgym_helm.harness.leaderboard import SUMMARIZE_THREADS
 
@@ -70,7 +70,7 @@ def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
+    done = run_script(command, cwd=cwd, env=env, timeout=1200)
     assert done.returncode == 0, f"{command[0]} failed:\n{done.stderr[-3000:]}"
     return done.stdout + done.stderr
 

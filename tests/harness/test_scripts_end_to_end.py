@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from script_processes import run_script
 
 from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
@@ -72,9 +72,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         path = workdir / f"{name}.json"
         path.write_text(json.dumps(suite, ensure_ascii=False), encoding="utf-8")
         entries += [f"syntaxgym:suite={path},model={model}" for model in MODELS]
-    done = subprocess.run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", "scripts",
-                           "--max-eval-instances", "100"], cwd=workdir, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=900)
+    done = run_script([BIN / "helm-run", "--run-entries", *entries, "--suite", "scripts",
+                       "--max-eval-instances", "100"], cwd=workdir, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     return workdir / "benchmark_output" / "runs" / "scripts"
 

@@ -25,7 +25,6 @@ import math
 import os
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,6 +34,7 @@ import pytest
 
 from fixtures import HU2020_DIR as HU2020
 from fixtures import REFERENCE_DIR, SYNTAXGYM_CORE_DIR
+from script_processes import run_script
 
 from syntaxgym_helm.harness.leaderboard import SUMMARIZE_THREADS
 from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
@@ -112,10 +112,9 @@ def produce_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     from syntaxgym_helm.harness.leaderboard import write_config
 
     config = write_config(workdir / "benchmark_output", RUN_SUITE, local_path=workdir / "prod_env")
-    summarize = subprocess.run(
-        [str(BIN / "helm-summarize"), *SUMMARIZE_THREADS, "--suite", RUN_SUITE, "--schema-path", str(config.schema),
-         "--local-path", str(config.folder)],
-        cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
+    summarize = run_script(
+        [BIN / "helm-summarize", *SUMMARIZE_THREADS, "--suite", RUN_SUITE, "--schema-path",
+         config.schema, "--local-path", config.folder], cwd=workdir, env=env, timeout=600)
     assert summarize.returncode == 0, summarize.stderr[-3000:]
     log = summarize.stdout + summarize.stderr
     assert "does not have any stat" not in log and "undefined in" not in log, log[-3000:]
@@ -126,9 +125,8 @@ def produce_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
 def _helm_run(entries: list[str], cwd: Path, env: dict[str, str],
               run_suite: str = RUN_SUITE) -> None:
     """Run helm-run; it must work, with no traceback in its log."""
-    done = subprocess.run([str(BIN / "helm-run"), "--run-entries", *entries, "--suite", run_suite,
-                           "--max-eval-instances", str(MAX_ITEMS)],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+    done = run_script([BIN / "helm-run", "--run-entries", *entries, "--suite", run_suite,
+                       "--max-eval-instances", str(MAX_ITEMS)], cwd=cwd, env=env, timeout=1800)
     log = done.stdout + done.stderr
     assert done.returncode == 0 and "Traceback" not in log, f"helm-run failed:\n{log[-2000:]}"
 
