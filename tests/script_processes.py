@@ -96,9 +96,9 @@ def _run_in_child(name: str, args: list[str], cwd: str, env: dict[str, str], out
     sys.argv = [str(Path(sys.executable).parent / name), *args]
     try:
         (script,) = entry_points(group="console_scripts", name=name)
-        status = _exit_status(script.load()())  # the wrapper's sys.exit(main())
+        status = exit_status(script.load()())  # the wrapper's sys.exit(main())
     except SystemExit as exit_:
-        status = _exit_status(exit_.code)
+        status = exit_status(exit_.code)
     except BaseException:  # noqa: BLE001 - what an uncaught exception does at the top level
         traceback.print_exc()
         status = 1
@@ -111,8 +111,9 @@ def _run_in_child(name: str, args: list[str], cwd: str, env: dict[str, str], out
     os._exit(status)
 
 
-def _exit_status(code: object) -> int:
-    """The status ``sys.exit(code)`` ends a process with."""
+def exit_status(code: object) -> int:
+    """The status ``sys.exit(code)`` ends a process with (a code that is no number is printed
+    to standard error first, as Python does)."""
     if code is None:
         return 0
     if isinstance(code, int):

@@ -103,6 +103,8 @@ def syntaxgym_helm(*args: str) -> subprocess.CompletedProcess:
     import contextlib
     import io
 
+    from script_processes import exit_status
+
     from syntaxgym_helm.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
@@ -110,7 +112,6 @@ def syntaxgym_helm(*args: str) -> subprocess.CompletedProcess:
         try:
             status = main(list(args))
         except SystemExit as exit_:  # argparse's errors and --help; the status Python gives
-            code = exit_.code
-            status = code if isinstance(code, int) else 0 if code is None else 1
+            status = exit_status(exit_.code)
     return subprocess.CompletedProcess(["syntaxgym-helm", *args], status, out.getvalue(),
                                        err.getvalue())
