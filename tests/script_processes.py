@@ -10,8 +10,10 @@ working directory and argv given, its standard output and error captured, and it
 when its ``main`` returns, the threads it left are joined and its ``atexit`` handlers run (the
 request cache commits there), as at the end of an interpreter. What is not the same: whatever a
 preloaded module read from the environment when it was imported is the test worker's (torch's
-thread count, which is the point: the worker's share of the cores), and ``PYTHONPATH`` is put
-before ``sys.path`` by hand. Tests whose subject is the process itself (signals, the installed
+thread count, which is the point: the worker's share of the cores), ``PYTHONPATH`` is put
+before ``sys.path`` by hand, and ``yaml.safe_load`` parses with PyYAML's libyaml loader where it
+has one (:func:`libyaml_safe_load`: the same values, about 8x faster; HELM reads 580 kB of its
+own YAML at every start, 1.1 s of each script). Tests whose subject is the process itself (signals, the installed
 console script) start the real executable with :mod:`subprocess`. ``tests/`` is on ``sys.path``:
 import this as ``script_processes``.
 """
@@ -37,7 +39,10 @@ from typing import Any, Mapping, Sequence
 PRELOAD = ("syntaxgym_helm", "torch", "transformers",
            "transformers.models.llama.modeling_llama", "transformers.models.gemma3.modeling_gemma3",
            "helm.benchmark.run", "helm.benchmark.presentation.summarize",
-           "helm.clients.huggingface_client")
+           "helm.clients.huggingface_client",
+           # HELM imports every module of helm.benchmark.run_specs to find a run entry's
+           # function; one of them imports datasets (1.4 s).
+           "datasets")
 #: The console scripts started this way (their ``main`` is found by name, as pip's wrapper does).
 SCRIPTS = ("helm-run", "helm-summarize", "syntaxgym-helm")
 
@@ -87,6 +92,10 @@ def _run_in_child(name: str, args: list[str], cwd: str, env: dict[str, str], out
     """In the forked process: become the console script ``name``, run it, end as it would."""
     os.environ.clear()
     os.environ.update(env)
+    import yaml
+
+    if yaml.__with_libyaml__:
+        yaml.safe_load = libyaml_safe_load
     os.chdir(cwd)
     sys.path[:0] = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
     for stream, path in ((sys.stdout, out), (sys.stderr, err)):
@@ -109,6 +118,15 @@ def _run_in_child(name: str, args: list[str], cwd: str, env: dict[str, str], out
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)
+
+
+def libyaml_safe_load(stream: Any) -> Any:
+    """``yaml.safe_load(stream)`` with libyaml's parser (``yaml.CSafeLoader``): the same
+    constructors and resolver, so the same values (``tests/test_script_processes.py`` checks
+    HELM's configuration files)."""
+    import yaml
+
+    return yaml.load(stream, Loader=yaml.CSafeLoader)
 
 
 def exit_status(code: object) -> int:

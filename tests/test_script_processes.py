@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from fixtures import HU2020_DIR
-from script_processes import run_script
+from script_processes import libyaml_safe_load, run_script
 
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.limit(120)  # the first script of a worker waits for the forkserver's imports
@@ -36,8 +37,8 @@ def test_output_and_status_equal_the_installed_scripts(tmp_path: Path, args: lis
 
 @pytest.mark.limit(60)
 def test_a_script_past_its_deadline_is_killed_and_the_timeout_raised(tmp_path: Path) -> None:
-    # A helm-run takes seconds before its first request (HELM reads its model YAML alone for
-    # over a second here); this one is stopped after a second.
+    # A helm-run takes seconds before its first request (its model's load alone); this one is
+    # stopped after a second.
     command = [BIN / "helm-run", "--run-entries", "syntaxgym:suite=number_prep,model="
                "syntaxgym/smollm2-135m-instruct-q4_1", "--suite", "cut", "--max-eval-instances", "1"]
     started = time.monotonic()
@@ -51,3 +52,20 @@ def test_a_script_past_its_deadline_is_killed_and_the_timeout_raised(tmp_path: P
 def test_other_programs_are_refused() -> None:
     with pytest.raises(ValueError, match="start it with subprocess"):
         run_script([sys.executable, "-c", "pass"], timeout=10)
+
+
+def test_the_forked_scripts_yaml_loader_gives_the_values_of_pyyamls_own() -> None:
+    """The forked scripts read YAML with libyaml's parser: HELM's configuration files and ours
+    give the same values as ``yaml.safe_load``'s pure-Python parser."""
+    from importlib import resources
+
+    import yaml
+
+    if not yaml.__with_libyaml__:
+        pytest.skip("this PyYAML has no libyaml: the forked scripts use yaml.safe_load as it is")
+    helm_files = sorted(Path(str(resources.files("helm.config"))).glob("*.yaml"))
+    files = helm_files + sorted((ROOT / "configs").rglob("*.yaml"))
+    assert len(helm_files) >= 3 and len(files) > len(helm_files)
+    for path in files:
+        with path.open() as plain, path.open() as fast:
+            assert libyaml_safe_load(fast) == yaml.safe_load(plain), path

@@ -20,6 +20,7 @@ import pytest
 from sqlitedict import SqliteDict
 
 from fault_helpers import BIN, private_env, start_with_default_signals, wait_for_text
+from script_processes import run_script
 
 WORKER = textwrap.dedent("""
     import sys, time
@@ -130,10 +131,10 @@ def test_ctrl_c_during_scoring_ends_at_once_and_a_rerun_equals_an_uninterrupted_
     assert status == 130 and ended < 15, (status, ended, text[-3000:])
     assert "terminate called" not in text and "Traceback" not in text
     assert text.strip().splitlines()[-1].startswith("syntaxgym-helm: interrupted (SIGINT); ")
-    # The rerun takes what was kept and computes the rest; an uninterrupted run, from nothing.
+    # The rerun takes what was kept and computes the rest; an uninterrupted run, from nothing
+    # (neither is interrupted: forked from the preloaded forkserver, see script_processes).
     for folder in (interrupted, whole):
-        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
-                              timeout=900)
+        done = run_script(command, cwd=folder, env=env, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
     assert _per_instance(interrupted / "benchmark_output") == _per_instance(whole /
                                                                            "benchmark_output")

@@ -51,15 +51,14 @@ SENTENCES: list[tuple[str, str, Regions]] = [
 
 @functools.lru_cache(maxsize=None)
 def _tokenizer(model: EmbeddedModel):
+    """The model's tokenizer as the plugin keeps it converted from the GGUF file (equal to a
+    fresh conversion: tests/clients/test_embedded.py), in a fraction of the conversion's time."""
     from transformers import AutoTokenizer
 
-    if model is GEMMA3_270M:
-        from syntaxgym_helm.clients.embedded.clients import converted_tokenizer_folder
+    from syntaxgym_helm.clients.embedded.clients import converted_tokenizer_folder
 
-        return AutoTokenizer.from_pretrained(str(converted_tokenizer_folder(model)),
-                                             use_fast=True, local_files_only=True)
-    path = model.gguf_path()
-    return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    return AutoTokenizer.from_pretrained(str(converted_tokenizer_folder(model)), use_fast=True,
+                                         local_files_only=True)
 
 
 MODELS = [

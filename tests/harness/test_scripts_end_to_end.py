@@ -80,11 +80,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    """SmolLM2's tokenizer as transformers converts it from the GGUF file (seconds: once)."""
+    """SmolLM2's tokenizer as the plugin keeps it converted from the GGUF file (equal to a fresh
+    conversion, which takes 7 s: tests/clients/test_embedded.py checks it)."""
     from transformers import AutoTokenizer
 
-    path = SMOLLM2_135M.gguf_path()
-    return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    from syntaxgym_helm.clients.embedded.clients import converted_tokenizer_folder
+
+    return AutoTokenizer.from_pretrained(str(converted_tokenizer_folder(SMOLLM2_135M)),
+                                         use_fast=True, local_files_only=True)
 
 
 def _scored(runs: Path, suite: str, model: str) -> dict[int, tuple]:
