@@ -4,6 +4,7 @@ up to float rounding inside it, thread-local, and invisible in the model's state
 from __future__ import annotations
 
 import mmap
+import os
 import threading
 
 import pytest
@@ -115,6 +116,51 @@ def test_file_pages_are_handed_back_only_while_they_hold_the_files_bytes(tmp_pat
     assert _resident_kb(kept) <= 8  # the two pages at its edges at most
     assert torch.equal(kept, torch.from_numpy(values))  # read back from the file
     assert float(changed[12345]) == 7.0 and torch.equal(ordinary, torch.from_numpy(values))
+
+
+def _random_read_advice(address: int) -> bool:
+    """Whether the mapping holding ``address`` was advised MADV_RANDOM (smaps' ``rr`` flag)."""
+    with open("/proc/self/smaps") as smaps:
+        inside = False
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                low, high = (int(part, 16) for part in head.split("-"))
+                inside = low <= address < high
+            elif inside and head == "VmFlags:":
+                return "rr" in line.split()[1:]
+    raise AssertionError("no mapping holds the address")
+
+
+def test_a_table_handed_back_for_sparse_reads_is_read_whole_again_with_read_ahead(tmp_path):
+    """A second engine on the same model reads the embedding table whole (its probes, with the
+    default kernels): :func:`prepare_for_dense_reads` takes back the first engine's advice to
+    fault it in page by page, though that advice split the table's mapping (its first and last
+    part pages kept the file mapping's own advice)."""
+    import numpy as np
+
+    if not os.path.exists("/proc/self/smaps"):
+        pytest.skip("needs Linux's /proc/self/smaps")
+    values = np.random.default_rng(1).standard_normal(2**20).astype(np.float32)  # 4 MB
+    path = tmp_path / "table.bin"
+    values.tofile(path)
+    mapped = np.memmap(path, dtype=np.float32, mode="c")
+    table = torch.from_numpy(mapped)[3: 3 + 10**6].view(1000, 1000)  # starts inside a page
+    page = mmap.PAGESIZE
+    expected = torch.from_numpy(values[3: 3 + 10**6].copy()).view(1000, 1000)
+    assert table.data_ptr() % page and torch.equal(table, expected)  # every page read
+    inner = -(-table.data_ptr() // page) * page
+    assert cpu_kernels.release_for_sparse_reads(table) > 3.8 * 2**20
+    assert _random_read_advice(inner)
+    assert cpu_kernels._file_mapping_of(table, cpu_kernels._file_mappings()) is None  # split
+    assert cpu_kernels.prepare_for_dense_reads(table)
+    assert not _random_read_advice(inner)
+    assert torch.equal(table, expected)
+    # The mapping is whole again, so the second engine hands the table back as the first did.
+    assert cpu_kernels._file_mapping_of(table, cpu_kernels._file_mappings()) is not None
+    assert cpu_kernels.release_for_sparse_reads(table) > 3.8 * 2**20
+    assert _random_read_advice(inner)
+    assert not cpu_kernels.prepare_for_dense_reads(torch.from_numpy(values.copy()))  # not mapped
 
 
 @pytest.mark.limit(120)

@@ -132,6 +132,9 @@ class LogprobEngine:
             if head is None or base is self.model:
                 raise ValueError("no separate linear output layer")
             output_layer = OutputLayer(head)
+            if self.onednn:  # an engine set up on this model before handed them back
+                for table in self._lookup_tables(output_layer):
+                    cpu_kernels.prepare_for_dense_reads(table)
             with torch.inference_mode():
                 out = base(input_ids=torch.tensor([[self.encoder.bos_id] * 2], device=self.device),
                            use_cache=True)
@@ -214,11 +217,7 @@ class LogprobEngine:
             output_layer.pack_for_onednn(self.limits.max_batch_positions)
             # And the input embeddings (often the same table): a lookup reads back only the row
             # of its token, as does scoring a token after a stored prefix.
-            tables = [output_layer.weight]
-            embeddings = self.model.get_input_embeddings()
-            if embeddings is not None and embeddings.weight is not output_layer.weight:
-                tables.append(embeddings.weight)
-            for table in tables:
+            for table in self._lookup_tables(output_layer):
                 cpu_kernels.release_for_sparse_reads(table)
             return packed_layers
         except Exception as exc:  # noqa: BLE001 - an optimisation: never fatal
@@ -226,6 +225,14 @@ class LogprobEngine:
             self.onednn = False
             output_layer.packed_blocks = []
             return 0
+
+    def _lookup_tables(self, output_layer: OutputLayer) -> list[torch.Tensor]:
+        """The output layer's weight and the input embeddings (often the same table)."""
+        tables = [output_layer.weight]
+        embeddings = self.model.get_input_embeddings()
+        if embeddings is not None and embeddings.weight is not output_layer.weight:
+            tables.append(embeddings.weight)
+        return tables
 
     # -- logprobs -------------------------------------------------------------------------------
 
