@@ -273,7 +273,12 @@ _PLAIN: dict[str, list[float]] = {}
 def _plain_pass(loaded, prompt: str) -> list[float]:
     import torch
 
+    from syntaxgym_helm.clients.local import cpu_kernels
+
     model, tokenizer = loaded
+    # An engine set up on this model handed its embedding table back to be read a row at a
+    # time; this pass reads it whole (the output layer).
+    cpu_kernels.prepare_for_dense_reads(model.get_output_embeddings().weight)
     ids = [tokenizer.convert_tokens_to_ids(BOS)]
     ids += tokenizer(prompt, add_special_tokens=False)["input_ids"]
     with torch.no_grad():
