@@ -23,18 +23,28 @@ def gguf_path() -> Path:
 
 
 def test_a_load_parses_the_file_once_and_gets_the_values_of_an_unmemoised_parse(
-        gguf_path: Path) -> None:
+        gguf_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gguf
     from transformers import modeling_gguf_pytorch_utils as gguf_utils
 
     originals = (gguf.GGUFReader, gguf.get_tensor_name_map, gguf_utils.load_gguf_checkpoint)
-    plain = gguf_utils.load_gguf_checkpoint(str(gguf_path), return_tensors=False)
+    plain_readers = []  # the reader the unmemoised parse makes, kept to compare with the memo's
+
+    def recorded(*args, **kwargs):
+        plain_readers.append(originals[0](*args, **kwargs))
+        return plain_readers[-1]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(gguf, "GGUFReader", recorded)
+        plain = gguf_utils.load_gguf_checkpoint(str(gguf_path), return_tensors=False)
     arch = next(key for key, name in gguf.MODEL_ARCH_NAMES.items() if name == "llama")
     with gguf_parsed_once() as memoised:
         assert memoised
         first = gguf_utils.load_gguf_checkpoint(str(gguf_path), return_tensors=False)
         assert first == plain
-        assert gguf.GGUFReader(str(gguf_path)) is gguf.GGUFReader(str(gguf_path))
+        memo = gguf.GGUFReader(str(gguf_path))
+        assert memo is gguf.GGUFReader(str(gguf_path))
+        _assert_same_reading(memo, plain_readers[0])
         assert gguf.get_tensor_name_map(arch, 30) is gguf.get_tensor_name_map(arch, 30)
         first["config"]["model_type"] = "changed by a caller"
         first["tokenizer"]["tokens"].append("changed by a caller")
@@ -54,3 +64,22 @@ def test_a_failed_load_leaves_nothing_replaced(gguf_path: Path) -> None:
         with gguf_parsed_once():
             gguf.GGUFReader(str(gguf_path.with_name("absent.gguf")))
     assert gguf.GGUFReader is original
+
+
+def _assert_same_reading(memo, plain) -> None:
+    """The memo's reader (a plain array view of the file) reads what gguf's own reader reads:
+    every metadata field where gguf's reader found it, with the same types and element indices
+    (the values: ``first == plain`` above), and every tensor's name, type, shape and bytes."""
+    import numpy as np
+
+    assert type(plain.data) is np.memmap and type(memo.data) is np.ndarray
+    assert list(memo.fields) == list(plain.fields)
+    for name, field in plain.fields.items():
+        other = memo.fields[name]
+        assert (other.offset, other.data, other.types, len(other.parts)) == (
+            field.offset, field.data, field.types, len(field.parts))
+    assert len(memo.tensors) == len(plain.tensors) > 200
+    for mine, theirs in zip(memo.tensors, plain.tensors):
+        assert (mine.name, mine.tensor_type, list(mine.shape), mine.data_offset) == (
+            theirs.name, theirs.tensor_type, list(theirs.shape), theirs.data_offset)
+        assert np.array_equal(mine.data, theirs.data)

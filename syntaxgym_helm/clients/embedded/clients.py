@@ -47,8 +47,8 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
     file (in the plugin's cache), else in the plugin's cache under ``tokenizers/`` (a package's
     folder is not ours to write in), named after the file's identity (:func:`_identity`).
 
-    Converting a tokenizer from a GGUF file is slow (Gemma's 262,144 tokens: about 17 s on two CPU
-    cores, the saved copy about 3 s; SmolLM2's: 6 to 8 s on one core, the copy a fraction of a
+    Converting a tokenizer from a GGUF file is slow (Gemma's 262,144 tokens: about 15 s on one CPU
+    core, the saved copy about 3 s; SmolLM2's: about 4 s, the copy a fraction of a
     second), and HELM loads its tokenizer in every ``helm-run``. The copy is made once, from the
     GGUF file, with transformers' own ``save_pretrained`` (the same round trip the
     dequantised-weights cache of :mod:`syntaxgym_helm.clients.local.model_loading` makes), into a

@@ -6,8 +6,8 @@ field to Python values (SmolLM2's 49,152-word vocabulary and merges: seconds eac
 262,144 words: tens of seconds), and maps tensor names with ``gguf.get_tensor_name_map(arch,
 layers)``, which it rebuilds for every submodule (some 400 times). Within
 :func:`gguf_parsed_once` the reader, the metadata-only ``load_gguf_checkpoint`` (each caller gets
-its own deep copy) and the name table are memoised: the same values, the same tensors, fewer
-repeats.
+its own deep copy) and the name table are memoised, and the reader reads a plain array view of its
+memory map (three to four times faster): the same values, the same tensors, fewer repeats.
 
 transformers imports these names from their modules when it calls them, so replacing the modules'
 attributes for the length of a load is enough. Where a release no longer has them, nothing is
@@ -33,16 +33,38 @@ _lock = threading.RLock()
 
 
 def _memoised_reader(reader_class: Any) -> Any:
-    """``reader_class(path, mode)``, made once per path and mode."""
+    """``reader_class(path, mode)``, made once per path and mode, reading a plain array."""
     readers: dict[tuple[str, str], Any] = {}
+    plain_reader = _plain_array_reader(reader_class)
 
     def reader(path: Any, mode: str = "r") -> Any:
         key = (os.path.realpath(os.fspath(path)), mode)
         if key not in readers:
-            readers[key] = reader_class(path, mode)
+            readers[key] = plain_reader(path, mode)
         return readers[key]
 
     return reader
+
+
+def _plain_array_reader(reader_class: type) -> type:
+    """``reader_class`` reading its file through a plain ``numpy.ndarray`` view of the memory map
+    it makes (``self.data``), the same bytes: slicing a ``numpy.memmap`` runs two Python-level
+    hooks per slice, and the reader slices once per element of every metadata array (SmolLM2's
+    parse: 5.0 s, 1.7 s so; Gemma-3's: 21.9 s, 5.4 s)."""
+    import numpy as np
+
+    class PlainArrayReader(reader_class):  # type: ignore[misc, valid-type]
+        @property
+        def data(self) -> Any:
+            return self.__dict__["_plain_data"]
+
+        @data.setter
+        def data(self, mapped: Any) -> None:  # the view keeps the map open (its base)
+            self.__dict__["_plain_data"] = (mapped.view(np.ndarray)
+                                            if isinstance(mapped, np.memmap) else mapped)
+
+    PlainArrayReader.__name__ = PlainArrayReader.__qualname__ = reader_class.__name__
+    return PlainArrayReader
 
 
 def _memoised_metadata(load: Any) -> Any:
