@@ -15,7 +15,13 @@ import syntaxgym_helm.plugin  # noqa: F401  (what helm-run loads through the ent
 from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 from syntaxgym_helm.harness.run_spec import RunSpecError, SyntaxGymModelRunExpander, get_syntaxgym_spec
 
-register_builtin_configs_from_helm_package()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def helm_configs() -> None:
+    """HELM's built-in model and tokenizer configs, registered as helm-run registers them: when
+    the module's tests run, not when pytest collects it (every test worker collects every file)."""
+    register_builtin_configs_from_helm_package()
 
 
 def run_spec(entry: str):
