@@ -13,7 +13,9 @@ instead of HELM's ``Cache``):
   unscorable with the reason);
 - the SQLite file cannot hang the run (:mod:`.sqlite_store`), and its errors name it;
 - a GGUF checkpoint is loaded from its dequantised copy (the plugin's weights cache, made once),
-  not dequantised again in every run: the same weights in a second or two.
+  not dequantised again in every run: the same weights in a second or two; its tokenizer, which
+  HELM converts from the file in every run, is read with the plugin's faster GGUF reader
+  (:mod:`.local.gguf_parsing`: 4 s instead of 7 s for SmolLM2's).
 
 Importing this module imports torch and transformers (through HELM's client).
 """
@@ -27,11 +29,12 @@ from helm.clients.huggingface_client import HuggingFaceClient
 from helm.common.cache import CacheConfig
 from helm.common.hierarchical_logger import hlog
 from helm.common.request import Request, RequestResult
-from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer
+from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer, WrappedPreTrainedTokenizer
 from helm.tokenizers.tokenizer import Tokenizer
 
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.failed_request import failed_request
+from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 from syntaxgym_helm.clients.request_cache import REFUSED_MARK, RequestCache
 from syntaxgym_helm.core.logprobs import first_impossible
 
@@ -127,3 +130,12 @@ class CheckedHuggingFaceTokenizer(HuggingFaceTokenizer):
             pretrained_model_name_or_path or tokenizer_name, kwargs.get("gguf_file"),
             kwargs.get("revision"))
         self.cache = RequestCache(cache_config, key_fields={"checkpoint": identity})
+        self.gguf_file: Optional[str] = kwargs.get("gguf_file")
+
+    def get_wrapped_tokenizer(self) -> WrappedPreTrainedTokenizer:
+        """HELM's tokenizer; from a GGUF file, the file read by :func:`gguf_parsed_once`'s
+        faster reader (the same values)."""
+        if not self.gguf_file:
+            return super().get_wrapped_tokenizer()
+        with gguf_parsed_once():
+            return super().get_wrapped_tokenizer()

@@ -83,3 +83,37 @@ def _assert_same_reading(memo, plain) -> None:
         assert (mine.name, mine.tensor_type, list(mine.shape), mine.data_offset) == (
             theirs.name, theirs.tensor_type, list(theirs.shape), theirs.data_offset)
         assert np.array_equal(mine.data, theirs.data)
+
+
+def test_helms_tokenizer_for_a_gguf_checkpoint_reads_the_file_with_the_faster_reader(
+        gguf_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HELM loads a GGUF checkpoint's tokenizer in every run (the local-checkpoint example's
+    ``CheckedHuggingFaceTokenizer``): the file is parsed once, by the memo's plain-array reader
+    (7 s for SmolLM2's with gguf's own, 4 s so). The tokenizer is the one the plugin keeps
+    converted from the file (tests/clients/test_embedded.py checks that copy against a fresh
+    conversion)."""
+    import gguf
+    import numpy as np
+    from helm.common.cache import SqliteCacheConfig
+    from transformers import AutoTokenizer
+
+    from syntaxgym_helm.clients.embedded.clients import converted_tokenizer_folder
+    from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceTokenizer
+
+    readers = []
+
+    class RecordedReader(gguf.GGUFReader):  # the memo's reader subclasses what it finds
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            readers.append(self)
+
+    monkeypatch.setattr(gguf, "GGUFReader", RecordedReader)
+    tokenizer = CheckedHuggingFaceTokenizer(
+        SqliteCacheConfig(str(tmp_path / "cache.sqlite")), f"test/{tmp_path.name}",
+        pretrained_model_name_or_path=str(gguf_path.parent), gguf_file=gguf_path.name)
+    with tokenizer.get_wrapped_tokenizer() as loaded:
+        ids = loaded("The keys to the cabinet are on the table.")["input_ids"]
+    assert len(readers) == 1 and type(readers[0].data) is np.ndarray
+    saved = AutoTokenizer.from_pretrained(str(converted_tokenizer_folder(SMOLLM2_135M)),
+                                          use_fast=True, local_files_only=True)
+    assert ids == saved("The keys to the cabinet are on the table.")["input_ids"]
