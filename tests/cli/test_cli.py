@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from script_processes import run_script
 from syntaxgym_helm.cli import main as cli
 
 SAMPLE_LINE = ("Sample subject--verb suite: 1 items, 2 conditions, 3 regions, 1 predictions, "
@@ -143,10 +144,11 @@ def test_console_script(mixed_dir: Path) -> None:
 # -- hostile files: each refused at once, with a clear line ---------------------------------------
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The command line in its own process, with a deadline: a regression that reads a pipe
-    fails the test instead of hanging it."""
-    return subprocess.run([sys.executable, "-m", "syntaxgym_helm.cli.main", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=60, check=False)
+    """The command line in its own process (forked from the tests' preloaded forkserver:
+    ``script_processes``), with a deadline: a regression that reads a pipe fails the test
+    instead of hanging it."""
+    return run_script([Path(sys.executable).parent / "syntaxgym-helm", *args], cwd=cwd,
+                      timeout=60)
 
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
