@@ -13,9 +13,9 @@ preloaded module read from the environment when it was imported is the test work
 thread count, which is the point: the worker's share of the cores), ``PYTHONPATH`` is put
 before ``sys.path`` by hand, and ``yaml.safe_load`` parses with PyYAML's libyaml loader where it
 has one (:func:`libyaml_safe_load`: the same values, about 8x faster; HELM reads 580 kB of its
-own YAML at every start, 1.1 s of each script). Tests whose subject is the process itself (signals, the installed
-console script) start the real executable with :mod:`subprocess`. ``tests/`` is on ``sys.path``:
-import this as ``script_processes``.
+own YAML at every start, 1.1 s of each script). Tests whose subject is the process itself
+(signals, the installed console script) start the real executable with :mod:`subprocess`.
+``tests/`` is on ``sys.path``: import this as ``script_processes``.
 """
 
 from __future__ import annotations

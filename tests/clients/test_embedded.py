@@ -256,7 +256,8 @@ def test_gemma_prefix_sharing_holds_a_past_longer_than_its_sliding_window(
     # prompt, logits at the sentence's positions only.
     stored = sorted(range(len(items)), key=lambda i: contexts[items[i].item_number])
     bos = [tokenizer.convert_tokens_to_ids(GEMMA_BOS)]
-    expected: dict[int, tuple[int, list[float]]] = {}  # item index -> (start, logprobs)
+    # item index -> (the sentence's first position, the prompt's length, the sentence's logprobs)
+    expected: dict[int, tuple[int, int, list[float]]] = {}
     for i in sorted(set(stored[::2]) | {stored[-1]}):
         ids = bos + tokenizer(prompts[i], add_special_tokens=False).input_ids
         context = bos + tokenizer(contexts[items[i].item_number],
@@ -268,7 +269,7 @@ def test_gemma_prefix_sharing_holds_a_past_longer_than_its_sliding_window(
                            logits_to_keep=torch.arange(start - 1, len(ids) - 1)).logits[0]
         chosen = torch.log_softmax(logits.float(), -1)[torch.arange(len(ids) - start),
                                                        torch.tensor(ids[start:])]
-        expected[i] = (start, [0.0] * start + chosen.tolist())
+        expected[i] = (start, len(ids), chosen.tolist())
     # One big pass after the contexts alone were stored: each of its rows holds many items,
     # whose stored contexts together are far more than 512 positions of past.
     shared = LogprobEngine(model, tokenizer, bos_text=GEMMA_BOS, max_row_nodes=4096,
@@ -288,9 +289,9 @@ def test_gemma_prefix_sharing_holds_a_past_longer_than_its_sliding_window(
         shared_results = shared.prompt_logprobs(prompts)
     assert pasts and max(pasts) > window, pasts
     worst = 0.0
-    for i, (start, logprobs) in expected.items():
-        assert len(shared_results[i].logprobs) == len(logprobs)
+    for i, (start, length, logprobs) in expected.items():
+        assert len(shared_results[i].logprobs) == length
         worst = max(worst, max(abs(x - y) for x, y in zip(shared_results[i].logprobs[start:],
-                                                            logprobs[start:])))
+                                                            logprobs, strict=True)))
     assert worst < 1e-3  # nats
     assert shared.counts["reused"] > 0

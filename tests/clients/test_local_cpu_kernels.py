@@ -75,9 +75,9 @@ def test_only_cpu_float32_qualifies():
     assert not cpu_kernels.available(torch.device("meta"), torch.float32)
 
 
-def _resident_kb(tensor: torch.Tensor) -> int:
-    """This process's resident memory (kB) in the mapping that holds ``tensor`` (smaps)."""
-    address = tensor.data_ptr()
+def _smaps_field(address: int, field: str) -> list[str]:
+    """The values of ``field`` (``"Rss:"``, ``"VmFlags:"``) of the mapping that holds
+    ``address``, from this process's smaps."""
     inside = False
     with open("/proc/self/smaps") as smaps:
         for line in smaps:
@@ -85,9 +85,14 @@ def _resident_kb(tensor: torch.Tensor) -> int:
             if "-" in head and all(c in "0123456789abcdef-" for c in head):
                 low, high = (int(x, 16) for x in head.split("-"))
                 inside = low <= address < high
-            elif inside and line.startswith("Rss:"):
-                return int(line.split()[1])
-    raise AssertionError("no mapping holds the tensor")
+            elif inside and head == field:
+                return line.split()[1:]
+    raise AssertionError("no mapping holds the address")
+
+
+def _resident_kb(tensor: torch.Tensor) -> int:
+    """This process's resident memory (kB) in the mapping that holds ``tensor``."""
+    return int(_smaps_field(tensor.data_ptr(), "Rss:")[0])
 
 
 def test_file_pages_are_handed_back_only_while_they_hold_the_files_bytes(tmp_path):
@@ -120,16 +125,7 @@ def test_file_pages_are_handed_back_only_while_they_hold_the_files_bytes(tmp_pat
 
 def _random_read_advice(address: int) -> bool:
     """Whether the mapping holding ``address`` was advised MADV_RANDOM (smaps' ``rr`` flag)."""
-    with open("/proc/self/smaps") as smaps:
-        inside = False
-        for line in smaps:
-            head = line.split()[0]
-            if "-" in head and not head.endswith(":"):
-                low, high = (int(part, 16) for part in head.split("-"))
-                inside = low <= address < high
-            elif inside and head == "VmFlags:":
-                return "rr" in line.split()[1:]
-    raise AssertionError("no mapping holds the address")
+    return "rr" in _smaps_field(address, "VmFlags:")
 
 
 def test_a_table_handed_back_for_sparse_reads_is_read_whole_again_with_read_ahead(tmp_path):

@@ -16,7 +16,6 @@ from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 from syntaxgym_helm.harness.run_spec import RunSpecError, SyntaxGymModelRunExpander, get_syntaxgym_spec
 
 
-
 @pytest.fixture(scope="module", autouse=True)
 def helm_configs() -> None:
     """HELM's built-in model and tokenizer configs, registered as helm-run registers them: when
