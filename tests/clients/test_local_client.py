@@ -30,9 +30,11 @@ from syntaxgym_helm.clients.local.prompt_encoding import PromptError, texts_from
 from syntaxgym_helm.clients.local.server import ModelServerFactory
 from syntaxgym_helm.clients.local.prefix_trie import (
     ROOT,
+    STREAMS,
     PrefixIndex,
     attention_allowed,
     count_nodes,
+    pass_order,
     plan_passes,
 )
 
@@ -89,10 +91,11 @@ def _store_pass(rows, index):
                 slot_of[i], _ = index.insert(parent, row.tokens[i], row.depths[i])
 
 
-@pytest.mark.parametrize("sort", [True, False])
+@pytest.mark.parametrize("streams", [None, 1, 3])
 @pytest.mark.parametrize("max_row_nodes, capacity", [(1, 0), (3, 0), (8, 10), (1000, 0),
                                                      (4, 1000), (1000, 7), (1000, 1000)])
-def test_passes_lay_out_every_prefix_once_and_reuse_stored_ones(max_row_nodes, capacity, sort):
+def test_passes_lay_out_every_prefix_once_and_reuse_stored_ones(max_row_nodes, capacity,
+                                                                 streams):
     rng = random.Random(max_row_nodes * 7 + capacity)
     seqs = [[0] + [rng.randrange(4) for _ in range(rng.randrange(1, 7))] for _ in range(40)]
     seqs += [list(seqs[0]), seqs[1][:2]]  # a duplicate and a prefix of another sequence
@@ -100,7 +103,7 @@ def test_passes_lay_out_every_prefix_once_and_reuse_stored_ones(max_row_nodes, c
     index = PrefixIndex(capacity)
     seen, computed, reused, order = [], 0, 0, []
     for rows, sequences in plan_passes(seqs, index, max_positions=24, max_sequences=5,
-                                       max_row_nodes=max_row_nodes, sort=sort):
+                                       max_row_nodes=max_row_nodes, streams=streams):
         members = [sequence for row in rows for sequence, _ in row.members]
         assert 1 <= sequences == len(members) <= 5
         assert sum(len(row) for row in rows) <= 24 or sequences == 1
@@ -124,10 +127,45 @@ def test_passes_lay_out_every_prefix_once_and_reuse_stored_ones(max_row_nodes, c
         order += sorted(members)
         _store_pass(rows, index)
     assert sorted(seen) == list(range(len(seqs)))
-    if not sort:  # passes follow the order the sequences came in
+    if streams is None:  # passes follow the order the sequences came in
         assert order == list(range(len(seqs)))
     if capacity >= 1000:  # everything stays stored: nothing is computed twice at all
         assert reused > 0 and computed == count_nodes(seqs)
+
+
+def test_pass_order_deals_the_lexicographic_order_into_interleaved_streams():
+    rng = random.Random(5)
+    seqs = [[rng.randrange(3) for _ in range(rng.randrange(1, 5))] for _ in range(23)]
+    lexicographic = sorted(range(len(seqs)), key=lambda i: seqs[i])
+    assert [seqs[i] for i in pass_order(seqs, 1)] == [seqs[i] for i in lexicographic]
+    order = pass_order(seqs, 4)
+    assert sorted(order) == list(range(len(seqs)))
+    # Stretches of 6 (the last of 5), taken in turn: 4 stretches' first sequences, then the
+    # second ones, ...
+    stretches = [lexicographic[start: start + 6] for start in range(0, len(seqs), 6)]
+    assert order[:4] == [stretch[0] for stretch in stretches]
+    assert order[-3:] == [stretch[5] for stretch in stretches[:3]]
+
+
+def test_streams_compute_fewer_positions_than_the_order_asked_for_or_plain_sorting():
+    """Sentences sharing beginnings in a shuffled order, a store too small to keep them all:
+    the order asked for recomputes evicted prefixes, plain sorting pads rows to one large
+    subtree per pass; streams do neither as much (see ``pass_order``)."""
+    def positions(seqs: list[list[int]], streams: int | None) -> int:
+        index, total = PrefixIndex(40), 0
+        for rows, _ in plan_passes(seqs, index, max_positions=48, max_sequences=16,
+                                   max_row_nodes=16, streams=streams):
+            computed = [row for row in rows if len(row)]
+            total += max(len(row) for row in computed) * len(computed)  # padding included
+            _store_pass(computed, index)
+        return total
+
+    for seed in range(3):
+        rng = random.Random(seed)
+        seqs = [[0, rng.randrange(3), rng.randrange(3), rng.randrange(4)]
+                + [rng.randrange(50) for _ in range(rng.randrange(1, 5))] for _ in range(300)]
+        given, lexicographic, streams = (positions(seqs, s) for s in (None, 1, STREAMS))
+        assert count_nodes(seqs) <= streams < min(given, lexicographic), seed
 
 
 def test_prefix_index_evicts_least_recently_used_descendants_first():

@@ -19,7 +19,7 @@ from syntaxgym_helm.clients.local import cpu_kernels
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
 from syntaxgym_helm.clients.local.pass_packing import logprobs_by_sequence, pack_rows, plan_outputs
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore, cache_keyword, returned_cache
-from syntaxgym_helm.clients.local.prefix_trie import PackedRow, plan_passes
+from syntaxgym_helm.clients.local.prefix_trie import STREAMS, PackedRow, plan_passes
 from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt
 
 OnPass = Callable[[list[int], list[list[float]]], None]
@@ -131,10 +131,11 @@ class SharedPasses:
             onednn: bool, on_pass: OnPass | None = None) -> list[list[float]]:
         """``onednn``: multiply with oneDNN-packed weights where a pass allows it."""
         results: list[list[float]] = [[] for _ in encoded]
-        sort = not store.index.capacity  # with no store, sequences sharing prefixes go together
+        # With no store, sequences sharing prefixes go together; with one, several streams.
+        streams = STREAMS if store.index.capacity else 1
         for rows, _ in plan_passes([e.ids for e in encoded], store.index,
                                    limits.max_batch_positions, limits.batch_size,
-                                   limits.max_row_nodes, sort=sort):
+                                   limits.max_row_nodes, streams=streams):
             computed = self.one_pass(rows, encoded, store, onednn)
             for index, logprobs in computed.items():
                 results[index] = logprobs

@@ -262,19 +262,46 @@ def split_row(row: PackedRow, max_row_nodes: int, index: PrefixIndex | None) -> 
     return rows
 
 
+#: How many interleaved streams :func:`pass_order` deals a store-backed call's sequences into.
+STREAMS = 8
+
+
+def pass_order(seqs: Sequence[Sequence[int]], streams: int) -> list[int]:
+    """The order in which :func:`plan_passes` takes ``seqs``: lexicographic, dealt card by card
+    into ``streams`` interleaved streams (1: plain lexicographic order).
+
+    Why: in lexicographic order the sequences that share a prefix are neighbours, so a prefix is
+    needed only while they are planned and a store of computed prefixes need not keep it long
+    (in the order asked for, a prefix shared by sequences far apart is often evicted before its
+    second use). But a pass of neighbours is one large subtree, and the rows of a pass are padded
+    to the largest (:func:`split_row`). Taking the sequences from several streams in turn fills
+    each pass with independent subtrees that balance into rows, while each stream walks its own
+    stretch of the order, so the store still keeps little more than each stream's current
+    path. On all of BLiMP (SmolLM2's tokenizer, the engine's default limits and store, each
+    paradigm a call) the positions computed, padding included: 815,525 in the order asked for,
+    893,449 in lexicographic order, 794,211 with 3 streams and 788,760 with 8 (715,754 distinct
+    prefixes; 778,130 counted within each paradigm)."""
+    ordered = sorted(range(len(seqs)), key=lambda i: tuple(seqs[i]))
+    if streams <= 1:
+        return ordered
+    size = -(-len(ordered) // streams)  # each stream a stretch of this many sequences
+    stretches = [ordered[start: start + size] for start in range(0, len(ordered), size)]
+    return [stretch[step] for step in range(size) for stretch in stretches
+            if step < len(stretch)]
+
+
 def plan_passes(seqs: Sequence[Sequence[int]], index: PrefixIndex | None, max_positions: int,
                 max_sequences: int, max_row_nodes: int | None = None,
-                sort: bool = False) -> Iterable[tuple[list[PackedRow], int]]:
-    """The forward passes for ``seqs``: ``(rows, sequences)`` each, taken as given or in
-    lexicographic order (``sort``). Each is yielded before the next is planned, so that what
-    the caller stores from it (in ``index``) serves the later ones.
+                streams: int | None = None) -> Iterable[tuple[list[PackedRow], int]]:
+    """The forward passes for ``seqs``: ``(rows, sequences)`` each, taken as given (``streams``
+    None) or in :func:`pass_order` with that many streams. Each is yielded before the next is
+    planned, so that what the caller stores from it (in ``index``) serves the later ones.
 
-    With a store of computed prefixes the given order loses nothing (a pass shares whatever its
-    sequences share, later passes reuse stored prefixes) and answers come back in the order they
-    were asked for; without one, sorting puts sequences that share prefixes in the same pass.
+    Without a store of computed prefixes, plain lexicographic order (1 stream) puts sequences
+    that share prefixes in the same pass; with one, several streams compute the fewest
+    positions (see :func:`pass_order`).
     """
-    order = (sorted(range(len(seqs)), key=lambda i: tuple(seqs[i])) if sort
-             else list(range(len(seqs))))
+    order = list(range(len(seqs))) if streams is None else pass_order(seqs, streams)
     position = 0
     while position < len(order):
         if index is not None:
