@@ -186,6 +186,26 @@ def test_prefix_index_evicts_least_recently_used_descendants_first():
     assert index.insert(ROOT, 3, 0) == (c, False)  # already stored
 
 
+def test_prefix_index_keeps_prefixes_used_in_several_calls_longer():
+    """A beginning that two calls (two HELM runs) used outlives newer slots that one call used:
+    the next run likely starts the same way."""
+    index = PrefixIndex(3)
+    index.begin_call()
+    shared, _ = index.insert(ROOT, 1, 0)
+    index.tick += 1
+    index.begin_call()
+    index.touch(shared)  # the second call uses it too
+    index.tick += 1
+    c, _ = index.insert(ROOT, 3, 0)
+    d, _ = index.insert(c, 4, 1)
+    index.tick += 1
+    e, fresh = index.insert(ROOT, 5, 0)  # full: frees one slot, not the least recently used
+    assert fresh and index.lookup(ROOT, 1) == shared and index.lookup(c, 4) is None
+    index.tick += 1
+    index.insert(e, 6, 1)
+    assert index.lookup(ROOT, 1) == shared and index.lookup(ROOT, 3) is None
+
+
 def test_attention_reaches_exactly_the_ancestors_stored_or_in_the_row():
     index = PrefixIndex(100)
     seqs = [[0, 1, 2, 3], [0, 1, 4], [0, 5, 6, 7, 8], [9, 1]]

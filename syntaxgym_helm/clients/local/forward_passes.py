@@ -131,6 +131,7 @@ class SharedPasses:
             onednn: bool, on_pass: OnPass | None = None) -> list[list[float]]:
         """``onednn``: multiply with oneDNN-packed weights where a pass allows it."""
         results: list[list[float]] = [[] for _ in encoded]
+        store.index.begin_call()
         # With no store, sequences sharing prefixes go together; with one, several streams.
         streams = STREAMS if store.index.capacity else 1
         for rows, _ in plan_passes([e.ids for e in encoded], store.index,

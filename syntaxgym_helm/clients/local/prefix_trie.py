@@ -41,9 +41,13 @@ Ref = tuple[bool, int]
 class PrefixIndex:
     """Which prefixes are stored, as a trie over slots ``0 .. capacity - 1``.
 
-    ``tick`` counts forward passes; a slot used in the current pass is never evicted. Eviction
-    takes the least recently used slots, deepest first among equals: a slot is used only together
-    with its ancestors, so no slot is evicted before its descendants.
+    ``tick`` counts forward passes; a slot used in the current pass is never evicted. ``call``
+    counts the caller's calls (:meth:`begin_call`: a HELM run's prompts are one call). Eviction
+    takes first the slots used in one call only, then those used in several (the beginnings that
+    run after run share), the least recently used first and the deepest first among equals within
+    each: a slot is used only together with its ancestors, so no slot is evicted before its
+    descendants. (On all of BLiMP, each paradigm a call, keeping the slots of several calls
+    longer computes 778,075 positions instead of 788,760; the floor is 715,754.)
     """
 
     def __init__(self, capacity: int) -> None:
@@ -54,8 +58,15 @@ class PrefixIndex:
         self.depth = [0] * capacity
         self.last_used = [0] * capacity
         self.in_use = [False] * capacity
+        self.first_call = [0] * capacity
+        self.several_calls = [False] * capacity
         self.free = list(range(capacity - 1, -1, -1))
         self.tick = 1
+        self.call = 0
+
+    def begin_call(self) -> None:
+        """Count a new call of the caller (see the class's docstring)."""
+        self.call += 1
 
     def __len__(self) -> int:
         return self.capacity - len(self.free)
@@ -74,6 +85,8 @@ class PrefixIndex:
 
     def touch(self, slot: int) -> None:
         self.last_used[slot] = self.tick
+        if self.first_call[slot] != self.call:
+            self.several_calls[slot] = True
 
     def insert(self, parent: int, token: int, depth: int) -> tuple[int | None, bool]:
         """Slot for ``parent + token``: ``(slot, True)`` when newly taken (fill it), ``(slot,
@@ -90,6 +103,7 @@ class PrefixIndex:
         self.children[(parent, token)] = slot
         self.parent[slot], self.token[slot], self.depth[slot] = parent, token, depth
         self.in_use[slot] = True
+        self.first_call[slot], self.several_calls[slot] = self.call, False
         self.touch(slot)
         return slot, True
 
@@ -97,7 +111,7 @@ class PrefixIndex:
         """Free about half the slots (only ones not used in the current pass)."""
         candidates = [s for s in range(self.capacity)
                       if self.in_use[s] and self.last_used[s] < self.tick]
-        candidates.sort(key=lambda s: (self.last_used[s], -self.depth[s]))
+        candidates.sort(key=lambda s: (self.several_calls[s], self.last_used[s], -self.depth[s]))
         for slot in candidates[: max(1, self.capacity // 2)]:
             del self.children[(self.parent[slot], self.token[slot])]
             self.in_use[slot] = False
