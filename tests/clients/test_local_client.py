@@ -34,6 +34,7 @@ from syntaxgym_helm.clients.local.prefix_trie import (
     PrefixIndex,
     attention_allowed,
     count_nodes,
+    insert_rows,
     pass_order,
     plan_passes,
 )
@@ -81,16 +82,6 @@ def _subtree_sizes(row) -> int:
     return max(sizes.values(), default=0)
 
 
-def _store_pass(rows, index):
-    """Store a pass's new nodes in ``index`` as the engine does after the forward pass."""
-    for row in rows:
-        slot_of = [None] * len(row)
-        for i in range(len(row)):
-            parent = slot_of[row.parents[i]] if row.parents[i] != ROOT else row.anchors[i]
-            if parent is not None:
-                slot_of[i], _ = index.insert(parent, row.tokens[i], row.depths[i])
-
-
 @pytest.mark.parametrize("streams", [None, 1, 3])
 @pytest.mark.parametrize("max_row_nodes, capacity", [(1, 0), (3, 0), (8, 10), (1000, 0),
                                                      (4, 1000), (1000, 7), (1000, 1000)])
@@ -125,7 +116,7 @@ def test_passes_lay_out_every_prefix_once_and_reuse_stored_ones(max_row_nodes, c
         seen += members
         computed += len(pass_prefixes)
         order += sorted(members)
-        _store_pass(rows, index)
+        insert_rows(index, rows)  # as the engine does after the pass
     assert sorted(seen) == list(range(len(seqs)))
     if streams is None:  # passes follow the order the sequences came in
         assert order == list(range(len(seqs)))
@@ -157,7 +148,7 @@ def test_streams_compute_fewer_positions_than_the_order_asked_for_or_plain_sorti
                                    max_row_nodes=16, streams=streams):
             computed = [row for row in rows if len(row)]
             total += max(len(row) for row in computed) * len(computed)  # padding included
-            _store_pass(computed, index)
+            insert_rows(index, computed)
         return total
 
     for seed in range(3):
@@ -210,7 +201,7 @@ def test_attention_reaches_exactly_the_ancestors_stored_or_in_the_row():
     index = PrefixIndex(100)
     seqs = [[0, 1, 2, 3], [0, 1, 4], [0, 5, 6, 7, 8], [9, 1]]
     ((first, _),) = plan_passes(seqs[:2], index, 100, 100)
-    _store_pass(first, index)
+    insert_rows(index, first)
     later = [[0, 1, 2, 7, 7], [0, 1, 4, 4], [0, 5, 6, 7, 8], [9, 1], [0, 1, 2, 3, 5, 5]]
     for rows, _ in plan_passes(later, index, 100, 100, max_row_nodes=3):
         assert len(rows) > 1

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import torch
 from transformers import DynamicCache
 
-from syntaxgym_helm.clients.local.prefix_trie import ROOT, PackedRow, PrefixIndex
+from syntaxgym_helm.clients.local.prefix_trie import ROOT, PackedRow, PrefixIndex, insert_rows
 
 
 class PrefixStore:
@@ -96,28 +96,12 @@ class PrefixStore:
         """Keep the keys, values (``kv``: the pass's past keys and values), final hidden states
         and normalisers of the pass's new nodes (``output_rows``: flat position in ``hidden`` ->
         row of ``normaliser``). A node whose parent could not be stored is not stored either."""
-        index = self.index
         length = hidden.shape[1]
-        fill_slots: list[int] = []
-        fill_rows: list[int] = []
-        fill_positions: list[int] = []
-        fill_outputs: list[int] = []
-        for b, row in enumerate(rows):
-            slot_of: list[int | None] = [None] * len(row)
-            for i in range(len(row)):
-                parent = row.parents[i]
-                parent_slot = slot_of[parent] if parent != ROOT else row.anchors[i]
-                if parent_slot is None:
-                    continue  # the parent could not be stored
-                slot, fresh = index.insert(parent_slot, row.tokens[i], row.depths[i])
-                slot_of[i] = slot
-                if fresh:
-                    fill_slots.append(slot)  # type: ignore[arg-type]
-                    fill_rows.append(b)
-                    fill_positions.append(i)
-                    fill_outputs.append(output_rows[b * length + i])
-        if not fill_slots:
+        fresh = insert_rows(self.index, rows)
+        if not fresh:
             return
+        fill_slots, fill_rows, fill_positions = zip(*fresh)
+        fill_outputs = [output_rows[b * length + i] for _, b, i in fresh]
         device = self.device
         slots = torch.tensor(fill_slots, device=device)
         batch = torch.tensor(fill_rows, device=device)

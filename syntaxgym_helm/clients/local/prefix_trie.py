@@ -21,8 +21,13 @@ Two mechanisms, both planned here (pure Python; the tensors live in :mod:`.pass_
   costs the square of a row's length; the rows of a pass are padded to the longest).
 - **Stored prefixes** (:class:`PrefixIndex`): the keys/values (and final hidden state) of nodes
   computed in earlier passes are kept in numbered slots; a row attends to the slots of its nodes'
-  stored ancestors as past keys/values instead of recomputing them. The index evicts the least
-  recently used slots, never a slot whose descendants stay.
+  stored ancestors as past keys/values instead of recomputing them. The index evicts the slots
+  used in one call before those used in several, the least recently used first, never a slot
+  whose descendants stay.
+
+A call's sequences are planned in lexicographic order dealt into interleaved streams
+(:func:`pass_order`), so that sequences sharing a prefix are planned close together (the store
+need not keep it long) while each pass still holds independent subtrees (rows of even length).
 """
 
 from __future__ import annotations
@@ -111,14 +116,38 @@ class PrefixIndex:
         """Free about half the slots (only ones not used in the current pass)."""
         candidates = [s for s in range(self.capacity)
                       if self.in_use[s] and self.last_used[s] < self.tick]
-        candidates.sort(key=lambda s: (self.several_calls[s], self.last_used[s], -self.depth[s]))
+        candidates.sort(key=self.eviction_rank)
         for slot in candidates[: max(1, self.capacity // 2)]:
             del self.children[(self.parent[slot], self.token[slot])]
             self.in_use[slot] = False
             self.free.append(slot)
 
+    def eviction_rank(self, slot: int) -> tuple[bool, int, int]:
+        """Slots are evicted in increasing rank: one call's before several calls', the least
+        recently used first, the deepest first among equals."""
+        return self.several_calls[slot], self.last_used[slot], -self.depth[slot]
+
     def clear(self) -> None:
         self.__init__(self.capacity)  # type: ignore[misc]
+
+
+def insert_rows(index: PrefixIndex, rows: Sequence["PackedRow"]) -> list[tuple[int, int, int]]:
+    """Store the new nodes of a pass's ``rows`` in ``index`` (parents first; a node whose parent
+    could not be stored is not stored either); returns ``(slot, row, node)`` for each slot newly
+    taken, whose contents the caller fills."""
+    fresh: list[tuple[int, int, int]] = []
+    for b, row in enumerate(rows):
+        slot_of: list[int | None] = [None] * len(row)
+        for i in range(len(row)):
+            parent = row.parents[i]
+            parent_slot = slot_of[parent] if parent != ROOT else row.anchors[i]
+            if parent_slot is None:
+                continue  # the parent could not be stored
+            slot, new = index.insert(parent_slot, row.tokens[i], row.depths[i])
+            slot_of[i] = slot
+            if new:
+                fresh.append((slot, b, i))  # type: ignore[arg-type]
+    return fresh
 
 
 @dataclass
