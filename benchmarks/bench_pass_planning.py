@@ -72,19 +72,26 @@ def paradigm_sequences(blimp_dir: Path) -> list[list[list[int]]]:
     return runs
 
 
-def store_capacity() -> int:
-    """Slots in the engine's default store for SmolLM2-135M in float32 (see PrefixStore.sized)."""
+def engine_defaults() -> tuple[PassLimits, int]:
+    """The engine's default pass limits, and how many prefixes its default store holds for
+    SmolLM2-135M in float32 (as ``PrefixStore.sized`` counts them)."""
+    import torch
     from transformers import AutoConfig
 
     from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
     from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
+    from syntaxgym_helm.clients.local.prefix_store import slots_in
 
+    defaults = {name: parameter.default
+                for name, parameter in inspect.signature(LogprobEngine).parameters.items()}
+    limits = PassLimits(defaults["batch_size"], defaults["max_batch_positions"],
+                        defaults["max_row_nodes"])
     config = AutoConfig.from_pretrained(SMOLLM2_135M.directory(), gguf_file=SMOLLM2_135M.gguf_file)
     head_dim = config.hidden_size // config.num_attention_heads
-    per_slot = 4 * (config.hidden_size
-                    + config.num_hidden_layers * 2 * config.num_key_value_heads * head_dim) + 4
-    budget_mb = inspect.signature(LogprobEngine).parameters["prefix_cache_mb"].default
-    return int(budget_mb * 2**20) // per_slot
+    shapes = [(config.num_key_value_heads, head_dim)] * config.num_hidden_layers
+    capacity = slots_in(defaults["prefix_cache_mb"] * 2**20, shapes, config.hidden_size,
+                        torch.float32)
+    return limits, capacity
 
 
 def plan(runs: Sequence[list[list[int]]], index: PrefixIndex, limits: PassLimits,
@@ -114,8 +121,7 @@ def main() -> None:
     started = dt.datetime.now()
     load_before = os.getloadavg()
     runs = paradigm_sequences(args.blimp_dir)
-    capacity = store_capacity()
-    limits = PassLimits(128, 384, 128)  # the engine's defaults
+    limits, capacity = engine_defaults()
     floor = distinct_prefixes(seq for run in runs for seq in run)
     per_paradigm = sum(distinct_prefixes(run) for run in runs)
     variants = [("in the order asked for", None), ("lexicographic", 1), ("3 streams", 3),

@@ -42,10 +42,7 @@ class PrefixStore:
     def sized(cls, layer_shapes: list[tuple[int, int]], hidden_size: int, budget_bytes: int,
               dtype: torch.dtype, device: torch.device) -> "PrefixStore":
         """As many slots as ``budget_bytes`` holds; ``layer_shapes``: (kv heads, head dim)."""
-        element = torch.empty((), dtype=dtype).element_size()
-        per_slot = element * (hidden_size + sum(2 * heads * dim for heads, dim in layer_shapes))
-        per_slot += 4  # the normaliser
-        capacity = max(0, int(budget_bytes) // per_slot)
+        capacity = slots_in(budget_bytes, layer_shapes, hidden_size, dtype)
 
         def slots(heads: int, dim: int) -> torch.Tensor:
             return torch.empty(capacity, heads, dim, dtype=dtype, device=device)
@@ -112,6 +109,16 @@ class PrefixStore:
         self.hidden[slots] = hidden[batch, position]
         assert normaliser is not None
         self.normaliser[slots] = normaliser[torch.tensor(fill_outputs, device=device)]
+
+
+def slots_in(budget_bytes: float, layer_shapes: list[tuple[int, int]], hidden_size: int,
+             dtype: torch.dtype) -> int:
+    """How many stored prefixes ``budget_bytes`` holds: per slot each layer's key and value
+    (``layer_shapes``: kv heads, head dim), the final hidden state and the normaliser."""
+    element = torch.empty((), dtype=dtype).element_size()
+    per_slot = element * (hidden_size + sum(2 * heads * dim for heads, dim in layer_shapes))
+    per_slot += 4  # the normaliser, float32
+    return max(0, int(budget_bytes) // per_slot)
 
 
 def cache_keyword(model: torch.nn.Module) -> str:
