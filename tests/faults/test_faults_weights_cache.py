@@ -190,3 +190,62 @@ def test_smollm2_dequantised_copy_damaged_or_killed_while_saving(tmp_path: Path,
     with torch.no_grad():
         again = torch.log_softmax(model(ids).logits[0, :-1], -1)
     assert torch.equal(intact, again)
+
+
+# --- one copy per file, whatever environment it is installed in ----------------------------------
+
+def test_the_same_file_in_two_environments_shares_one_copy_and_a_changed_file_gets_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dequantised copy is named by the GGUF file's bytes: the same file installed in two
+    virtual environments (two paths, two modification times) names one copy; a file whose bytes
+    change at the same path names another."""
+    from syntaxgym_helm.clients.local.model_loading import _copy_folder
+
+    monkeypatch.setenv("SYNTAXGYM_HELM_CACHE", str(tmp_path / "cache"))
+    first_env, second_env = tmp_path / "venv1" / "pkg", tmp_path / "venv2" / "pkg"
+    data = garbage(3 << 20, seed=1)
+    for folder in (first_env, second_env):
+        folder.mkdir(parents=True)
+        (folder / "model.gguf").write_bytes(data)
+    os.utime(second_env / "model.gguf", (1_000_000_000, 1_000_000_000))
+
+    def copy_of(folder: Path, dtype: torch.dtype = torch.float32) -> Path:
+        found = _copy_folder(None, str(folder), "model.gguf", None, dtype)
+        assert found is not None
+        return found
+
+    shared = copy_of(first_env)
+    assert shared.parent == tmp_path / "cache" / "weights"
+    assert copy_of(second_env) == shared == copy_of(first_env)
+    assert copy_of(first_env, torch.bfloat16) != shared  # another dtype, another copy
+    overwrite(second_env / "model.gguf", 2 << 20, garbage(16, seed=2))  # a byte in the middle
+    assert copy_of(second_env) != shared and copy_of(first_env) == shared
+    # A name that is no local file (a hub name) is named by that name.
+    assert copy_of(tmp_path / "absent") != shared
+
+
+def test_a_files_digest_is_read_once_per_version_and_a_bad_memo_is_ignored(
+        tmp_path: Path) -> None:
+    import hashlib
+
+    from syntaxgym_helm.clients.content_digest import file_digest
+
+    path, memos = tmp_path / "model.gguf", tmp_path / "digests"
+    path.write_bytes(garbage(2 << 20, seed=3))
+    expected = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert file_digest(path, memos) == expected
+    (memo,) = list(memos.iterdir())
+    assert memo.read_text().strip() == expected
+    # The memo is what a later call reads (this one holds another digest on purpose) ...
+    memo.write_text("0" * 64)
+    assert file_digest(path, memos) == "0" * 64
+    # ... for this version of the file only: changed bytes and time give a new memo, read anew.
+    overwrite(path, 0, b"GGUF")
+    os.utime(path, (2_000_000_000, 2_000_000_000))
+    changed = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert file_digest(path, memos) == changed != expected
+    # A damaged memo is ignored and replaced; a memo folder that cannot be written costs only time.
+    for memo in memos.iterdir():
+        memo.write_text("not a digest")
+    assert file_digest(path, memos) == changed
+    assert file_digest(path, tmp_path / "model.gguf" / "not-a-folder") == changed

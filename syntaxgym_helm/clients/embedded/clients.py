@@ -33,6 +33,7 @@ from helm.tokenizers.tokenizer import Tokenizer
 from syntaxgym_helm.clients.cache_dirs import cache_root
 from syntaxgym_helm.clients.checked_folders import save_folder, usable_folder
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
+from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
@@ -45,7 +46,8 @@ _TOKENIZER_LOCK = threading.Lock()
 def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
     """A folder holding ``model``'s tokenizer as transformers saves it: beside an assembled GGUF
     file (in the plugin's cache), else in the plugin's cache under ``tokenizers/`` (a package's
-    folder is not ours to write in), named after the file's identity (:func:`_identity`).
+    folder is not ours to write in), named after the file's bytes (:func:`file_digest`: every
+    environment that has installed the same file shares the copy).
 
     Converting a tokenizer from a GGUF file is slow (Gemma's 262,144 tokens: about 15 s on one CPU
     core, the saved copy about 3 s; SmolLM2's: about 4 s, the copy a fraction of a
@@ -60,7 +62,7 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
 
     gguf = model.gguf_path()
     folder = gguf.parent / "tokenizer" if model.assembled else (
-        cache_root() / "tokenizers" / f"{model.key}-{_identity(model)}")
+        cache_root() / "tokenizers" / f"{model.key}-{file_digest(gguf)[:16]}")
     with _TOKENIZER_LOCK:
         if usable_folder(folder, f"{model.key}: the tokenizer converted from {gguf.name} and "
                                  f"kept in {folder} is", "converting it again"):

@@ -19,6 +19,7 @@ from helm.common.hierarchical_logger import hlog, hwarn
 
 from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
 from syntaxgym_helm.clients.checked_folders import reject, save_folder, usable_folder
+from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 
 DTYPES = {"float32": torch.float32, "float": torch.float32, "bfloat16": torch.bfloat16,
@@ -43,13 +44,17 @@ def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
 
 def _gguf_cache_folder(root: Path, pretrained: str, gguf_file: str, revision: str | None,
                        dtype: torch.dtype) -> Path:
+    """The copy's folder, named by the file's bytes where it is a local file (the same file in
+    another environment finds the same copy, :mod:`..content_digest`), else by the hub name and
+    revision; and by the dtype and transformers' version, which make the copy."""
     import transformers
 
     source = Path(pretrained) / gguf_file
-    identity = [str(pretrained), gguf_file, str(revision), str(dtype), transformers.__version__]
+    identity = [gguf_file, str(dtype), transformers.__version__]
     if source.is_file():
-        stat = source.stat()
-        identity += [str(source.resolve()), str(stat.st_size), str(stat.st_mtime_ns)]
+        identity += ["sha256", file_digest(source)]
+    else:
+        identity += [str(pretrained), str(revision)]
     digest = hashlib.sha256("\0".join(identity).encode()).hexdigest()[:16]
     return root / f"{Path(gguf_file).stem}-{str(dtype).replace('torch.', '')}-{digest}"
 
