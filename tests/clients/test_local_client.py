@@ -286,25 +286,39 @@ def engine(loaded) -> LogprobEngine:
 
 
 @pytest.fixture(scope="module")
-def default_scores(loaded, sentences) -> list:
-    """:func:`sentences` as a fresh engine with the default settings scores them (once for the
-    tests that compare other settings with it)."""
+def default_scores(loaded, fewer_sentences) -> list:
+    """:func:`fewer_sentences` as a fresh engine with the default settings scores them (once for
+    the tests that compare other settings with it)."""
     model, tokenizer = loaded
-    return LogprobEngine(model, tokenizer, bos_text=BOS).prompt_logprobs(sentences)
+    return LogprobEngine(model, tokenizer, bos_text=BOS).prompt_logprobs(fewer_sentences)
 
 
 @pytest.fixture(scope="module")
-def sentences(hu2020_dir: Path) -> list[str]:
-    """About 50 real sentences: whole items (all conditions) from many hu2020 suites."""
+def items_sentences(hu2020_dir: Path) -> list[list[str]]:
+    """The sentences of the first item of each of the first hu2020 suites, about 50 in all."""
     from syntaxgym_helm.core.suite import load_suite
 
-    found: list[str] = []
+    found: list[list[str]] = []
     for path in sorted(hu2020_dir.glob("*.json")):
         suite = load_suite(path)
-        found += [condition.sentence for condition in suite.items[0].conditions]
-        if len(found) >= 50:
+        found.append([condition.sentence for condition in suite.items[0].conditions])
+        if sum(map(len, found)) >= 50:
             break
     return found
+
+
+@pytest.fixture(scope="module")
+def sentences(items_sentences: list[list[str]]) -> list[str]:
+    """About 50 real sentences: whole items (all conditions) from many hu2020 suites."""
+    return [sentence for item in items_sentences for sentence in item]
+
+
+@pytest.fixture(scope="module")
+def fewer_sentences(items_sentences: list[list[str]]) -> list[str]:
+    """Every other item of :func:`sentences` (about 28 sentences of 7 to 23 words): for the
+    tests that score them under many settings, where what matters is how the passes are laid
+    out (several passes, padding, evictions), not how many sentences."""
+    return [sentence for item in items_sentences[::2] for sentence in item]
 
 
 def plain_logprobs(loaded, prompt: str) -> list[float]:
@@ -381,14 +395,18 @@ def test_logprobs_equal_plain_unbatched_forward_passes(loaded, engine, sentences
     dict(max_row_nodes=4096, max_batch_positions=4096, batch_size=1000),  # one big tree
     dict(onednn=False),  # the default kernels throughout
 ])
-def test_prefix_shared_batches_equal_unshared_scoring(loaded, default_scores, sentences,
+def test_prefix_shared_batches_equal_unshared_scoring(loaded, default_scores, fewer_sentences,
                                                      settings):
     model, tokenizer = loaded
     other = LogprobEngine(model, tokenizer, bos_text=BOS, **settings)
     assert other.prefix_sharing == settings.get("prefix_sharing", True)
     if settings.get("onednn") is False:
         assert not other.onednn
-    for a, b in zip(default_scores, other.prompt_logprobs(sentences)):
+    scored = other.prompt_logprobs(fewer_sentences)
+    if settings.get("batch_size") == 3:  # several passes, each padded or evicting
+        assert other.counts["passes"] >= 5
+    assert len(scored) == len(default_scores) >= 25
+    for a, b in zip(default_scores, scored):
         assert a.texts == b.texts and max_difference(a.logprobs, b.logprobs) < TOLERANCE
     if settings.get("prefix_cache_mb") == 0.3:
         assert 0 < len(other.prefix_store.index) <= other.prefix_store.index.capacity < 20
