@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from syntaxgym_helm.clients.cache_dirs import cache_root
+from syntaxgym_helm.clients.checked_folders import new_temporary, remove_stale_temporaries
 
 _HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
 
@@ -44,16 +45,21 @@ def file_digest(path: str | os.PathLike[str], memo_dir: Path | None = None) -> s
             return kept
     except OSError:
         pass
-    hasher = hashlib.sha256()
-    with resolved.open("rb") as stream:  # hashlib.file_digest is Python 3.11+
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            hasher.update(block)
-    digest = hasher.hexdigest()
+    digest = sha256_of_file(resolved)
     try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        temporary = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
+        remove_stale_temporaries(memo.parent)  # left by processes killed while writing a memo
+        temporary = new_temporary(memo.parent, memo.name, directory=False)
         temporary.write_text(digest + "\n")
         temporary.replace(memo)  # never a half-written memo under the final name
     except OSError:
         pass
     return digest
+
+
+def sha256_of_file(path: str | os.PathLike[str]) -> str:
+    """The hex SHA-256 of the file's bytes, read now (no memo)."""
+    hasher = hashlib.sha256()
+    with open(path, "rb") as stream:  # hashlib.file_digest is Python 3.11+
+        for block in iter(lambda: stream.read(8 << 20), b""):
+            hasher.update(block)
+    return hasher.hexdigest()

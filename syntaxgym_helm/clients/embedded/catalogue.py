@@ -27,7 +27,6 @@ models (what ``make run`` runs), without loading or assembling anything.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import os
@@ -72,7 +71,7 @@ from syntaxgym_helm.clients.class_paths import (
     LOCAL_CLIENT,
     NO_TOKENIZER_WINDOW_SERVICE,
 )
-
+from syntaxgym_helm.clients.content_digest import sha256_of_file
 
 
 @dataclass(frozen=True)
@@ -254,11 +253,7 @@ def _assembled_problem(target: Path, package) -> str | None:
     if (target.parent / MANIFEST).is_file():
         return folder_problem(target.parent)
     # Assembled by an earlier version, without a manifest: the package's checksum, once.
-    digest = hashlib.sha256()
-    with target.open("rb") as stream:
-        for block in iter(lambda: stream.read(8 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != package.EXPECTED_SHA256:
+    if sha256_of_file(target) != package.EXPECTED_SHA256:
         return "its SHA-256 is not the one its package expects"
     write_manifest(target.parent, [target.name])
     return None
