@@ -72,8 +72,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Under pytest-xdist, the groups (:func:`scheduling.group_of`) go out longest first, by the
     seconds ``tests/durations.json`` recorded (a group it lacks: guessed from its count of slow
     tests), so that the long ones start early and the quick ones fill the other worker's time at
-    the end. (By count of slow tests alone, a file of a few long unmarked tests came last and one
-    worker waited 20 s for the other.) Checks that every test using a fixture of
+    the end. (By count of slow tests alone, a file of a few long unmarked tests would go last and
+    leave one worker idle for about 20 s.) Checks that every test using a fixture of
     :data:`scheduling.SAME_WORKER` is in one of its files. Without ``-n`` nothing changes."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):  # set in each worker (the workers collect)
         return
