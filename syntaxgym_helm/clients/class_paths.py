@@ -11,7 +11,7 @@ from __future__ import annotations
 #: The plugin's local engine (:class:`syntaxgym_helm.clients.local.client.SyntaxGymClient`).
 LOCAL_CLIENT = "syntaxgym_helm.clients.local.client.SyntaxGymClient"
 #: Its subclass for embedded models whose GGUF is assembled at first use.
-EMBEDDED_LOCAL_CLIENT = "syntaxgym_helm.clients.embedded.clients.EmbeddedSyntaxGymClient"
+EMBEDDED_LOCAL_CLIENT = "syntaxgym_helm.clients.embedded.local_client.EmbeddedSyntaxGymClient"
 #: HELM's HuggingFace client and tokenizer with the plugin's request cache (keys that name the
 #: checkpoint, no impossible answer cached, a SQLite file that cannot hang), and their subclasses
 #: for assembled embedded models.

@@ -91,7 +91,7 @@ print(json.dumps({
     assert out["deployments"][hf] == ["syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceClient",
                                       {"embedded_model": GEMMA3_270M.key,
                                        "apply_chat_template": False}, hf]
-    assert out["deployments"][fast] == ["syntaxgym_helm.clients.embedded.clients.EmbeddedSyntaxGymClient",
+    assert out["deployments"][fast] == ["syntaxgym_helm.clients.embedded.local_client.EmbeddedSyntaxGymClient",
                                         {"embedded_model": GEMMA3_270M.key,
                                          "bos_text": GEMMA_BOS}, hf]
     assert out["tokenizers"][hf] == ["syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceTokenizer",

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 
@@ -61,6 +64,18 @@ def test_two_deployments_of_one_name_on_two_checkpoints_have_different_keys(tmp_
     assert keys[0] == keys[1] and keys[0] != keys[2]
 
 
+#: ``python -c`` code that runs helm-run (its arguments after the report path) and writes the
+#: names of the modules imported by then into the report (a JSON list) when the process exits.
+_LIST_MODULES_AT_EXIT = """
+import atexit, json, sys
+report = sys.argv.pop(1)
+atexit.register(lambda: open(report, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv[0] = "helm-run"
+from helm.benchmark.run import main
+sys.exit(main())
+"""
+
+
 def _prod_env(folder: Path, checkpoint: Path) -> None:
     """A local deployment ``mylab/tiny`` of ``checkpoint`` (the local-checkpoint example)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -97,14 +112,26 @@ def test_helm_run_repointed_at_another_checkpoint_computes_again(tmp_path: Path)
                "syntaxgym:suite=number_prep,model=mylab/tiny", "--suite", "keys",
                "--max-eval-instances", "3"]
     env = private_env(tmp_path / "cache")
+    listed = tmp_path / "modules.json"
     logs = []
-    for checkpoint in (first, first, second):
+    for run, checkpoint in enumerate((first, first, second)):
         _prod_env(tmp_path / "prod_env", checkpoint)
-        done = run_script(command, cwd=tmp_path, env=env, timeout=900)
+        if run == 1:
+            # The run answered from the cache, in an interpreter of its own (not forked from one
+            # that has torch already), which lists at exit the modules it has imported.
+            done = subprocess.run([sys.executable, "-c", _LIST_MODULES_AT_EXIT, str(listed),
+                                   *command[1:]], cwd=tmp_path, capture_output=True,
+                                  text=True, timeout=900, env=env)
+        else:
+            done = run_script(command, cwd=tmp_path, env=env, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
         logs.append(done.stdout + done.stderr)
     assert "12 queries, 12 computes" in logs[0]
     assert "12 queries, 0 computes" in logs[1]  # the same checkpoint: from the cache
     assert "12 queries, 12 computes" in logs[2]  # another checkpoint: computed again
+    # Nothing to compute, no model to load: torch, transformers and the engine stay unimported.
+    imported = set(json.loads(listed.read_text()))
+    assert "syntaxgym_helm.clients.local.client" in imported
+    assert not {"torch", "transformers", "syntaxgym_helm.clients.local.model_loading"} & imported
     (run,) = (tmp_path / "benchmark_output" / "runs" / "keys").glob("syntaxgym:*")
     assert json.loads((run / "stats.json").read_text())

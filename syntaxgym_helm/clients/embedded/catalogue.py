@@ -195,6 +195,15 @@ def embedded_model(key: str) -> EmbeddedModel:
                       f"{', '.join(m.key for m in EMBEDDED_MODELS)}")
 
 
+def installed_embedded_model(key: str) -> EmbeddedModel:
+    """The embedded model named by a client's ``embedded_model`` argument, which must be
+    installed."""
+    model = embedded_model(key)
+    if not model.installed():
+        raise LookupError(f"the embedded model {key!r} is not installed: {model.pip_install}")
+    return model
+
+
 # --- assembling a GGUF file split over packages ---------------------------------------------------
 
 _ASSEMBLE_LOCK = threading.Lock()

@@ -16,7 +16,9 @@ assembling it makes it exist; a subclass keeps HELM's scoring code (``HuggingFac
 plugin's (``SyntaxGymClient``) exactly as they are, touching only their public constructors.
 
 Importing this module loads torch and transformers; HELM imports it only when it builds one of
-these classes (the plugin registers them by name).
+these classes (the plugin registers them by name). The local engine's subclass,
+:class:`~syntaxgym_helm.clients.embedded.local_client.EmbeddedSyntaxGymClient`, lives apart, so that
+a run answered from the request cache imports neither (it is importable from here too).
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ from syntaxgym_helm.clients.checked_folders import save_folder, usable_folder
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
-from syntaxgym_helm.clients.local.client import SyntaxGymClient
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
-from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, embedded_model
+from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, installed_embedded_model
+# Its former home: a deployment written with this class path still works.
+from syntaxgym_helm.clients.embedded.local_client import EmbeddedSyntaxGymClient  # noqa: F401
 from syntaxgym_helm.helm_compat import require
 
 _TOKENIZER_LOCK = threading.Lock()
@@ -92,7 +95,7 @@ class EmbeddedHuggingFaceTokenizer(CheckedHuggingFaceTokenizer):
     def __init__(self, cache_config: CacheConfig, tokenizer_name: str, embedded_model: str,
                  **kwargs: Any) -> None:
         require("huggingface_tokenizer")
-        model = embedded_model_of(embedded_model)
+        model = installed_embedded_model(embedded_model)
         super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name,
                          checkpoint=_identity(model), **kwargs)
         self.helm_tokenizer_name = tokenizer_name
@@ -130,27 +133,12 @@ class EmbeddedHuggingFaceClient(CheckedHuggingFaceClient):
                  end_of_text_token: Optional[str] = None,
                  apply_chat_template: Optional[bool] = None, **kwargs: Any) -> None:
         require("huggingface_client")
-        gguf = embedded_model_of(embedded_model).gguf_path()
+        gguf = installed_embedded_model(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, tokenizer=tokenizer,
                          pretrained_model_name_or_path=str(gguf.parent),
                          end_of_text_token=end_of_text_token,
                          apply_chat_template=apply_chat_template,
                          gguf_file=gguf.name, **kwargs)
-
-
-class EmbeddedSyntaxGymClient(SyntaxGymClient):
-    """:class:`~syntaxgym_helm.clients.local.client.SyntaxGymClient` on an embedded model given by key
-    (``embedded_model``); every other argument is SyntaxGymClient's.
-
-    The constructor assembles the GGUF file if needed (HELM builds the client when a run first
-    needs it) and passes its folder and name on; the model is still loaded at the first prompt
-    to score, and dequantised once into the weights cache as for any GGUF file."""
-
-    def __init__(self, cache_config: CacheConfig, embedded_model: str,
-                 model_name: Optional[str] = None, **kwargs: Any) -> None:
-        gguf = embedded_model_of(embedded_model).gguf_path()
-        super().__init__(cache_config=cache_config, pretrained_model_name_or_path=str(gguf.parent),
-                         gguf_file=gguf.name, model_name=model_name, **kwargs)
 
 
 def _identity(model: EmbeddedModel) -> str:
@@ -161,12 +149,3 @@ def _identity(model: EmbeddedModel) -> str:
     if model.assembled:
         return f"{model.key}-{importlib.import_module(model.package).EXPECTED_SHA256[:16]}"
     return checkpoint_identity(str(model.directory()), model.gguf_file)
-
-
-def embedded_model_of(key: str) -> EmbeddedModel:
-    """The embedded model named by a client's ``embedded_model`` argument, which must be
-    installed."""
-    model = embedded_model(key)
-    if not model.installed():
-        raise LookupError(f"the embedded model {key!r} is not installed: {model.pip_install}")
-    return model

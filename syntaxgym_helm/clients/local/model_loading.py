@@ -20,10 +20,8 @@ from helm.common.hierarchical_logger import hlog, hwarn
 from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
 from syntaxgym_helm.clients.checked_folders import reject, save_folder, usable_folder
 from syntaxgym_helm.clients.content_digest import file_digest
+from syntaxgym_helm.clients.local.dtype_names import dtype_attribute
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
-
-DTYPES = {"float32": torch.float32, "float": torch.float32, "bfloat16": torch.bfloat16,
-          "float16": torch.float16, "half": torch.float16}
 
 
 def resolve_device(device: str | None) -> str:
@@ -36,10 +34,7 @@ def resolve_device(device: str | None) -> str:
 def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
     if isinstance(dtype, torch.dtype):
         return dtype
-    name = dtype[len("torch."):] if dtype.startswith("torch.") else dtype
-    if name not in DTYPES:
-        raise ValueError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
-    return DTYPES[name]
+    return getattr(torch, dtype_attribute(dtype))
 
 
 def _gguf_cache_folder(root: Path, pretrained: str, gguf_file: str, revision: str | None,
