@@ -49,6 +49,14 @@ class LeastRecentlyUsedIndex(PrefixIndex):
         return False, self.last_used[slot], -self.depth[slot]
 
 
+class SeveralCallsLastIndex(PrefixIndex):
+    """The engine's rule until 2026-11-27: one call's slots before several calls', the least
+    recently used first (the deepest only among equals)."""
+
+    def eviction_rank(self, slot: int) -> tuple[bool, int, int]:
+        return self.several_calls[slot], self.last_used[slot], -self.depth[slot]
+
+
 def paradigm_sequences(blimp_dir: Path) -> list[list[list[int]]]:
     """Per paradigm (HELM's run order), its distinct sentences as token ids after the BOS."""
     from transformers import AutoTokenizer
@@ -128,7 +136,8 @@ def main() -> None:
                 (f"{STREAMS} streams (the engine's)", STREAMS)]
     rows = []
     for index_class, rule in ((LeastRecentlyUsedIndex, "least recently used"),
-                              (PrefixIndex, "one call's first (the engine's)")):
+                              (SeveralCallsLastIndex, "one call's first, least recently used"),
+                              (PrefixIndex, "one call's first, deepest first (the engine's)")):
         for name, streams in variants:
             clock = time.perf_counter()
             counts = plan(runs, index_class(capacity), limits, streams)

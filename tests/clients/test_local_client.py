@@ -159,7 +159,7 @@ def test_streams_compute_fewer_positions_than_the_order_asked_for_or_plain_sorti
         assert count_nodes(seqs) <= streams < min(given, lexicographic), seed
 
 
-def test_prefix_index_evicts_least_recently_used_descendants_first():
+def test_prefix_index_evicts_the_deepest_then_the_least_recently_used_first():
     index = PrefixIndex(4)
     a, _ = index.insert(ROOT, 1, 0)
     b, _ = index.insert(a, 2, 1)
@@ -168,10 +168,12 @@ def test_prefix_index_evicts_least_recently_used_descendants_first():
     d, _ = index.insert(c, 4, 1)
     index.tick += 1
     index.touch(c)  # c is in use in this pass, d (its child) is not
-    e, fresh = index.insert(c, 5, 1)  # full: evicts half, the oldest: b (deeper) then a
-    assert fresh and index.lookup(ROOT, 1) is None and index.lookup(a, 2) is None
-    assert index.lookup(ROOT, 3) == c and index.lookup(c, 4) == d
-    index.touch(d)
+    # Full: evicts half of the slots not in use, the deepest first: b (older) then d; a, older
+    # than d but shorter, stays (a short prefix begins more sentences).
+    e, fresh = index.insert(c, 5, 1)
+    assert fresh and index.lookup(a, 2) is None and index.lookup(c, 4) is None
+    assert index.lookup(ROOT, 1) == a and index.lookup(ROOT, 3) == c
+    index.touch(a)
     f, _ = index.insert(e, 6, 2)
     assert index.insert(f, 7, 3) == (None, False)  # everything is in use: nothing is stored
     assert index.insert(ROOT, 3, 0) == (c, False)  # already stored
