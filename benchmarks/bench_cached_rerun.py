@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +30,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scoring import DEFAULT_SUITES_DIR, timed  # noqa: E402
-from markdown_sections import commit, machine, write_section  # noqa: E402
+from markdown_sections import (  # noqa: E402
+    before_after_tables,
+    commit,
+    commit_of,
+    machine,
+    write_section,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -59,9 +63,6 @@ def one_run(tree: Path, folder: Path, args: argparse.Namespace, log: Path) -> di
 
 def render(rounds: list[dict[str, dict[str, Any]]], args: argparse.Namespace, cold: dict[str, Any],
            load_before: tuple[float, ...], load_after: tuple[float, ...]) -> str:
-    def median(side: str, key: str) -> float:
-        return statistics.median(r[side][key] for r in rounds)
-
     lines = [f"## Cached reruns: `helm-run` with every answer in the request cache "
              f"({len(args.suites)} suites)", "",
              f"{time.strftime('%Y-%m-%d %H:%M')}. Commit {commit()}. Machine: {machine()}. "
@@ -73,16 +74,7 @@ def render(rounds: list[dict[str, dict[str, Any]]], args: argparse.Namespace, co
              f"(`{args.suites_dir}`, `model={args.model}`) in a folder whose request cache one "
              f"cold run filled ({cold['wall_s']:.1f} s); then rounds of before, after, each a "
              "whole process, start to exit, answering every request from the cache (0 computes).",
-             "", "| round | before | after |", "|---:|---:|---:|"]
-    for index, result in enumerate(rounds, 1):
-        lines.append(f"| {index} | {result['before']['wall_s']:.1f} s | "
-                     f"{result['after']['wall_s']:.1f} s |")
-    lines += ["", "| median | before | after | after / before |", "|---|---:|---:|---:|"]
-    for key, label, unit in (("wall_s", "whole process", "s"), ("cpu_s", "CPU time", "s"),
-                             ("peak_rss_mb", "peak memory", "MiB")):
-        before, after = median("before", key), median("after", key)
-        lines.append(f"| {label} | {before:.1f} {unit} | {after:.1f} {unit} | "
-                     f"{after / before:.2f}x |")
+             "", *before_after_tables(rounds)]
     return "\n".join(lines) + "\n"
 
 
@@ -97,9 +89,7 @@ def main() -> None:
     args.suites = sorted(path.stem for path in args.suites_dir.glob("*.json"))
     if not args.suites:
         raise SystemExit(f"no suite files (*.json) in {args.suites_dir}")
-    args.before_commit = subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short",
-                                         "HEAD"], capture_output=True, text=True, timeout=30,
-                                        check=True).stdout.strip()
+    args.before_commit = commit_of(args.before)
     load_before = os.getloadavg()
     print(f"load before: {load_before}", flush=True)
     rounds = []

@@ -20,7 +20,6 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +27,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scoring import timed  # noqa: E402
-from markdown_sections import commit, machine, write_section  # noqa: E402
+from markdown_sections import (  # noqa: E402
+    before_after_tables,
+    commit,
+    commit_of,
+    machine,
+    write_section,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,16 +67,7 @@ def render(rounds: list[dict[str, dict[str, float]]], args: argparse.Namespace,
              f"--before {args.before} --repeat {args.repeat}` (before: the checkout at "
              f"`{args.before_commit}`); each report a whole process, start to exit, in rounds of "
              "before then after.", "",
-             "| round | before | after |", "|---:|---:|---:|"]
-    for index, result in enumerate(rounds, 1):
-        lines.append(f"| {index} | {result['before']['wall_s']:.1f} s | "
-                     f"{result['after']['wall_s']:.1f} s |")
-    lines += ["", "| median | before | after | after / before |", "|---|---:|---:|---:|"]
-    for key, label, unit in (("wall_s", "whole process", "s"), ("cpu_s", "CPU time", "s"),
-                             ("peak_rss_mb", "peak memory", "MiB")):
-        before, after = median("before", key), median("after", key)
-        lines.append(f"| {label} | {before:.1f} {unit} | {after:.1f} {unit} | "
-                     f"{after / before:.2f}x |")
+             *before_after_tables(rounds)]
     lines += ["", f"Output: {median('after', 'output_bytes') / 2**20:.0f} MiB.", ""]
     return "\n".join(lines)
 
@@ -86,9 +82,7 @@ def main() -> None:
     args = parser.parse_args()
     runs = list((args.runs / "runs" / args.suite).glob("*:*"))
     args.runs_label = f"{len(runs)} runs"
-    args.before_commit = subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short",
-                                         "HEAD"], capture_output=True, text=True, timeout=30,
-                                        check=True).stdout.strip()
+    args.before_commit = commit_of(args.before)
     load_before = os.getloadavg()
     print(f"load before: {load_before}", flush=True)
     rounds = []

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import platform
+import statistics
 import subprocess
 from pathlib import Path
+from typing import Mapping, Sequence
 
 
 def machine() -> str:
@@ -63,3 +65,29 @@ def write_section(path: Path, text: str, script: str) -> None:
     else:
         new = old.rstrip("\n") + "\n\n" + section
     path.write_text(new)
+
+
+def before_after_tables(rounds: Sequence[Mapping[str, Mapping[str, float]]]) -> list[str]:
+    """Markdown lines for rounds of an older checkout's process (``before``) and this one's
+    (``after``), each measured by ``bench_scoring.timed``: every round's wall time, then the
+    medians of wall time, CPU time and peak memory with their ratio."""
+    def median(side: str, key: str) -> float:
+        return statistics.median(r[side][key] for r in rounds)
+
+    lines = ["| round | before | after |", "|---:|---:|---:|"]
+    for index, result in enumerate(rounds, 1):
+        lines.append(f"| {index} | {result['before']['wall_s']:.1f} s | "
+                     f"{result['after']['wall_s']:.1f} s |")
+    lines += ["", "| median | before | after | after / before |", "|---|---:|---:|---:|"]
+    for key, label, unit in (("wall_s", "whole process", "s"), ("cpu_s", "CPU time", "s"),
+                             ("peak_rss_mb", "peak memory", "MiB")):
+        before, after = median("before", key), median("after", key)
+        lines.append(f"| {label} | {before:.1f} {unit} | {after:.1f} {unit} | "
+                     f"{after / before:.2f}x |")
+    return lines
+
+
+def commit_of(checkout: Path) -> str:
+    """The short hash of another checkout's commit (an older one measured beside this one)."""
+    return subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True, timeout=30, check=True).stdout.strip()
