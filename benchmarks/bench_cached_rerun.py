@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scoring import DEFAULT_SUITES_DIR, timed  # noqa: E402
+from bench_scoring import BIN, DEFAULT_SUITES_DIR, timed  # noqa: E402
 from markdown_sections import (  # noqa: E402
     before_after_tables,
     commit,
@@ -39,7 +39,6 @@ from markdown_sections import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
 SCRIPT = "benchmarks/bench_cached_rerun.py"
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -114,9 +113,9 @@ def test_helm_run_repointed_at_another_checkpoint_computes_again(tmp_path: Path)
     env = private_env(tmp_path / "cache")
     listed = tmp_path / "modules.json"
     logs = []
-    for run, checkpoint in enumerate((first, first, second)):
+    for index, checkpoint in enumerate((first, first, second)):
         _prod_env(tmp_path / "prod_env", checkpoint)
-        if run == 1:
+        if index == 1:
             # The run answered from the cache, in an interpreter of its own (not forked from one
             # that has torch already), which lists at exit the modules it has imported.
             done = subprocess.run([sys.executable, "-c", _LIST_MODULES_AT_EXIT, str(listed),
