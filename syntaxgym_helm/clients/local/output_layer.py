@@ -59,7 +59,7 @@ class OutputLayer:
                                                   rows.shape[0])
             else:
                 block = torch.nn.functional.linear(hidden, rows, block_bias)
-            parts.append(torch.logsumexp(block.float(), dim=-1))
+            parts.append(_log_normaliser(block.float()))
         normalisers = torch.logsumexp(torch.stack(parts, dim=-1), dim=-1)
         source = torch.tensor(sources, device=hidden.device)
         target = torch.tensor(targets, device=hidden.device)
@@ -74,3 +74,13 @@ class OutputLayer:
         if bias is not None:
             logits = logits + bias[targets].float()
         return (logits - normalisers).cpu()
+
+
+def _log_normaliser(logits: torch.Tensor) -> torch.Tensor:
+    """Each row's log-sum-exp, as ``torch.logsumexp`` computes it (the same operations, so the
+    same float32 result), but in place: ``logits`` is overwritten. ``torch.logsumexp`` allocates
+    a copy of the block for ``logits - max``; with blocks of thousands of logits per position
+    that copy cost about 5% of the output layer's time."""
+    top = logits.amax(dim=-1, keepdim=True)
+    top.masked_fill_(top.abs() == float("inf"), 0.0)  # as torch.logsumexp: no inf - inf
+    return logits.sub_(top).exp_().sum(dim=-1).log_().add_(top.squeeze(-1))
