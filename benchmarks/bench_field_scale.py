@@ -267,12 +267,15 @@ def floor_part(args: argparse.Namespace) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 
 def our_model(args: argparse.Namespace, folder: Path) -> str:
-    """The embedded model, or, with --device/--dtype/--batch-size/--prefix-cache-mb, a
-    deployment of the same GGUF with those client settings (written to ``folder``/prod_env)."""
+    """The embedded model, or, with --device/--dtype/--batch-size/--prefix-cache-mb/--workers/
+    --max-batch-positions, a deployment of the same GGUF with those client settings (written to
+    ``folder``/prod_env)."""
     settings = {key: value for key, value in (("device", args.device if args.device_given
                                                 else None), ("dtype", args.our_dtype),
                                                ("batch_size", args.batch_size),
-                                               ("prefix_cache_mb", args.prefix_cache_mb))
+                                               ("prefix_cache_mb", args.prefix_cache_mb),
+                                               ("workers", args.workers),
+                                               ("max_batch_positions", args.max_batch_positions))
                 if value is not None}
     if not settings:
         return MODEL
@@ -818,6 +821,10 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=None, help="our client's batch_size")
     parser.add_argument("--prefix-cache-mb", type=int, default=None,
                         help="our client's prefix_cache_mb (memory for stored prefixes)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="our client's workers (passes computed at once on CPU)")
+    parser.add_argument("--max-batch-positions", type=int, default=None,
+                        help="our client's max_batch_positions (positions in one pass)")
     parser.add_argument("--inside-pairs", type=int, default=3000,
                         help="pairs (an even sample of --paradigms) for part inside")
     parser.add_argument("--floor-rounds", type=int, default=3,

@@ -31,6 +31,7 @@ from syntaxgym_helm.clients.local.forward_passes import (
     SharedPasses,
 )
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
+from syntaxgym_helm.clients.local.pass_workers import PassWorkers, auto_workers
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore, returned_cache
 from syntaxgym_helm.clients.local.prompt_encoding import (
     EncodedPrompt,
@@ -61,7 +62,10 @@ class LogprobEngine:
     values (``prefix_cache_mb`` of memory; 0: no reuse across passes). Limits of one forward
     pass: ``batch_size`` prompts and ``max_batch_positions`` distinct positions, laid out in rows
     of about ``max_row_nodes`` positions (cut between independent subtrees; attention costs the
-    square of a row's length, padding to the longest row costs linear layers). Calls are
+    square of a row's length, padding to the longest row costs linear layers). With ``workers``
+    above 1, a call's prompts are cut into that many stretches of their order, each computed by
+    a worker thread with its own store (``prefix_cache_mb`` shared out among them) and its share
+    of torch's threads (:mod:`.pass_workers`; default: 2 on a CPU, 1 on a GPU). Calls are
     serialised by a lock.
     """
 
@@ -79,9 +83,12 @@ class LogprobEngine:
         max_sequence_length: int | None = None,
         check_prefix_sharing: bool = True,
         onednn: bool = True,
+        workers: int | None = None,
     ) -> None:
         if batch_size < 1 or max_row_nodes < 1 or max_batch_positions < 1:
             raise ValueError("batch_size, max_row_nodes and max_batch_positions must be positive")
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1 (got {workers})")
         self.model = model
         self.limits = PassLimits(batch_size, max_batch_positions, max_row_nodes)
         self.device = next(model.parameters()).device
@@ -96,6 +103,8 @@ class LogprobEngine:
         self._lock = threading.Lock()
         self._plain = PlainPasses(model, self.encoder.bos_id, self.counts)
         self._shared: SharedPasses | None = None
+        self._workers: PassWorkers | None = None
+        self.workers = workers or auto_workers(self.device)
         self.prefix_store: PrefixStore | None = None
         self.onednn = onednn and cpu_kernels.available(self.device, self.dtype)
         self.prefix_sharing = False
@@ -149,7 +158,8 @@ class LogprobEngine:
             shared = SharedPasses(base, output_layer, self.device, self.dtype, self.counts)
             probes = [self.encoder.encode(prompt) for prompt in PROBE_PROMPTS]
             plain = self._plain.one_pass(probes) if check else []
-            prefix_store = store(cache_mb * 2**20)
+            worker_budget = cache_mb * 2**20 / self.workers
+            prefix_store = store(worker_budget)  # the first worker's
             # A store too small to keep the beginning-of-text position has every pass compute it,
             # with the default kernels (see cpu_kernels): packed copies would only cost memory.
             self.onednn = self.onednn and prefix_store.index.capacity > 0
@@ -171,8 +181,10 @@ class LogprobEngine:
                                      "scoring")
             self.prefix_store = prefix_store
             self._shared = shared
-            hlog(f"{LOG} prefix sharing on ({self.prefix_store.index.capacity} prefixes "
-                 f"stored at most); "
+            self._workers = self._make_workers(shared, prefix_store,
+                                               lambda: store(worker_budget))
+            hlog(f"{LOG} prefix sharing on ({self.workers} worker(s), "
+                 f"{self.prefix_store.index.capacity} prefixes stored at most by each); "
                  + (f"oneDNN kernels for {packed_layers} linear layers and the output layer, "
                     "whose original weights were handed back as they were packed"
                     if self.onednn else "default kernels"))
@@ -181,6 +193,21 @@ class LogprobEngine:
             hwarn(f"{LOG} prefix sharing is off for this model, which is scored in "
                   f"plain batches ({type(exc).__name__}: {exc})")
             return False
+
+    def _make_workers(self, shared: SharedPasses, first_store: PrefixStore,
+                      new_store: Callable[[], PrefixStore]) -> PassWorkers:
+        """The workers: the first with ``first_store``, the others with new stores (of the same
+        size) that start with its beginning-of-text position; all with ``shared``'s model
+        parts."""
+        passes, stores = [], [first_store]
+        for worker in range(self.workers):
+            passes.append(SharedPasses(shared.base, shared.output_layer, self.device, self.dtype,
+                                       Counter()))
+            if worker:
+                other = new_store()
+                other.copy_root(first_store, self.encoder.bos_id)
+                stores.append(other)
+        return PassWorkers(passes, stores, self.counts)
 
     def _probe_disagreement(self, shared: SharedPasses, store: Callable[[float], PrefixStore],
                             probes: list[EncodedPrompt], plain: list[list[float]],
@@ -253,7 +280,6 @@ class LogprobEngine:
         """
         with self._lock:
             if self.prefix_sharing:
-                assert self._shared is not None and self.prefix_store is not None
-                return self._shared.run(encoded, self.prefix_store, self.limits, self.onednn,
-                                        on_pass)
+                assert self._workers is not None
+                return self._workers.run(encoded, self.limits, self.onednn, on_pass)
             return self._plain.run(encoded, self.limits, on_pass)
