@@ -85,8 +85,7 @@ def test_workers_must_be_positive(loaded) -> None:
 
 
 @pytest.mark.slow
-def test_two_workers_score_as_one_does_and_each_prompt_once(loaded, fewer_sentences,
-                                                            monkeypatch) -> None:
+def test_two_workers_score_as_one_does_and_each_prompt_once(loaded, fewer_sentences) -> None:
     import torch
 
     model, tokenizer = loaded
@@ -94,13 +93,6 @@ def test_two_workers_score_as_one_does_and_each_prompt_once(loaded, fewer_senten
     two = LogprobEngine(model, tokenizer, bos_text=BOS, workers=2, max_batch_positions=64)
     assert two.prefix_sharing and len(two._workers) == 2
     expected = one.prompt_logprobs(fewer_sentences)
-    # Each worker's passes get half of a pass's positions: the two in flight hold one's worth.
-    limits_seen = []
-    for passes in two._workers.passes:
-        def recording(encoded, store, limits, onednn, on_pass=None, _run=passes.run):
-            limits_seen.append(limits.max_batch_positions)
-            return _run(encoded, store, limits, onednn, on_pass)
-        monkeypatch.setattr(passes, "run", recording)
 
     threads_before = torch.get_num_threads()
     encoded_prompts = two.encoder.encode_many(fewer_sentences)
@@ -115,7 +107,6 @@ def test_two_workers_score_as_one_does_and_each_prompt_once(loaded, fewer_senten
 
     computed = two.logprobs_of_encoded(encoded_prompts, on_pass=on_pass)
     assert torch.get_num_threads() == threads_before  # the workers' share is given back
-    assert limits_seen == [32, 32]
     assert sorted(answered) == list(range(len(fewer_sentences)))  # each prompt once
     assert len(callers) == 2  # both workers answered passes
     for a, values in zip(expected, computed):

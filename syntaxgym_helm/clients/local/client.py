@@ -90,8 +90,7 @@ class SyntaxGymClient(CachingClient):
     - ``onednn``: on CPU in float32, multiply with oneDNN-packed weights (default True; faster,
       equal to the default kernels up to float rounding: :mod:`.cpu_kernels`);
     - ``workers``: on CPU, how many worker threads compute passes at once, each with its share
-      of torch's threads, of ``prefix_cache_mb`` and of ``max_batch_positions`` (default: 2 on a
-      CPU, 1 on a GPU);
+      of torch's threads and of ``prefix_cache_mb`` (default: 2 on a CPU, 1 on a GPU);
     - ``prefetch``: take all of a run's requests before HELM sends them (default True);
     - ``progress``: a tqdm progress bar on a terminal (default True);
     - ``weights_cache_dir``: where dequantised GGUF weights are kept (``none``: nowhere);

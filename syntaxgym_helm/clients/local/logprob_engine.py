@@ -64,9 +64,8 @@ class LogprobEngine:
     of about ``max_row_nodes`` positions (cut between independent subtrees; attention costs the
     square of a row's length, padding to the longest row costs linear layers). With ``workers``
     above 1, a call's prompts are cut into that many stretches of their order, each computed by
-    a worker thread with its own store and passes (``prefix_cache_mb`` and
-    ``max_batch_positions`` shared out among them) and its share of torch's threads
-    (:mod:`.pass_workers`; default: 2 on a CPU, 1 on a GPU). Calls are
+    a worker thread with its own store (``prefix_cache_mb`` shared out among them) and its share
+    of torch's threads (:mod:`.pass_workers`; default: 2 on a CPU, 1 on a GPU). Calls are
     serialised by a lock.
     """
 

@@ -1,7 +1,7 @@
 """Prefix-shared passes on several worker threads at once (:class:`PassWorkers`): a call's prompts
 are cut into stretches of their lexicographic order (:func:`stretches`), and each stretch is
-computed by a worker of its own, with its own store of computed prefixes, its share of torch's
-threads and its share of the positions of a pass.
+computed by a worker of its own, with its own store of computed prefixes and its share of torch's
+threads.
 
 Why: a pass's matrix products keep every core busy, but the rest of a pass does not: its Python
 (planning, packing, the store, the results) runs on one core, and its many small tensor
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import replace
 from typing import Sequence
 
 import torch
@@ -94,11 +93,6 @@ class PassWorkers:
                 return self.passes[0].run(encoded, self.stores[0], limits, onednn, on_pass)
             finally:
                 self._collect_counts()
-        # Each worker's passes hold a share of the positions one pass may: the passes computed at
-        # once hold no more activations than one worker's (on all of BLiMP, whole passes each
-        # took the peak from 1.47 to 1.53 GiB).
-        limits = replace(limits, max_batch_positions=max(1, limits.max_batch_positions
-                                                         // len(parts)))
         results: list[list[float]] = [[] for _ in encoded]
         failures: list[BaseException] = []
         lock = threading.Lock()
