@@ -21,7 +21,7 @@ from test_local_client import (  # noqa: E402,F401 (the embedded SmolLM2, loaded
 )
 
 from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine  # noqa: E402
-from syntaxgym_helm.clients.local.pass_workers import auto_workers, stretches  # noqa: E402
+from syntaxgym_helm.clients.local.pass_workers import stretches  # noqa: E402
 from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt  # noqa: E402
 
 
@@ -68,14 +68,6 @@ def test_a_prefix_shared_by_a_stretch_is_not_cut_where_it_need_not_be() -> None:
     parts = stretches(prompts, 2)
     assert {prompts[i].ids[1] for i in parts[0]} == {1}
     assert {prompts[i].ids[1] for i in parts[1]} == {2}
-
-
-def test_auto_workers() -> None:
-    import torch
-
-    assert auto_workers(torch.device("cuda")) == 1
-    threads = torch.get_num_threads()
-    assert auto_workers(torch.device("cpu")) == min(2, threads)
 
 
 def test_workers_must_be_positive(loaded) -> None:

@@ -19,6 +19,9 @@ Below them, the engine the server runs, one concern a module:
   beginning-of-text token;
 - :mod:`.forward_passes`: running plain and prefix-shared forward passes and gathering their
   logprobs;
+- :mod:`.pass_workers`: prefix-shared passes on several worker threads at once (client argument
+  ``workers``), each with its stretch of a call's prompts, its own store and its share of
+  torch's threads;
 - :mod:`.prefix_trie`: planning passes: the prompts' shared prefixes as trees cut into rows, and
   the index of stored prefixes;
 - :mod:`.pass_packing`: one pass's rows as the model's input tensors, and where each output comes

@@ -31,7 +31,7 @@ from syntaxgym_helm.clients.local.forward_passes import (
     SharedPasses,
 )
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
-from syntaxgym_helm.clients.local.pass_workers import PassWorkers, auto_workers
+from syntaxgym_helm.clients.local.pass_workers import PassWorkers
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore, returned_cache
 from syntaxgym_helm.clients.local.prompt_encoding import (
     EncodedPrompt,
@@ -63,9 +63,9 @@ class LogprobEngine:
     pass: ``batch_size`` prompts and ``max_batch_positions`` distinct positions, laid out in rows
     of about ``max_row_nodes`` positions (cut between independent subtrees; attention costs the
     square of a row's length, padding to the longest row costs linear layers). With ``workers``
-    above 1, a call's prompts are cut into that many stretches of their order, each computed by
-    a worker thread with its own store (``prefix_cache_mb`` shared out among them) and its share
-    of torch's threads (:mod:`.pass_workers`; default: 2 on a CPU, 1 on a GPU). Calls are
+    above 1 (default 1), a call's prompts are cut into that many stretches of their order, each
+    computed by a worker thread with its own store (``prefix_cache_mb`` shared out among them)
+    and its share of torch's threads (:mod:`.pass_workers`). Calls are
     serialised by a lock.
     """
 
@@ -83,11 +83,11 @@ class LogprobEngine:
         max_sequence_length: int | None = None,
         check_prefix_sharing: bool = True,
         onednn: bool = True,
-        workers: int | None = None,
+        workers: int = 1,
     ) -> None:
         if batch_size < 1 or max_row_nodes < 1 or max_batch_positions < 1:
             raise ValueError("batch_size, max_row_nodes and max_batch_positions must be positive")
-        if workers is not None and workers < 1:
+        if workers < 1:
             raise ValueError(f"workers must be at least 1 (got {workers})")
         self.model = model
         self.limits = PassLimits(batch_size, max_batch_positions, max_row_nodes)
@@ -104,7 +104,7 @@ class LogprobEngine:
         self._plain = PlainPasses(model, self.encoder.bos_id, self.counts)
         self._shared: SharedPasses | None = None
         self._workers: PassWorkers | None = None
-        self.workers = workers or auto_workers(self.device)
+        self.workers = int(workers)
         self.prefix_store: PrefixStore | None = None
         self.onednn = onednn and cpu_kernels.available(self.device, self.dtype)
         self.prefix_sharing = False

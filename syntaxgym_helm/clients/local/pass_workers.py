@@ -7,9 +7,10 @@ Why: a pass's matrix products keep every core busy, but the rest of a pass does 
 (planning, packing, the store, the results) runs on one core, and its many small tensor
 operations (norms, rotary embeddings, activations, copies, the attention of a few rows) gain
 little from a second thread. Two workers of one thread each keep both cores of a 2-core machine
-busy through those parts. On 2 cores of an Intel Xeon, 4 BLiMP paradigms took 43.2 and 46.4 s
-this way against 51.2 and 57.1 s for one worker of two threads, measured alternately
-(BENCHMARKS.md has the whole-run figures).
+busy through those parts, at the cost of a second pass's activations in memory. On 2 cores of an
+Intel Xeon, the engine alone scored 4 BLiMP paradigms in 43.2 and 46.4 s this way against 51.2
+and 57.1 s with one worker of two threads, measured alternately; inside ``helm-run`` the gain was
+smaller (docs/scaling.md, BENCHMARKS.md), so one worker stays the default.
 
 The stretches are contiguous in lexicographic order, so the prompts that share a prefix go to the
 same worker and the prefix is computed once (only where two stretches meet is a prefix computed
@@ -29,15 +30,6 @@ import torch
 from syntaxgym_helm.clients.local.forward_passes import OnPass, PassLimits, SharedPasses
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore
 from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt
-
-
-def auto_workers(device: torch.device) -> int:
-    """How many workers the engine uses when not told: two on a CPU with at least two threads
-    for torch (each then gets half of them), one on a GPU (one stream of passes fills it)."""
-    if device.type != "cpu":
-        return 1
-    return min(2, torch.get_num_threads())
-
 
 def stretches(encoded: Sequence[EncodedPrompt], count: int) -> list[list[int]]:
     """Indices of ``encoded`` cut into at most ``count`` contiguous stretches of their

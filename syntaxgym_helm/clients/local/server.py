@@ -229,7 +229,9 @@ class ModelServer:
             self._complete(errors)
         usable = [e for e in encoded if not isinstance(e, PromptError)]
         # Each pass's seconds (the first's with the batch's encoding), shared by its prompts:
-        # a prompt's own cost, which the time a request waits for its answer is not.
+        # a prompt's own cost, which the time a request waits for its answer is not. With several
+        # workers (called one at a time), the time since any worker's last pass ended: the
+        # passes' seconds still add up to the batch's wall time.
         last_pass_end = time.perf_counter()
 
         def pass_done(indices: list[int], logprobs: list[list[float]]) -> None:
