@@ -31,6 +31,7 @@ from syntaxgym_helm.clients.local.forward_passes import OnPass, PassLimits, Shar
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore
 from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt
 
+
 def stretches(encoded: Sequence[EncodedPrompt], count: int) -> list[list[int]]:
     """Indices of ``encoded`` cut into at most ``count`` contiguous stretches of their
     lexicographic order (of token ids) with about equal work each: a prompt's work is its tokens
@@ -79,8 +80,8 @@ class PassWorkers:
             on_pass: OnPass | None = None) -> list[list[float]]:
         """Logprobs of each prompt's tokens (as :meth:`SharedPasses.run`); ``on_pass`` is called
         from the workers' threads, one call at a time."""
-        parts = stretches(encoded, len(self.passes))
-        if len(parts) <= 1:  # one worker's work: all of torch's threads for it
+        parts = stretches(encoded, len(self.passes)) if len(self.passes) > 1 else []
+        if len(parts) <= 1:  # one worker, or one worker's work: all of torch's threads for it
             try:
                 return self.passes[0].run(encoded, self.stores[0], limits, onednn, on_pass)
             finally:
