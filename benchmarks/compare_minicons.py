@@ -8,13 +8,17 @@ virtual environment (``benchmarks/minicons_driver.py``). minicons' token logprob
 this plugin's alignment and predictions (:func:`~syntaxgym_helm.core.item_evaluation.
 evaluate_item`), so that what differs is only what the model was given and how it was run.
 
-Three ways of running minicons:
+Four ways of running minicons:
 
 - ``matched``: ``bos_token=True`` with the tokenizer's ``bos_token`` set to ``<|endoftext|>``,
   the token SmolLM2 was trained after and the plugin's ``prefix=auto`` for it;
 - ``declared``: ``bos_token=True`` as it comes: the GGUF declares ``<|im_start|>`` its BOS;
 - ``none``: ``bos_token=False``, minicons' default: the first token gets no context and minicons
-  returns 0.0 for it (scored here with ``first_token=exclude``: the same sums).
+  returns 0.0 for it (scored here with ``first_token=exclude``: the same sums);
+- ``word-boundary``: as ``matched``, with minicons' ``bow_correction=True`` (Pimentel and Meister
+  2024; Oh and Schuler 2024): each word's surprisal takes in the probability that the next token
+  begins a word, and gives up the one that its own first token does. This plugin does not
+  correct (docs/scoring.md); the row says how many verdicts the correction would change.
 
 For each it prints how many tokens agree, the largest difference of a token's surprisal and of a
 region's value (bits), and how many predictions and items come out otherwise than ours, per
@@ -24,7 +28,8 @@ suite where any do. ``--output BENCHMARKS.md`` writes the report as a section th
         --suites-dir ../shared/suites/hu2020 --output BENCHMARKS.md
 
 The minicons environment: ``python3 -m venv V && V/bin/pip install torch==2.13.0 &&
-V/bin/pip install minicons==0.3.39 gguf accelerate`` (``--setup`` does it).
+V/bin/pip install minicons==0.3.39 gguf accelerate``; the script makes it when
+``--minicons-venv`` names a folder without one.
 """
 
 from __future__ import annotations
@@ -50,7 +55,11 @@ from markdown_sections import commit, machine, write_section  # noqa: E402
 from syntaxgym_helm import evaluate  # noqa: E402
 from syntaxgym_helm.api.results import SuiteResult  # noqa: E402
 from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M  # noqa: E402
-from syntaxgym_helm.core.item_evaluation import ItemEvaluation, TokenScore, evaluate_item  # noqa: E402
+from syntaxgym_helm.core.item_evaluation import (  # noqa: E402
+    ItemEvaluation,
+    TokenScore,
+    evaluate_item,
+)
 from syntaxgym_helm.core.registry import HU2020_SUITES, load_named_suite  # noqa: E402
 from syntaxgym_helm.core.suite import Suite  # noqa: E402
 
@@ -58,8 +67,10 @@ SCRIPT = "benchmarks/compare_minicons.py"
 MODEL = "syntaxgym/smollm2-135m-instruct-q4_1"
 MINICONS_VERSION = "0.3.39"
 TORCH_PIN = "torch==2.13.0"  # the local CPU wheel: any other spec pulls gigabytes of CUDA
-#: minicons' variants: what it puts before each sentence (see the module's docstring).
-VARIANTS = {"matched": "<|endoftext|>", "declared": "declared", "none": None}
+#: minicons' variants: what it puts before each sentence, and whether it corrects for word
+#: boundaries (see the module's docstring).
+VARIANTS = {"matched": ("<|endoftext|>", False), "declared": ("declared", False),
+            "none": (None, False), "word-boundary": ("<|endoftext|>", True)}
 DRIVER_DEADLINE_S = 3600
 
 
@@ -118,7 +129,8 @@ def run_minicons(python: Path, sentences: Sequence[str], workdir: Path,
     output = workdir / "minicons_tokens.jsonl"
     request.write_text(json.dumps({
         "folder": str(folder), "gguf_file": SMOLLM2_135M.gguf_file, "batch_size": batch_size,
-        "variants": {name: {"bos": bos} for name, bos in VARIANTS.items()},
+        "variants": {name: {"bos": bos, "bow_correction": correction}
+                     for name, (bos, correction) in VARIANTS.items()},
         "sentences": list(sentences)}), encoding="utf-8")
     started = time.perf_counter()
     finished = subprocess.run([str(python), str(ROOT / "benchmarks" / "minicons_driver.py"),
@@ -225,8 +237,9 @@ def report(comparisons: dict[str, VariantComparison], our_seconds: float,
         f"Every one of the {sentences:,} distinct sentences scored with `{MODEL}` by this plugin "
         f"({our_seconds:.0f} s in one process, model loading included) and by minicons "
         f"{MINICONS_VERSION} `IncrementalLMScorer.token_score` on the same GGUF in fp32 "
-        f"({minicons_seconds:.0f} s for its three variants, model loading included); minicons' "
-        "token logprobs scored by this plugin's alignment and predictions. minicons' log: "
+        f"({minicons_seconds:.0f} s for its {len(VARIANTS)} variants, model loading included); "
+        "minicons' token logprobs scored by this plugin's alignment and predictions. "
+        "minicons' log: "
         + "; ".join(line.strip() for line in minicons_log.splitlines() if line.strip()) + ".",
         "",
         "| minicons run | before each sentence | conditions tokenized as ours | largest "

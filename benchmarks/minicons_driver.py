@@ -6,9 +6,10 @@ Reads a JSON request ``{"folder", "gguf_file", "batch_size", "variants": {name: 
 "bos", "texts", "logprobs"}``. A variant's ``bos`` is what minicons puts before each sentence: a
 text (``bos_token=True`` with the tokenizer's ``bos_token`` set to it), ``"declared"``
 (``bos_token=True`` with the tokenizer's own ``bos_token``) or null (``bos_token=False``,
-minicons' default). ``texts`` are the tokens minicons scored, each decoded alone (as HELM's
-clients return them); ``logprobs`` are minicons' own values in nats, 0.0 for the first token as
-it returns it.
+minicons' default); its ``bow_correction`` (default false) turns on minicons' correction for
+tokenizers that mark the beginning of a word. ``texts`` are the tokens minicons scored, each
+decoded alone (as HELM's clients return them); ``logprobs`` are minicons' own values in nats,
+0.0 for the first token as it returns it.
 
     python minicons_driver.py REQUEST.json OUTPUT.jsonl
 """
@@ -44,7 +45,8 @@ def main() -> None:
             started = time.perf_counter()
             for start in range(0, len(sentences), size):
                 batch = sentences[start: start + size]
-                scored = lm.token_score(batch, bos_token=bos is not None)
+                scored = lm.token_score(batch, bos_token=bos is not None,
+                                        bow_correction=bool(variant.get("bow_correction")))
                 encoded, _ = lm.prepare_text(batch, bos_token=bos is not None)
                 for offset, (pairs, ids, mask) in enumerate(zip(
                         scored, encoded["input_ids"].tolist(),
@@ -56,8 +58,10 @@ def main() -> None:
                     out.write(json.dumps({"variant": name, "index": start + offset, "bos": bos,
                                           "texts": [lm.tokenizer.decode([i]) for i in kept],
                                           "logprobs": [float(s) for _, s in pairs]}) + "\n")
-            print(f"{name}: {len(sentences)} sentences in {time.perf_counter() - started:.1f} s",
-                  flush=True)
+            print(f"{name}: {len(sentences)} sentences (word-boundary correction "
+                  f"{'on' if variant.get('bow_correction') else 'off'}, "
+                  f"{'a' if lm.is_bow_tokenizer else 'not a'} beginning-of-word tokenizer) in "
+                  f"{time.perf_counter() - started:.1f} s", flush=True)
 
 
 if __name__ == "__main__":
