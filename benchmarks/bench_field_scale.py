@@ -575,7 +575,8 @@ def dtypes_part(args: argparse.Namespace) -> dict[str, Any]:
                         math.fsum(deltas) / len(deltas), "seconds": timing[label],
                         "accuracy": sum(values[r["sentence_good"]] > values[r["sentence_bad"]]
                                         for r in records) / len(records)}
-    return {"device": args.device, "reference": reference, "settings": found}
+    return {"device": args.device, "reference": reference, "settings": found,
+            "paradigms": list(args.parity_paradigms)}
 
 
 #: torch operators grouped by what they do, for the ``inside`` part (prefixes of profiler keys);
@@ -674,13 +675,21 @@ def _back_to_back(results: dict[str, Any]) -> bool:
 
 def render(results: dict[str, Any]) -> str:
     meta = results["meta"]
-    beside = " and ".join(name for part, name in (("lmeval", "lm-evaluation-harness"),
-                                                 ("report", "the report"),
-                                                 ("inside", "where scoring time goes"))
-                          if part in results)
-    lines = [f"## BLiMP at field scale: {len(meta['paradigms'])} paradigms, the compute floor"
-             + (f" and {beside}" if beside else ""), "",
-             *_invocations(results), f"Machine: {meta['machine']}.", ""]
+    if set(results) - {"meta"} <= {"dtypes", "parity", "ours-parity"}:  # on the parity paradigms
+        title = "## BLiMP: verdicts " + " and ".join(
+            name for part, name in (("parity", "beside lm-evaluation-harness"),
+                                    ("dtypes", "under other dtypes and pass sizes"))
+            if part in results)
+    else:
+        covered = [name for part, name in (("floor", "the compute floor"),
+                                           ("lmeval", "lm-evaluation-harness"),
+                                           ("report", "the report"),
+                                           ("inside", "where scoring time goes"),
+                                           ("dtypes", "dtypes and pass sizes"))
+                   if part in results]
+        title = (f"## BLiMP at field scale: {len(meta['paradigms'])} paradigms"
+                 + (", " + " and ".join(covered) if covered else ""))
+    lines = [title, "", *_invocations(results), f"Machine: {meta['machine']}.", ""]
     floor = results.get("floor")
     if floor:
         rates = floor["best_rates"]
@@ -769,7 +778,8 @@ def render(results: dict[str, Any]) -> str:
     dtypes = results.get("dtypes")
     if dtypes:
         lines += [f"### Dtypes and pass sizes on {dtypes['device']} (our engine alone)", "",
-                  f"Against `{dtypes['reference']}` (default settings):", "",
+                  f"On {', '.join(dtypes.get('paradigms', ()))}; against "
+                  f"`{dtypes['reference']}` (default settings):", "",
                   "| settings | verdicts that flip | accuracy | largest / mean sentence "
                   "log-prob difference (nats) | scoring time |", "|---|---:|---:|---:|---:|"]
         for label, d in dtypes["settings"].items():
