@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from markdown_sections import commit, machine, write_section  # noqa: E402
 
 from syntaxgym_helm import evaluate  # noqa: E402
-from syntaxgym_helm.api.results import SuiteResult  # noqa: E402
+from syntaxgym_helm.api.results import ItemResult, SuiteResult  # noqa: E402
 from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M  # noqa: E402
 from syntaxgym_helm.core.item_evaluation import (  # noqa: E402
     ItemEvaluation,
@@ -101,9 +101,9 @@ def ensure_venv(venv: Path) -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=600)
         subprocess.run([str(python), "-m", "pip", "install", "-q", TORCH_PIN], check=True,
                        timeout=1800)
-        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as pins:
-            pins.write(f"{TORCH_PIN}\n")
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "-c", pins.name,
+        pins = venv / "constraints.txt"  # minicons' dependencies must keep the CPU torch
+        pins.write_text(f"{TORCH_PIN}\n")
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "-c", str(pins),
                         f"minicons=={MINICONS_VERSION}", "gguf", "accelerate"],
                        check=True, timeout=1800)
     return python
@@ -157,6 +157,8 @@ def ours(suites: Sequence[str], suites_dir: Path) -> tuple[dict[str, SuiteResult
 
 def compare(suites: Sequence[Suite], our_results: dict[str, SuiteResult],
             records: dict[tuple[str, str], dict]) -> dict[str, VariantComparison]:
+    """Each minicons variant's tokens scored by this plugin's :func:`evaluate_item`, item by
+    item, beside the plugin's own results."""
     found = {}
     for variant in VARIANTS:
         comparison = VariantComparison()
@@ -186,7 +188,8 @@ def compare(suites: Sequence[Suite], our_results: dict[str, SuiteResult],
     return found
 
 
-def _add_item(comparison: VariantComparison, our_item, evaluation: ItemEvaluation) -> bool:
+def _add_item(comparison: VariantComparison, our_item: ItemResult,
+              evaluation: ItemEvaluation) -> bool:
     """Adds one item to ``comparison``; whether its outcome differs from ours."""
     comparison.items += 1
     if evaluation.problems:
