@@ -11,7 +11,7 @@ evaluate_item`), so that what differs is only what the model was given and how i
 Four ways of running minicons:
 
 - ``matched``: ``bos_token=True`` with the tokenizer's ``bos_token`` set to ``<|endoftext|>``,
-  the token SmolLM2 was trained after and the plugin's ``prefix=auto`` for it;
+  the token SmolLM2 was trained after, which the plugin's engine scores every sentence after;
 - ``declared``: ``bos_token=True`` as it comes: the GGUF declares ``<|im_start|>`` its BOS;
 - ``none``: ``bos_token=False``, minicons' default: the first token gets no context and minicons
   returns 0.0 for it (scored here with ``first_token=exclude``: the same sums);
