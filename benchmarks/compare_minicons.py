@@ -20,9 +20,9 @@ Four ways of running minicons:
   begins a word, and gives up the one that its own first token does. This plugin does not
   correct (docs/scoring.md); the row says how many verdicts the correction would change.
 
-For each it prints how many tokens agree, the largest difference of a token's surprisal and of a
-region's value (bits), and how many predictions and items come out otherwise than ours, per
-suite where any do. ``--output BENCHMARKS.md`` writes the report as a section there.
+For each it prints how many conditions are tokenized alike, the largest difference of a token's
+surprisal and of a region's value (bits), and how many predictions and items come out otherwise
+than ours, per suite where any do. ``--output BENCHMARKS.md`` writes the report as a section there.
 
     python benchmarks/compare_minicons.py --minicons-venv /work/minicons-venv \\
         --suites-dir ../shared/suites/hu2020 --output BENCHMARKS.md
@@ -79,7 +79,6 @@ class VariantComparison:
     """How one way of running minicons compares with the plugin, over all suites."""
 
     bos: str | None = None
-    tokens: int = 0  # tokens both scored, in sentences tokenized alike
     conditions_same_tokens: int = 0
     conditions: int = 0
     largest_first_token_difference: float = 0.0  # bits, the sentence's first token
@@ -147,11 +146,10 @@ def run_minicons(python: Path, sentences: Sequence[str], workdir: Path,
     return records, seconds, finished.stdout
 
 
-def ours(suites: Sequence[str], suites_dir: Path) -> tuple[dict[str, SuiteResult], float]:
+def ours(suites: Sequence[Suite]) -> tuple[dict[str, SuiteResult], float]:
     """The plugin's results for each suite (no request cache: everything computed)."""
     started = time.perf_counter()
-    results = {name: evaluate(name, MODEL, suites_dir=suites_dir, cache_dir=None)
-               for name in suites}
+    results = {suite.name: evaluate(suite, MODEL, cache_dir=None) for suite in suites}
     return results, time.perf_counter() - started
 
 
@@ -209,7 +207,6 @@ def _add_item(comparison: VariantComparison, our_item: ItemResult,
         for index, ((_, our_value), (_, value)) in enumerate(zip(our_tokens, their_tokens)):
             if math.isnan(our_value) or math.isnan(value):
                 continue
-            comparison.tokens += 1
             if index == 0:
                 comparison.largest_first_token_difference = max(
                     comparison.largest_first_token_difference, abs(our_value - value))
@@ -294,7 +291,7 @@ def main() -> None:
     python = ensure_venv(args.minicons_venv)
     suites = [load_named_suite(name, workdir / "suites", args.suites_dir) for name in names]
     sentences = sentences_of(suites)
-    our_results, our_seconds = ours(names, args.suites_dir)
+    our_results, our_seconds = ours(suites)
     records, minicons_seconds, log = run_minicons(python, sentences, workdir, args.batch_size)
     comparisons = compare(suites, our_results, records)
     text = report(comparisons, our_seconds, minicons_seconds, log, len(sentences), load)
