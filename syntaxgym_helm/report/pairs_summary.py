@@ -92,9 +92,9 @@ class PairResults:
             outcomes.setdefault(run.name, {})[key] = first_prediction_outcomes(run)
             items_run.setdefault(run.name, {})[key] = len(run.scores)
             ties.setdefault(run.name, {})[key] = tie_count(run)
-            found = left_out(run.suite.meta.extra)
-            if found is not None:
-                left[key] = found
+            lost = left_out(run.suite.meta.extra)
+            if lost is not None:
+                left[key] = lost
         return cls(dataset, tuple(outcomes), outcomes, items_run, ties, left)
 
     @property
