@@ -76,12 +76,12 @@ def _fits(value: Any, annotation: Any) -> bool:
     return isinstance(value, annotation)
 
 
-def _choices(annotation: Any) -> tuple[Any, ...]:
+def choices_of(annotation: Any) -> tuple[Any, ...]:
     """The choices of a ``Literal`` annotation (also inside ``X | None``); () for others."""
     if get_origin(annotation) is Literal:
         return get_args(annotation)
     if get_origin(annotation) in (Union, types.UnionType):
-        return tuple(c for arg in get_args(annotation) for c in _choices(arg))
+        return tuple(c for arg in get_args(annotation) for c in choices_of(arg))
     return ()
 
 
@@ -89,7 +89,7 @@ def check_value(name: str, value: Any, annotation: Any, minimum: float | None = 
     """``value`` when it fits ``annotation`` (and is at least ``minimum``); else an
     :class:`OptionError` naming ``name``, the value and what it takes."""
     if not _fits(value, annotation):
-        choices = _choices(annotation)
+        choices = choices_of(annotation)
         if choices and isinstance(value, str):
             raise OptionError(f"{name}={value!r} is not {describe(annotation)}")
         raise OptionTypeError(f"{name}={value!r} ({type(value).__name__}) is not "
