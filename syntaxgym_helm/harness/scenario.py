@@ -34,23 +34,13 @@ from helm.benchmark.scenarios.scenario import (
     ScenarioMetadata,
 )
 
-from syntaxgym_helm.clients.registration import register_with_helm
-from syntaxgym_helm.core.context import (
-    DEFAULT_SEED,
-    DEFAULT_SENTENCES,
-    NONE,
-    ContextSpec,
-    item_contexts,
-    spec_from_args,
-)
+from syntaxgym_helm.clients.registration import install_run_hooks
+from syntaxgym_helm.core.context import ContextSpec, item_contexts, spec_from_args
 from syntaxgym_helm.core.minimal_pairs.convert import left_out
 from syntaxgym_helm.core.registry import load_named_suite
+from syntaxgym_helm.core.run_options import SCENARIO, RunOptions, options_from
 from syntaxgym_helm.core.suite import Item, Suite
 from syntaxgym_helm.harness.stats import ACCURACY
-
-# HELM's parallel runners' workers load no plugins but import this class first (Runner.run_one):
-# registering here gives them the embedded models and the prefetch hook with no YAML.
-register_with_helm()
 
 #: Key of ``Instance.extra_data`` that holds the item as a one-item suite in syntaxgym-core JSON.
 ITEM_KEY = "syntaxgym_item"
@@ -93,14 +83,18 @@ class SyntaxGymScenario(Scenario):
     )
     tags = ["syntax", "language_modeling", "minimal_pairs"]
 
-    def __init__(self, suite: str, suites_dir: str | None = None, context: str = NONE,
-                 context_sentences: int = DEFAULT_SENTENCES, context_seed: int = DEFAULT_SEED,
-                 context_sha256: str = "") -> None:
+    def __init__(self, suite: str, *, context_sha256: str = "", **options: Any) -> None:
+        """``suite`` and the run options its run spec records (:class:`RunOptions`; strings are
+        read as a run entry's), with the SHA-256 of a context file taken with the run spec.
+
+        HELM's parallel runners' workers load no plugins but make this scenario first
+        (``Runner.run_one``): the run's hooks are installed here (embedded models, prefetch)."""
         super().__init__()
+        install_run_hooks()
         self.suite_spec = suite
-        self.suites_dir = suites_dir
-        self.context = spec_from_args({"context": context, "context_sentences": context_sentences,
-                                       "context_seed": context_seed,
+        self.options: RunOptions = options_from(options, where="SyntaxGymScenario: ")
+        self.suites_dir = self.options.suites_dir or None
+        self.context = spec_from_args({**self.options.recorded(SCENARIO),
                                        "context_sha256": context_sha256})
 
     def load(self, cache_path: str) -> Suite:
