@@ -19,8 +19,8 @@ import pytest
 
 from fixtures import BLIMP_EXCERPTS_DIR, FULL_BLIMP_DIR
 from syntaxgym_helm.core.minimal_pairs import catalogue, convert
-from syntaxgym_helm.core.minimal_pairs.blimp import BLIMP as BLIMP_DATASET
 from syntaxgym_helm.core.minimal_pairs.blimp import (
+    BLIMP as BLIMP_DATASET,
     BLIMP_COMMIT,
     ONE_PREFIX,
     PARADIGMS,
@@ -34,8 +34,11 @@ from syntaxgym_helm.core.minimal_pairs.blimp_paper import (
     paper_means,
     paper_paradigms,
 )
-from syntaxgym_helm.core.minimal_pairs.convert import WHOLE_SENTENCE, convert_data
-from syntaxgym_helm.core.minimal_pairs.convert import Conversion as BlimpConversion
+from syntaxgym_helm.core.minimal_pairs.convert import (
+    WHOLE_SENTENCE,
+    Conversion as BlimpConversion,
+    convert_data,
+)
 from syntaxgym_helm.core.minimal_pairs.dataset import MinimalPair
 from syntaxgym_helm.core.minimal_pairs.fetch import resolve_named
 from syntaxgym_helm.core.minimal_pairs.regions import REGION_NAMES, PairRegions
