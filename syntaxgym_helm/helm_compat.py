@@ -37,7 +37,10 @@ import inspect
 import threading
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from helm.benchmark.run_expander import RunExpander
 
 #: The crfm-helm releases the plugin is tested with (``pyproject.toml`` pins the same).
 TESTED_HELM_VERSIONS = ("0.5.16",)
@@ -238,7 +241,7 @@ def wrap_executor_execute(make_wrapper: Callable[[Callable], Callable], mark: st
     if not getattr(Executor.execute, mark, False):
         wrapper = make_wrapper(Executor.execute)
         setattr(wrapper, mark, True)
-        Executor.execute = wrapper
+        Executor.execute = wrapper  # type: ignore[method-assign]  # the hook itself
     return True
 
 
@@ -268,7 +271,7 @@ def client_for_deployment(auto_client: Any, deployment: str) -> Any:
     return auto_client._get_client(deployment)
 
 
-def install_model_run_expander(expander: type) -> None:
+def install_model_run_expander(expander: type[RunExpander]) -> None:
     """Put ``expander`` (a ``ModelRunExpander`` subclass) in HELM's registry as ``model``."""
     require("model_run_expander")
     from helm.benchmark.run_expander import RUN_EXPANDERS

@@ -223,7 +223,7 @@ def reject(folder: Path, subject: str, problem: str, remedy: str) -> None:
     discard(folder)
 
 
-def save_folder(folder: Path, write: Callable[[Path], None]) -> bool:
+def save_folder(folder: Path, write: Callable[[Path], object]) -> bool:
     """Make ``folder``: ``write`` fills a temporary folder, the manifest is added, and the whole
     is renamed into place (see :func:`publish`). Returns whether this call's copy is the one in
     place; what ``write`` raises is raised, with the temporary removed."""

@@ -102,7 +102,7 @@ class ConditionValues:
         return list(self._by_region.get(region, ()))
 
     def value(self, metric: str, region: int | None) -> float:
-        if region in self.unmeasured:
+        if region is not None and region in self.unmeasured:
             raise EvaluationError(f"region {region} of condition `{self.condition_name}` "
                                   f"cannot be measured: {self.unmeasured[region]}")
         known = self._statistics.get(region)
@@ -232,11 +232,12 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
             surprisals.append(math.nan)
         else:
             # NaN, an infinity or a probability above 1 is no surprisal: never scored.
-            problem = "is None" if token.logprob is None else logprob_problem(token.logprob)
-            if problem:
+            logprob = token.logprob
+            problem = "is None" if logprob is None else logprob_problem(logprob)
+            if problem or logprob is None:
                 raise EvaluationError(f"token {index} {token.text!r} has no usable logprob: "
                                       f"it {problem}")
-            surprisals.append(nats_to_bits(as_logprob(token.logprob)))
+            surprisals.append(nats_to_bits(as_logprob(logprob)))
     return ConditionValues(condition.condition_name, tuple(texts), tuple(regions),
                            tuple(surprisals), unmeasured)
 

@@ -82,7 +82,7 @@ def _resampled_means(values: Sequence[float], resamples: int,
     of the distinct levels: the same distribution as drawing indices, far less work)."""
     levels, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
     draws = rng.multinomial(len(values), counts / counts.sum(), size=resamples)
-    return draws @ levels / len(values)
+    return np.asarray(draws @ levels / len(values))
 
 
 def _check_groups(groups: Sequence[Sequence[float]]) -> list[Sequence[float]]:
@@ -108,7 +108,7 @@ def bootstrap_interval(groups: Sequence[Sequence[float]], confidence: float = CO
     if not kept:
         return no_interval("bootstrap")
     rng = np.random.default_rng(seed)
-    totals = sum(_resampled_means(group, resamples, rng) for group in kept)
+    totals = sum((_resampled_means(group, resamples, rng) for group in kept), np.zeros(resamples))
     return _percentile_interval(totals / len(kept), confidence)
 
 
@@ -170,7 +170,8 @@ def paired_bootstrap(groups_a: Sequence[Sequence[float]], groups_b: Sequence[Seq
     if not kept:
         return PairedDifference(math.nan, no_interval("paired bootstrap"), math.nan)
     rng = np.random.default_rng(seed)
-    samples = sum(_resampled_means(group, resamples, rng) for group in kept) / len(kept)
+    samples = sum((_resampled_means(group, resamples, rng) for group in kept),
+                  np.zeros(resamples)) / len(kept)
     interval = _percentile_interval(samples, confidence)
     below, above = float(np.mean(samples <= 0)), float(np.mean(samples >= 0))
     p_value = max(min(1.0, 2 * min(below, above)), 1 / resamples)

@@ -184,7 +184,7 @@ def _in_processes(function: Callable[[Any], Any], jobs: Sequence[Any],
 
     processes = min(len(jobs), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                     else os.cpu_count() or 1)
-    progress = dict(total=len(jobs), desc="writing reports", unit="suite",
+    progress: dict[str, Any] = dict(total=len(jobs), desc="writing reports", unit="suite",
                     disable=len(jobs) < 3)
     _SHARED.update(runs=runs, folder=folder)
     try:

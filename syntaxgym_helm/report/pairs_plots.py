@@ -64,7 +64,7 @@ def plot_pair_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
     title = DATASETS[rows[0].dataset].title
     models = list(dict.fromkeys(row.model for row in rows))
     by_key = {(row.model, row.paradigm): row for row in rows}
-    first = {}
+    first: dict[str, RegionAnalysisRow] = {}
     for row in rows:
         first.setdefault(row.paradigm, row)  # positions: the first model's items
     layout = _layout(rows)
@@ -91,6 +91,7 @@ def plot_pair_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
         if paradigm is None:
             tick.set_fontweight("bold")
     axes[0][0].set_ylim(len(layout) - 0.5, -0.5)
+    assert image is not None  # there is a model: rows is not empty
     bar = figure.colorbar(image, ax=axes[0][1:].tolist(), fraction=0.03, pad=0.02,
                           aspect=max(10, len(layout) // 2))
     bar.set_label("mean surprisal difference bad - good (bits)\n> 0: prefers the good sentence",

@@ -60,7 +60,7 @@ def _key(run: RunRecord) -> tuple[str, str, str, str]:
 
 
 def _outcomes(run: RunRecord) -> dict[int, float]:
-    return {score.item_number: float(score.passed) for score in run.scores if score.scorable}
+    return {score.item_number: float(bool(score.passed)) for score in run.scores if score.scorable}
 
 
 def pairings(runs: Sequence[RunRecord]) -> list[Pairing]:

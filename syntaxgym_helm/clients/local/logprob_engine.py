@@ -32,7 +32,7 @@ from syntaxgym_helm.clients.local.forward_passes import (
 )
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
 from syntaxgym_helm.clients.local.pass_workers import PassWorkers
-from syntaxgym_helm.clients.local.prefix_store import PrefixStore, returned_cache
+from syntaxgym_helm.clients.local.prefix_store import PrefixStore, layer_tensors, returned_cache
 from syntaxgym_helm.clients.local.prompt_encoding import (
     EncodedPrompt,
     PromptEncoder,
@@ -147,8 +147,8 @@ class LogprobEngine:
             with torch.inference_mode():
                 out = base(input_ids=torch.tensor([[self.encoder.bos_id] * 2], device=self.device),
                            use_cache=True)
-            shapes = [(layer.keys.shape[1], layer.keys.shape[3])
-                      for layer in returned_cache(out).layers]
+            shapes = [(keys.shape[1], keys.shape[3])
+                      for keys, _ in map(layer_tensors, returned_cache(out).layers)]
             hidden_size = out.last_hidden_state.shape[-1]
 
             def store(budget: float) -> PrefixStore:

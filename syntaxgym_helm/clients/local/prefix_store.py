@@ -104,8 +104,9 @@ class PrefixStore:
         batch = torch.tensor(fill_rows, device=device)
         position = torch.tensor(fill_positions, device=device)
         for layer, keys, values in zip(kv.layers, self.keys, self.values):
-            keys[slots] = layer.keys[batch, :, past_length + position, :]
-            values[slots] = layer.values[batch, :, past_length + position, :]
+            layer_keys, layer_values = layer_tensors(layer)
+            keys[slots] = layer_keys[batch, :, past_length + position, :]
+            values[slots] = layer_values[batch, :, past_length + position, :]
         self.hidden[slots] = hidden[batch, position]
         assert normaliser is not None
         self.normaliser[slots] = normaliser[torch.tensor(fill_outputs, device=device)]
@@ -130,6 +131,12 @@ def cache_keyword(model: torch.nn.Module) -> str:
             return name
     raise ValueError(f"{type(model).__name__}.forward takes no past keys and values "
                      "(neither `cache` nor `past_key_values`)")
+
+
+def layer_tensors(layer: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """The keys and values of one filled attention layer of a :class:`DynamicCache` (typed
+    here: transformers types a cache's layers as a union that includes layers without them)."""
+    return layer.keys, layer.values
 
 
 def returned_cache(output: Any) -> DynamicCache:

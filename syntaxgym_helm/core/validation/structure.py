@@ -31,7 +31,7 @@ from syntaxgym_helm.core.validation.raw import (
 )
 
 
-def check_meta(checker: Checker, data: dict) -> SuiteMeta | None:
+def check_meta(checker: Checker, data: dict[str, Any]) -> SuiteMeta | None:
     raw = checker.build(RawMeta, data, "meta", "meta")
     if raw is None:
         return None
@@ -67,7 +67,7 @@ def _check_separator(checker: Checker, separator: str | None) -> str | None:
     return separator
 
 
-def _check_metrics(checker: Checker, metric: str | list | None) -> tuple[str, ...] | None:
+def _check_metrics(checker: Checker, metric: str | list[Any] | None) -> tuple[str, ...] | None:
     if metric is None:
         return ("sum",)
     if metric == "all":
@@ -93,7 +93,7 @@ def _metric_hint() -> str:
     return f"use one of {', '.join(METRICS)}, a list of them, or \"all\""
 
 
-def check_region_meta(checker: Checker, data: dict) -> dict[int, str] | None:
+def check_region_meta(checker: Checker, data: dict[str, Any]) -> dict[int, str] | None:
     if not data:
         checker.error("region_meta", "no regions are declared",
                       hint="declare region names as {\"1\": \"subject\", \"2\": \"verb\", ...}")
@@ -120,7 +120,7 @@ def check_region_meta(checker: Checker, data: dict) -> dict[int, str] | None:
     return dict(sorted(numbers.items()))
 
 
-def check_items(checker: Checker, data: list, region_meta: dict[int, str] | None,
+def check_items(checker: Checker, data: list[Any], region_meta: dict[int, str] | None,
                 separator: str = DEFAULT_SEPARATOR) -> list[tuple[int, Item]]:
     """The valid items with their indices in ``data``; ``separator`` joins their regions."""
     if not data:
