@@ -8,9 +8,8 @@ every listed file against it (:func:`folder_problem`) and, when one was cut shor
 removed, says which and why, so the caller can warn naming the folder and make it again
 (:func:`discard`, then :func:`publish` a new one) instead of using it or failing on every run.
 
-Why CRC-32 (zlib, hardware-assisted): it reads the 540 MB of SmolLM2-135M's fp32 weights in about
-0.14 s of CPU on this project's machines (a load takes 3.3 s), under half of SHA-256's time, and
-any damage short of a deliberate forgery (zeros over a page, a truncation, a torn write) changes
+Why CRC-32 (zlib, hardware-assisted): it reads a model's fp32 weights in a small fraction of the
+time loading them takes, in under half of SHA-256's time, and any damage short of a deliberate forgery (zeros over a page, a truncation, a torn write) changes
 it; these folders guard against accidents, not attackers. A sampled check would miss 4 KiB of
 zeros in the pages it skips.
 

@@ -35,8 +35,8 @@ from helm.common.hierarchical_logger import hwarn
 
 TABLE = "unnamed"  # sqlitedict's default table, which HELM uses
 _HEADER = b"SQLite format 3\x00"
-#: Files up to this size are checked page by page when opened (``PRAGMA quick_check``: about
-#: 0.1 s per 100 MB); larger ones only as their pages are read.
+#: Files up to this size are checked page by page when opened (``PRAGMA quick_check``, whose time
+#: grows with the file); larger ones only as their pages are read.
 QUICK_CHECK_MAX_BYTES = 256 << 20
 _DAMAGE_CODES = {getattr(sqlite3, "SQLITE_CORRUPT", 11), getattr(sqlite3, "SQLITE_NOTADB", 26)}
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt")

@@ -159,8 +159,8 @@ def _write_suite(job: _SuiteJob) -> _SuiteFiles:
     for index, name, analysed in zip(job.indices, job.names, job.analysed):
         run = runs[index]
         # What these make holds no cycles: a collection would only rescan it (and the region
-        # values worked out for it) over and over, 7 of the 10 s that BLiMP's annotated suites
-        # took. A plot has cycles: it is drawn with the collector on.
+        # values worked out for it) over and over, most of the time these files take to write.
+        # A plot has cycles: it is drawn with the collector on.
         with collection_paused():
             annotated.append(write_annotated(run, suite_dir / f"{name}.json"))
             tables.append((write_csv(prediction_rows(run),

@@ -91,7 +91,7 @@ def plot_suite(runs: Sequence[RunRecord], path: Path) -> Path:
                     "95% Wilson interval", fontsize=13)
     figure.tight_layout()
     # tight_layout leaves a placeholder layout engine, for which savefig would draw the whole
-    # figure once more before drawing it (a third of a plot's time) to lay out nothing.
+    # figure once more before drawing it, only to lay out nothing.
     figure.set_layout_engine(None)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)

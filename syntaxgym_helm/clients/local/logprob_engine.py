@@ -220,8 +220,8 @@ class LogprobEngine:
         scratch.copy_root(prefix_store, self.encoder.bos_id)
         # Several passes of a few prompts (each row holds two sentences' branches under the
         # custom mask; later passes start after stored prefixes, the last reads its one output
-        # from the store). Once: a second time repeated the same passes (each pass reads every
-        # weight: 0.15 s on one core however few its positions) and added nothing it checks.
+        # from the store). Once: a second time would repeat the same passes (each reads every
+        # weight, however few its positions) and add nothing it checks.
         limits = replace(self.limits, batch_size=2, max_row_nodes=4)
         computed = shared.run(probes, scratch, limits, self.onednn)
         return max(abs(a - b) for x, y in zip(computed, plain) for a, b in zip(x, y))

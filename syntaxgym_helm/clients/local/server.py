@@ -26,11 +26,10 @@ def freeze_long_lived_objects() -> None:
     """Take every object that exists now out of the cyclic garbage collector's scans
     (``gc.freeze()``).
 
-    Once a model is loaded, the process holds some 400,000 objects that live until it exits (the
-    modules of torch and transformers, the model, the tokenizer). Python's full collections and,
-    above all, its finalization at exit scan them all: on 2 CPU cores a ``helm-run`` with
-    SmolLM2-135M spent 2.1 s exiting after HELM's last line, and 0.45 s with them frozen
-    (``BENCHMARKS.md``, exit phase). Objects made later are collected as before; the frozen ones
+    Once a model is loaded, the process holds hundreds of thousands of objects that live until it
+    exits (the modules of torch and transformers, the model, the tokenizer). Python's full
+    collections and, above all, its finalization at exit scan them all, which made a ``helm-run``
+    take seconds to exit after HELM's last line (``BENCHMARKS.md``, exit phase). Objects made later are collected as before; the frozen ones
     are garbage only at exit, when the operating system takes the memory back anyway.
     """
     gc.freeze()

@@ -1,6 +1,6 @@
 """The raw shape of each suite JSON element, for dacite: fields and their JSON types.
 
-Lists stay raw values (``list[Any]``), so that the walk in :mod:`.structure` can index their elements
+Lists stay raw values (``list``), so that the walk in :mod:`.structure` can index their elements
 in the JSON paths of its errors.
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 #: Condition names usable in formulas (``%name%``).
 NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
@@ -17,25 +16,25 @@ NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
 @dataclass
 class RawMeta:
     name: str | None = None
-    metric: str | list[Any] | None = None
+    metric: str | list | None = None
     author: str | None = None
     reference: str | None = None
     description: str | None = None
     comment: str | None = None
-    tags: list[Any] | None = None
+    tags: list | None = None
     region_separator: str | None = None
 
 
 @dataclass
 class RawItem:
     item_number: int
-    conditions: list[Any]
+    conditions: list
 
 
 @dataclass
 class RawCondition:
     condition_name: str
-    regions: list[Any]
+    regions: list
 
 
 @dataclass

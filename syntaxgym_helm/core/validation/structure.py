@@ -222,11 +222,10 @@ def _check_condition(checker: Checker, data: Any, path: str,
 
 
 # The usual item, condition and region (a dict of exactly its two fields, each of exactly its
-# type) are built without dacite: the 34 Hu et al. suites have 24,000 regions, and dacite was 60%
-# of the time spent loading them (which happens while the model loads); the four multilingual
-# data sets' 187 suites have 439,000 items, and dacite was half of the time spent validating them.
-# Anything else goes through dacite, which says what is wrong; it builds the same raw object when
-# nothing is.
+# type) are built without dacite: suites hold hundreds of thousands of them, and dacite's checks
+# of each would be most of the time spent loading and validating suites (a run loads its suite
+# while the model loads). Anything else goes through dacite, which says what is wrong; it builds
+# the same raw object when nothing is.
 
 def _raw_item(checker: Checker, data: Any, path: str) -> RawItem | None:
     if (type(data) is dict and len(data) == 2 and type(data.get("item_number")) is int
