@@ -50,9 +50,11 @@ def _wait_for(url: str, process: subprocess.Popen) -> None:
                 return
         except OSError as error:
             if process.poll() is not None:
-                raise RuntimeError(f"helm-server exited with status {process.returncode}") from error
+                raise RuntimeError(
+                    f"helm-server exited with status {process.returncode}") from error
             if time.monotonic() > deadline:
-                raise TimeoutError(f"helm-server did not answer {url} in {SERVER_DEADLINE_S} s") from error
+                raise TimeoutError(
+                    f"helm-server did not answer {url} in {SERVER_DEADLINE_S} s") from error
             time.sleep(0.5)
 
 

@@ -23,10 +23,11 @@ shapes it needs (methods, their parameters, attributes, registries):
 
 A hook is checked where it is first used (:func:`require`), so a HELM release that changes a shape
 stops with a :class:`HelmCompatibilityError` that names the hook, what changed, the HELM version
-installed and the versions tested, instead of a silent fallback (a missing prefetch hook, for
-one, would leave a run correct but several times slower). A HELM version outside :data:`TESTED_HELM_VERSIONS` whose
-shapes all match gets one warning. ``pyproject.toml`` pins crfm-helm to the tested versions;
-``tests/test_helm_compat.py`` checks every hook and that a changed shape fails.
+installed and the versions tested, instead of a silent fallback (a missing prefetch hook, for one,
+would leave a run correct but several times slower). A HELM version outside
+:data:`TESTED_HELM_VERSIONS` whose shapes all match gets one warning. ``pyproject.toml`` pins
+crfm-helm to the tested versions; ``tests/test_helm_compat.py`` checks every hook and that a changed
+shape fails.
 """
 
 from __future__ import annotations

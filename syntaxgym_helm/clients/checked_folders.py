@@ -9,9 +9,9 @@ removed, says which and why, so the caller can warn naming the folder and make i
 (:func:`discard`, then :func:`publish` a new one) instead of using it or failing on every run.
 
 Why CRC-32 (zlib, hardware-assisted): it reads a model's fp32 weights in a small fraction of the
-time loading them takes, in under half of SHA-256's time, and any damage short of a deliberate forgery (zeros over a page, a truncation, a torn write) changes
-it; these folders guard against accidents, not attackers. A sampled check would miss 4 KiB of
-zeros in the pages it skips.
+time loading them takes, in under half of SHA-256's time, and any damage short of a deliberate
+forgery (zeros over a page, a truncation, a torn write) changes it; these folders guard against
+accidents, not attackers. A sampled check would miss 4 KiB of zeros in the pages it skips.
 
 A process killed while writing (``kill -9``, power loss) leaves its temporary behind: temporaries
 are named with the host and process id (:func:`new_temporary`), and :func:`remove_stale_temporaries`

@@ -61,7 +61,7 @@ class RequestCache(Cache):
 
     def __init__(self, config: CacheConfig | None, *, key_fields: Mapping[str, Any] | None = None,
                  check: Check | None = None, commit_every: int = 1) -> None:
-        self.config = config  # type: ignore[assignment]  # None (no caching): HELM's Cache has no such case
+        self.config = config  # type: ignore[assignment]  # None: no caching
         self.key_fields = dict(key_fields or {})
         self.check = check  # for callers that cannot pass one (HELM's own client code)
         self.commit_every = max(1, int(commit_every))

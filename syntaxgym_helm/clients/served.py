@@ -195,7 +195,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
                                               wrap_request_time(do_it), check=problem)
         except EchoResponseError as exc:
             return failed_request(f"unusable response from {self.base_url}: {exc}")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - whatever happens, it is this request's failure
             return failed_request(self._describe(exc, call))
         tokens = echoed_prompt_tokens(response, request.prompt, self.case_insensitive_echo)
         return RequestResult(

@@ -149,7 +149,8 @@ class SqliteStore:
 
     def _close_quietly(self) -> None:
         try:
-            self._conn.close()  # type: ignore[union-attr]
+            if self._conn is not None:
+                self._conn.close()
         except sqlite3.Error:
             pass
         self._conn = None
@@ -186,7 +187,8 @@ class SqliteStore:
                 try:
                     if self._conn is None:
                         self._open()
-                    return statement(self._conn)  # type: ignore[arg-type]
+                    assert self._conn is not None  # _open opens it or raises
+                    return statement(self._conn)
                 except sqlite3.Error as exc:
                     if attempt or not self._recover(action, exc):
                         raise self._error(action, exc) from exc

@@ -6,9 +6,9 @@ scored, the items whose outcome differs, and the Pearson correlation, largest an
 difference of the region surprisals (sum, bits) of every region both sides have tokens in.
 
 The backend-bug detector. Two correct scorers of the same weights (e.g. HELM's HuggingFaceClient
-and the plugin's batched client) differ only by floating-point rounding, orders of magnitude below
-the threshold here in fp32 (BENCHMARKS.md compares them token by token). So when both sides run the same weights
-with the same first-token policy, a suite is flagged when
+and the plugin's batched client) differ only by floating-point rounding, orders of magnitude
+below the threshold here in fp32 (BENCHMARKS.md compares them token by token). So when both
+sides run the same weights with the same first-token policy, a suite is flagged when
 
 - any region differs by more than ``max_abs_diff`` = 0.01 bits (100 times the rounding noise, far
   below what a real bug does: a token scored without its context, a logprob shifted by one

@@ -23,13 +23,13 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display, and safe in threads and on servers
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.colors import TwoSlopeNorm  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import TwoSlopeNorm
 
-from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS  # noqa: E402
-from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow  # noqa: E402
+from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS
+from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow
 
 #: The heat map's columns: (row field, header).
 HEAT_COLUMNS = (("delta_critical", "critical"), ("delta_next_word", "next word"),

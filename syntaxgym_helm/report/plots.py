@@ -23,13 +23,13 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display, and safe in threads and on servers
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from scipy.stats import sem  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from scipy.stats import sem
 
-from syntaxgym_helm.report.intervals import suite_estimate  # noqa: E402
-from syntaxgym_helm.report.runs import RunRecord  # noqa: E402
-from syntaxgym_helm.report.summary import RunAccuracy  # noqa: E402
+from syntaxgym_helm.report.intervals import suite_estimate
+from syntaxgym_helm.report.runs import RunRecord
+from syntaxgym_helm.report.summary import RunAccuracy
 
 MAX_PANELS_PER_ROW = 3
 DODGE = 0.06  # horizontal offset between conditions, so their error bars do not hide each other

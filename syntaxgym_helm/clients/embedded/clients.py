@@ -39,8 +39,11 @@ from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, installed_embedded_model
-# Its former home: a deployment written with this class path still works.
-from syntaxgym_helm.clients.embedded.local_client import EmbeddedSyntaxGymClient  # noqa: F401
+# A second class path of the embedded models' client (class_paths.EMBEDDED_LOCAL_CLIENT names
+# its own module): a deployment that names this one gets the same class.
+from syntaxgym_helm.clients.embedded.local_client import (
+    EmbeddedSyntaxGymClient,  # noqa: F401 - see above
+)
 from syntaxgym_helm.helm_compat import require
 
 _TOKENIZER_LOCK = threading.Lock()

@@ -137,9 +137,10 @@ class SyntaxGymClient(CachingClient):
         self.model_name = model_name
         self.revision = revision
         self.trust_remote_code = trust_remote_code
-        self._load_args: dict[str, Any] = dict(gguf_file=gguf_file, dtype=self.dtype, revision=revision,
-                               trust_remote_code=trust_remote_code,
-                               weights_cache_dir=weights_cache_dir, model_kwargs=model_kwargs)
+        self._load_args: dict[str, Any] = dict(
+            gguf_file=gguf_file, dtype=self.dtype, revision=revision,
+            trust_remote_code=trust_remote_code, weights_cache_dir=weights_cache_dir,
+            model_kwargs=model_kwargs)
         self._engine_args = dict(bos_text=bos_text, batch_size=int(batch_size),
                                  prefix_sharing=bool(prefix_sharing),
                                  prefix_cache_mb=float(prefix_cache_mb),

@@ -189,7 +189,7 @@ class LogprobEngine:
                     "whose original weights were handed back as they were packed"
                     if self.onednn else "default kernels"))
             return True
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - plain batches score any model the same
             hwarn(f"{LOG} prefix sharing is off for this model, which is scored in "
                   f"plain batches ({type(exc).__name__}: {exc})")
             return False
@@ -268,7 +268,7 @@ class LogprobEngine:
         for item in encoded:
             if isinstance(item, PromptError):
                 raise item
-        usable: list[EncodedPrompt] = encoded  # type: ignore[assignment]
+        usable = [item for item in encoded if not isinstance(item, PromptError)]  # (all of them)
         logprobs = self.logprobs_of_encoded(usable)
         return [PromptLogprobs(e.prompt, e.texts, tuple(lp)) for e, lp in zip(usable, logprobs)]
 
