@@ -52,7 +52,7 @@ def _list(name: str | None) -> int:
 def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
-        say("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        say("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
 def _convert(name: str, path: Path, output: Path | None) -> int:

@@ -87,7 +87,7 @@ class ConditionValues:
     def _by_region(self) -> dict[int | None, list[float]]:
         """Region -> its tokens' surprisals; ``None`` -> every token of the sentence."""
         found: dict[int | None, list[float]] = {None: []}
-        for token_region, surprisal in zip(self.regions, self.surprisals):
+        for token_region, surprisal in zip(self.regions, self.surprisals, strict=True):
             if token_region is not None:
                 found.setdefault(token_region, []).append(surprisal)
                 found[None].append(surprisal)
@@ -227,7 +227,7 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
             )
         regions[0] = None
     surprisals: list[float] = []
-    for index, (token, region) in enumerate(zip(result, regions)):
+    for index, (token, region) in enumerate(zip(result, regions, strict=False)):
         if region is None:
             surprisals.append(math.nan)
         else:

@@ -39,7 +39,7 @@ def _tie_checks(formula: Formula) -> tuple[Formula, ...]:
     checks = []
     for node in _nodes(formula.root):
         if isinstance(node, Comparison):
-            for op, left, right in zip(node.ops, node.operands, node.operands[1:]):
+            for op, left, right in zip(node.ops, node.operands, node.operands[1:], strict=False):
                 if op in _LENIENT:
                     both = And((Comparison((left, right), ("<=",)),
                                 Comparison((right, left), ("<=",))))

@@ -136,8 +136,8 @@ def mcnemar_exact(outcomes_a: Sequence[bool], outcomes_b: Sequence[bool]) -> McN
     if len(outcomes_a) != len(outcomes_b):
         raise ValueError(f"paired outcomes need equal lengths ({len(outcomes_a)} and "
                          f"{len(outcomes_b)})")
-    only_a = sum(1 for a, b in zip(outcomes_a, outcomes_b) if a and not b)
-    only_b = sum(1 for a, b in zip(outcomes_a, outcomes_b) if b and not a)
+    only_a = sum(1 for a, b in zip(outcomes_a, outcomes_b, strict=True) if a and not b)
+    only_b = sum(1 for a, b in zip(outcomes_a, outcomes_b, strict=True) if b and not a)
     if only_a + only_b == 0:
         return McNemar(0, 0, 1.0)
     p_value = binomtest(only_a, only_a + only_b, 0.5).pvalue
@@ -162,10 +162,10 @@ def paired_bootstrap(groups_a: Sequence[Sequence[float]], groups_b: Sequence[Seq
     if len(groups_a) != len(groups_b):
         raise ValueError(f"paired groups need equal counts ({len(groups_a)} and {len(groups_b)})")
     differences = []
-    for group_a, group_b in zip(groups_a, groups_b):
+    for group_a, group_b in zip(groups_a, groups_b, strict=True):
         if len(group_a) != len(group_b):
             raise ValueError(f"a paired group has {len(group_a)} and {len(group_b)} items")
-        differences.append([b - a for a, b in zip(group_a, group_b)])
+        differences.append([b - a for a, b in zip(group_a, group_b, strict=True)])
     kept = _check_groups(differences)
     if not kept:
         return PairedDifference(math.nan, no_interval("paired bootstrap"), math.nan)

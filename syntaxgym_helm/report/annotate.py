@@ -52,7 +52,8 @@ def annotated_suite(run: RunRecord) -> dict[str, Any]:
 
 def annotated_items(run: RunRecord) -> Iterator[dict[str, Any]]:
     """The items of :func:`annotated_suite`, one at a time."""
-    for item, score, instance_id in zip(run.suite.items, run.scores, run.instance_ids):
+    for item, score, instance_id in zip(run.suite.items, run.scores, run.instance_ids,
+                                        strict=False):
         yield _item(item, score, instance_id)
 
 
@@ -133,7 +134,8 @@ def _condition(condition: Condition, values: ConditionValues | None) -> dict[str
                         "metric_value": metric_value})
     tokens = [] if values is None else [
         {"text": text, "region": region, "surprisal": finite_or_none(surprisal)}
-        for text, region, surprisal in zip(values.tokens, values.regions, values.surprisals)
+        for text, region, surprisal in zip(values.tokens, values.regions, values.surprisals,
+                                           strict=True)
     ]
     return {"condition_name": condition.condition_name, "regions": regions,
             EXTRA_KEY: {"scored": values is not None, "tokens": tokens}}

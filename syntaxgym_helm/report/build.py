@@ -102,9 +102,9 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
     per_run: dict[int, tuple[Path, Path]] = {}
     analysis: dict[int, RegionAnalysisRow | None] = {}
     suite_plots: list[Path] = []
-    for job, suite_files in zip(jobs, written):
-        per_run.update(zip(job.indices, suite_files.tables))
-        analysis.update(zip(job.indices, suite_files.analysis))
+    for job, suite_files in zip(jobs, written, strict=True):
+        per_run.update(zip(job.indices, suite_files.tables, strict=False))
+        analysis.update(zip(job.indices, suite_files.analysis, strict=False))
         files.annotated += suite_files.annotated
         suite_plots.append(suite_files.plot)
     _write_region_analyses(in_order([analysis[i] for i in range(len(runs)) if analysed[i]],
@@ -156,7 +156,7 @@ def _write_suite(job: _SuiteJob) -> _SuiteFiles:
     runs: Sequence[RunRecord] = _SHARED["runs"]
     suite_dir = _SHARED["folder"] / job.suite
     annotated, tables, analysis = [], [], []
-    for index, name, analysed in zip(job.indices, job.names, job.analysed):
+    for index, name, analysed in zip(job.indices, job.names, job.analysed, strict=True):
         run = runs[index]
         # What these make holds no cycles: a collection would only rescan it (and the region
         # values worked out for it) over and over, most of the time these files take to write.
@@ -215,7 +215,7 @@ def _concatenate(parts: Sequence[Path], path: Path, row_type: type) -> Path:
 def _without_context(runs: Sequence[RunRecord]) -> list[RunRecord]:
     """The runs without a context (all runs if every one has a context): the accuracy tables
     hold these; context runs are compared with them in the robustness section."""
-    return [run for run, chosen in zip(runs, _is_without_context(runs)) if chosen]
+    return [run for run, chosen in zip(runs, _is_without_context(runs), strict=True) if chosen]
 
 
 def _is_without_context(runs: Sequence[RunRecord]) -> list[bool]:

@@ -149,7 +149,7 @@ class Comparison:
                       "predictions": [{"index": i, "holds_a": a, "holds_b": b}
                                       for i, a, b in d.predictions]}
                      for d in s.disagreements]}
-                for s, test in zip(self.suites, self.tests.suites)
+                for s, test in zip(self.suites, self.tests.suites, strict=False)
             ],
         }
 
@@ -294,7 +294,7 @@ def comparison_markdown(comparison: Comparison, max_items: int = 20) -> str:
                    str(len(s.disagreements)), str(s.regions),
                    "–" if s.pearson_r is None else f"{s.pearson_r:.5f}",
                    _small(s.max_abs_diff), _small(s.mean_abs_diff), s.verdict))
-        for s, test in zip(comparison.suites, comparison.tests.suites)))
+        for s, test in zip(comparison.suites, comparison.tests.suites, strict=False)))
     lines.append(table.markdown())
     lines += ["", "Accuracies are over the items both sides scored; only A / only B: items "
                   "passed by one side alone (McNemar's discordant items); items disagreeing also "

@@ -87,7 +87,7 @@ def plot_pair_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
         image = _plot_heat(axes[0][index + 1], model, block, layout, by_key, norm)
     axes[0][0].set_yticks(y)
     axes[0][0].set_yticklabels([label for label, _ in layout], fontsize=7)
-    for tick, (_, paradigm) in zip(axes[0][0].get_yticklabels(), layout):
+    for tick, (_, paradigm) in zip(axes[0][0].get_yticklabels(), layout, strict=True):
         if paradigm is None:
             tick.set_fontweight("bold")
     axes[0][0].set_ylim(len(layout) - 0.5, -0.5)
@@ -120,7 +120,7 @@ def _plot_positions(ax: Axes, layout: list[tuple[str, str | None]],
         widths = np.array([getattr(first[p], field) if p else 0.0 for _, p in layout])
         ax.barh(y, widths, left=left, height=0.7, color=colour, label=label, edgecolor="none")
         left += widths
-    for row_y, (_, paradigm) in zip(y, layout):
+    for row_y, (_, paradigm) in zip(y, layout, strict=True):
         if paradigm:
             ax.text(1.02, row_y, f"{first[paradigm].words:.1f}", va="center", fontsize=6,
                     color="#555555")

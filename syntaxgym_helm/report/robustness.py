@@ -144,7 +144,7 @@ def robustness_tables(runs: Sequence[RunRecord], unreadable: Sequence[Unreadable
                      if suite == ALL_SUITES else "" for context in contexts]
             body.append((suite, (fmt(baselines[model, suite]),
                                  *((_cell(r) if r else "–") + mark
-                                   for r, mark in zip(present, marks)))))
+                                   for r, mark in zip(present, marks, strict=True)))))
         tables.append((model, Table("suite", tuple(columns), tuple(body))))
     return tables
 

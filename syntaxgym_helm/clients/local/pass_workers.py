@@ -42,7 +42,7 @@ def stretches(encoded: Sequence[EncodedPrompt], count: int) -> list[list[int]]:
     for i in order:
         ids = encoded[i].ids
         shared = 0
-        for a, b in zip(ids, previous):
+        for a, b in zip(ids, previous, strict=False):
             if a != b:
                 break
             shared += 1
@@ -51,7 +51,7 @@ def stretches(encoded: Sequence[EncodedPrompt], count: int) -> list[list[int]]:
     total = sum(work)
     cuts: list[list[int]] = [[] for _ in range(max(1, count))]
     done = 0
-    for i, w in zip(order, work):
+    for i, w in zip(order, work, strict=False):
         # The stretch this prompt's work starts in, so each holds about total / count.
         part = min(len(cuts) - 1, done * len(cuts) // max(total, 1))
         cuts[part].append(i)
@@ -98,7 +98,7 @@ class PassWorkers:
             try:
                 computed = self.passes[worker].run([encoded[i] for i in indices],
                                                    self.stores[worker], limits, onednn, answered)
-                for i, logprobs in zip(indices, computed):
+                for i, logprobs in zip(indices, computed, strict=True):
                     results[i] = logprobs
             except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below
                 failures.append(exc)

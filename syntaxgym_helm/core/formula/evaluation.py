@@ -117,7 +117,7 @@ def _apply(node: Node, arguments: list[float], lookup: _ValueLookup) -> float | 
     if isinstance(node, Call):
         return abs(arguments[0])
     if isinstance(node, Comparison):
-        pairs = zip(node.ops, arguments, arguments[1:])
+        pairs = zip(node.ops, arguments, arguments[1:], strict=False)
         return all([_COMPARATORS[op](a, b) for op, a, b in pairs])
     if isinstance(node, Not):
         return not arguments[0]

@@ -215,7 +215,7 @@ def render(node: Node) -> str:
         return f"{node.function}({render(node.argument)})"
     if isinstance(node, Comparison):
         parts = [_numeric_operand(node.operands[0], _SUM)]
-        for op, operand in zip(node.ops, node.operands[1:]):
+        for op, operand in zip(node.ops, node.operands[1:], strict=True):
             parts += [op, _numeric_operand(operand, _SUM)]
         return " ".join(parts)
     if isinstance(node, Not):

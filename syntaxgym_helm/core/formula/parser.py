@@ -187,7 +187,7 @@ class _Parser:
     def bracketed(self, operands: list[_Parsed], ops: list[_Token], tight: str) -> str:
         """The level written with every run of ``tight`` operators in brackets."""
         runs: list[list[_Parsed]] = [[operands[0]]]
-        for op, operand in zip(ops, operands[1:]):
+        for op, operand in zip(ops, operands[1:], strict=False):
             if op.text == tight:
                 runs[-1].append(operand)
             else:
