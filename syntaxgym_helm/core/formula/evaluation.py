@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import SupportsFloat, SupportsIndex, Union
+from typing import SupportsFloat, SupportsIndex
 
 from syntaxgym_helm.core.errors import EvaluationError
 from syntaxgym_helm.core.formula.lexer import _quote
@@ -56,7 +56,7 @@ _COMPARATORS: dict[str, Callable[[float, float], bool]] = {
     "=": approx_equal,
 }
 
-Values = Union[Callable[[RegionRef], float], Mapping[RegionRef, float]]
+Values = Callable[[RegionRef], float] | Mapping[RegionRef, float]
 
 
 class _ValueLookup:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +108,7 @@ class Or:
         return render(self)
 
 
-Node = Union[Number, RegionRef, Unary, Binary, Call, Comparison, Not, And, Or]
+Node = Number | RegionRef | Unary | Binary | Call | Comparison | Not | And | Or
 _BOOLEAN_NODES = (Comparison, Not, And, Or)
 
 
