@@ -159,7 +159,7 @@ def model_prefix(model: str, model_deployment: str = "") -> str:
     try:
         name = model_deployment or get_default_model_deployment_for_model(model) or ""
         deployment = get_model_deployment(name)
-    except Exception:  # an unknown model fails later, in HELM, with HELM's own message
+    except Exception:  # noqa: BLE001 - an unknown model fails later, in HELM, with its own message
         return ""
     if deployment.client_spec.class_name in LOCAL_CLIENTS:
         return ""  # it puts the beginning-of-text token before the sentence itself
