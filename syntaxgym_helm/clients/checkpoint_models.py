@@ -34,7 +34,7 @@ from syntaxgym_helm.clients.model_kind import Checkpoint
 #: Separates a model name from the scoring variant it is deployed with (``local/bert~within_word_l2r``).
 VARIANT_MARK = "~"
 DEFAULT_VARIANT = "original"
-_KIND_WORDS = {"causal": "causal LM", "masked": "masked LM", "seq2seq": "encoder-decoder LM"}
+KIND_WORDS = {"causal": "causal LM", "masked": "masked LM", "seq2seq": "encoder-decoder LM"}
 
 
 def model_name_for(checkpoint: Checkpoint, name: str | None = None) -> str:
@@ -94,7 +94,7 @@ def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
         entries["models"].append({
             "name": model,
             "display_name": _display_name(checkpoint, base, variant),
-            "description": f"{_KIND_WORDS[checkpoint.kind]} from {checkpoint.source}"
+            "description": f"{KIND_WORDS[checkpoint.kind]} from {checkpoint.source}"
                            + (f" ({checkpoint.gguf_file})" if checkpoint.gguf_file else "")
                            + (f", pseudo-log-likelihood {variant}"
                               if checkpoint.kind == "masked" else ""),

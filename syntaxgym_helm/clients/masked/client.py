@@ -65,7 +65,7 @@ class MaskedLMClient(BatchScoringClient):
         scored = iter(score_sentences(
             self._model, good, mask_id=self._tokenizer.mask_token_id,
             pad_id=pad if pad is not None else 0, device=self.device,
-            max_batch_tokens=self.max_batch_tokens))
+            max_batch_tokens=self.max_batch_tokens, counts=self.counts))
         return [next(scored) if isinstance(e, MaskedSentence) else e for e in encoded]
 
 

@@ -24,6 +24,7 @@ are ``max_batch_tokens x vocabulary`` floats) whatever the number or length of t
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -71,8 +72,8 @@ def check_tokenizer(tokenizer, variant: PllVariant, where: str) -> None:
             f"{where}: the tokenizer is a slow (Python) tokenizer, which gives no character "
             "offsets or word ids; save the checkpoint with a fast tokenizer (tokenizer.json)")
     if variant == "within_word_l2r":
-        probe = tokenizer("word pieces", add_special_tokens=False)
-        if not probe["input_ids"] or any(word is None for word in probe.word_ids()):
+        words = tokenizer("two words", add_special_tokens=False).word_ids()
+        if not words or any(word is None for word in words) or len(set(words)) < 2:
             raise UnscorableTokenizer(
                 f"{where}: pll=within_word_l2r needs to know which word each token belongs to, "
                 "and this tokenizer gives no word ids (no pre-tokenizer); use pll=original")
@@ -134,8 +135,10 @@ def pass_plan(sentences: Sequence[MaskedSentence], max_batch_tokens: int,
 
 @torch.inference_mode()
 def score_sentences(model, sentences: Sequence[MaskedSentence], *, mask_id: int, pad_id: int,
-                    device: str, max_batch_tokens: int = 4096) -> list[PromptLogprobs]:
-    """The pseudo-log-likelihood token logprobs (nats) of each sentence, in order."""
+                    device: str, max_batch_tokens: int = 4096,
+                    counts: Counter[str] | None = None) -> list[PromptLogprobs]:
+    """The pseudo-log-likelihood token logprobs (nats) of each sentence, in order; ``counts``
+    gets the passes and positions (copies x width) computed."""
     logprobs = [[0.0] * len(s.targets) for s in sentences]
     for copies in pass_plan(sentences, max_batch_tokens):
         width = max(len(sentences[i].ids) for i, _ in copies)
@@ -151,6 +154,9 @@ def score_sentences(model, sentences: Sequence[MaskedSentence], *, mask_id: int,
             rows.append(row)
             positions.append(position)
             wanted.append(sentence.ids[position])
+        if counts is not None:
+            counts["passes"] += 1
+            counts["positions"] += ids.numel()
         logits = model(input_ids=ids.to(device), attention_mask=attention.to(device)).logits
         chosen = logits[torch.tensor(rows), torch.tensor(positions)].float()
         values = torch.log_softmax(chosen, dim=-1)[torch.arange(len(rows)), torch.tensor(wanted)]

@@ -61,5 +61,5 @@ class Seq2SeqClient(BatchScoringClient):
         pad = self._tokenizer.pad_token_id
         scored = iter(score_sentences(self._model, good, self._source,
                                       pad_id=pad if pad is not None else 0, device=self.device,
-                                      max_batch_tokens=self.max_batch_tokens))
+                                      max_batch_tokens=self.max_batch_tokens, counts=self.counts))
         return [next(scored) if isinstance(e, DecoderSentence) else e for e in encoded]

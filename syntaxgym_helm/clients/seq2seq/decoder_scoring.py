@@ -17,6 +17,7 @@ decoder positions, sentences sorted by length.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -72,7 +73,7 @@ def encode_sentences(tokenizer, start_text: str, prompts: Sequence[str],
 @torch.inference_mode()
 def score_sentences(model, sentences: Sequence[DecoderSentence], source: Sequence[int], *,
                     pad_id: int, device: str, max_batch_tokens: int = 4096,
-                    ) -> list[PromptLogprobs]:
+                    counts: Counter[str] | None = None) -> list[PromptLogprobs]:
     """Each sentence's token logprobs (nats) after the decoder start token, in order."""
     results: list[PromptLogprobs | None] = [None] * len(sentences)
     order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i].ids))
@@ -88,6 +89,9 @@ def score_sentences(model, sentences: Sequence[DecoderSentence], source: Sequenc
             ids = sentences[index].ids
             decoder[row, :len(ids)] = torch.tensor(ids)
             attention[row, :len(ids)] = 1
+        if counts is not None:
+            counts["passes"] += 1
+            counts["positions"] += decoder.numel()
         encoder = torch.tensor([list(source)] * len(chunk), dtype=torch.long)
         logits = model(input_ids=encoder.to(device), decoder_input_ids=decoder.to(device),
                        decoder_attention_mask=attention.to(device)).logits.float()
