@@ -11,6 +11,10 @@ from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogp
 from syntaxgym_helm.clients.masked.pll import check_variant
 
 
+#: The sentence the output head's shortcut is checked on when a model loads (:class:`~.pll.TargetLogits`).
+PROBE = "The keys to the old cabinet are on the table."
+
+
 class MaskedLMClient(BatchScoringClient):
     """Scores echo requests on a masked LM by pseudo-log-likelihood.
 
@@ -32,7 +36,13 @@ class MaskedLMClient(BatchScoringClient):
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
         from syntaxgym_helm.clients.local.prompt_encoding import context_length
-        from syntaxgym_helm.clients.masked.pll import UnscorableTokenizer, check_tokenizer
+        from syntaxgym_helm.clients.masked.pll import (
+            MaskedSentence,
+            TargetLogits,
+            UnscorableTokenizer,
+            check_tokenizer,
+            encode_sentences,
+        )
 
         where = self.pretrained_model_name_or_path
         tokenizer = AutoTokenizer.from_pretrained(where, revision=self.revision,
@@ -51,6 +61,12 @@ class MaskedLMClient(BatchScoringClient):
         self._model = model.to(self.device).eval()
         self._max_length = min(context_length(model, tokenizer),
                                _tokenizer_limit(tokenizer) or 10**9)
+        probe = encode_sentences(tokenizer, [PROBE], self.pll, self._max_length)[0]
+        self._target_logits = TargetLogits(self._model)
+        if isinstance(probe, MaskedSentence):
+            self._target_logits.check(probe, tokenizer.mask_token_id, self.device)
+        else:
+            self._target_logits.off()
 
     def _score(self, prompts: Sequence[str]) -> list[PromptLogprobs | PromptError]:
         from syntaxgym_helm.clients.masked.pll import (
@@ -65,7 +81,8 @@ class MaskedLMClient(BatchScoringClient):
         scored = iter(score_sentences(
             self._model, good, mask_id=self._tokenizer.mask_token_id,
             pad_id=pad if pad is not None else 0, device=self.device,
-            max_batch_tokens=self.max_batch_tokens, counts=self.counts))
+            max_batch_tokens=self.max_batch_tokens, counts=self.counts,
+            target_logits=self._target_logits))
         return [next(scored) if isinstance(e, MaskedSentence) else e for e in encoded]
 
 

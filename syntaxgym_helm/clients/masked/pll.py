@@ -133,33 +133,117 @@ def pass_plan(sentences: Sequence[MaskedSentence], max_batch_tokens: int,
     return passes
 
 
+class TargetLogits:
+    """A masked LM's vocabulary logits at one position of each row: the scored token's.
+
+    The model's output head (its first child module after the base model: BERT's ``cls``,
+    RoBERTa's ``lm_head``, ModernBERT's ``head``) is position-wise, so it is given only the
+    hidden state of each row's target (a forward pre-hook) instead of every position: the head's
+    matrix product over the vocabulary, the largest single cost of a small masked LM, and the
+    ``rows x length x vocabulary`` logits are not computed. :meth:`check` compares that with the
+    full logits on one sentence when the model loads and turns it off for a model whose head is
+    not found or not position-wise."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self._positions: torch.Tensor | None = None
+        base = getattr(model, "base_model", None)
+        heads = [module for _, module in model.named_children()
+                 if module is not base and not isinstance(module, torch.nn.Dropout)]
+        self._handle = heads[0].register_forward_pre_hook(self._slice) if heads else None
+
+    def _slice(self, module, args):
+        if self._positions is None or not args or not torch.is_tensor(args[0]):
+            return None
+        hidden = args[0]
+        rows = torch.arange(hidden.shape[0], device=hidden.device)
+        return (hidden[rows, self._positions.to(hidden.device)].unsqueeze(1), *args[1:])
+
+    @property
+    def active(self) -> bool:
+        return self._handle is not None
+
+    def off(self) -> None:
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+
+    def __call__(self, ids: torch.Tensor, attention: torch.Tensor,
+                 positions: torch.Tensor) -> torch.Tensor:
+        """``(rows, vocabulary)`` logits at ``positions`` (one per row)."""
+        if self._handle is not None:
+            self._positions = positions
+            try:
+                logits = self.model(input_ids=ids, attention_mask=attention).logits
+            finally:
+                self._positions = None
+            if logits.shape[1] == 1:
+                return logits[:, 0]
+            self.off()  # the hook did not reach the head: full logits from now on
+        logits = self.model(input_ids=ids, attention_mask=attention).logits
+        return logits[torch.arange(ids.shape[0], device=logits.device), positions.to(logits.device)]
+
+    @torch.inference_mode()
+    def check(self, sentence: MaskedSentence, mask_id: int, device: str,
+              tolerance: float = 1e-4) -> bool:
+        """Whether the head at the targets equals the full logits on ``sentence``'s masked
+        copies; turns it off when not (or when the head cannot take it). Returns whether it
+        stays on."""
+        if self._handle is None:
+            return False
+        ids = torch.tensor([sentence.ids] * len(sentence.targets))
+        for row, masked in enumerate(sentence.masked):
+            ids[row, list(masked)] = mask_id
+        ids, attention = ids.to(device), torch.ones_like(ids).to(device)
+        positions = torch.tensor(sentence.targets)
+        try:
+            sliced = self(ids, attention, positions)
+        except Exception:  # noqa: BLE001 - a head that cannot take one position per row
+            self.off()
+            return False
+        if self._handle is None:
+            return False
+        handle, self._handle = self._handle, None
+        full = self(ids, attention, positions)
+        self._handle = handle
+        if not torch.allclose(sliced.float(), full.float(), atol=tolerance, rtol=0):
+            self.off()
+        return self.active
+
+
 @torch.inference_mode()
 def score_sentences(model, sentences: Sequence[MaskedSentence], *, mask_id: int, pad_id: int,
                     device: str, max_batch_tokens: int = 4096,
-                    counts: Counter[str] | None = None) -> list[PromptLogprobs]:
+                    counts: Counter[str] | None = None,
+                    target_logits: TargetLogits | None = None) -> list[PromptLogprobs]:
     """The pseudo-log-likelihood token logprobs (nats) of each sentence, in order; ``counts``
-    gets the passes and positions (copies x width) computed."""
+    gets the passes and positions (copies x width) computed. ``target_logits``: the head at the
+    targets only (made and checked on the first sentence here when not given)."""
+    if target_logits is None and sentences:
+        target_logits = TargetLogits(model)
+        target_logits.check(sentences[0], mask_id, device)
     logprobs = [[0.0] * len(s.targets) for s in sentences]
     for copies in pass_plan(sentences, max_batch_tokens):
         width = max(len(sentences[i].ids) for i, _ in copies)
         ids = torch.full((len(copies), width), pad_id, dtype=torch.long)
         attention = torch.zeros((len(copies), width), dtype=torch.long)
-        rows, positions, wanted = [], [], []
+        positions, wanted = [], []
         for row, (index, target) in enumerate(copies):
             sentence = sentences[index]
             ids[row, :len(sentence.ids)] = torch.tensor(sentence.ids)
             attention[row, :len(sentence.ids)] = 1
             ids[row, list(sentence.masked[target])] = mask_id
             position = sentence.targets[target]
-            rows.append(row)
             positions.append(position)
             wanted.append(sentence.ids[position])
         if counts is not None:
             counts["passes"] += 1
             counts["positions"] += ids.numel()
-        logits = model(input_ids=ids.to(device), attention_mask=attention.to(device)).logits
-        chosen = logits[torch.tensor(rows), torch.tensor(positions)].float()
-        values = torch.log_softmax(chosen, dim=-1)[torch.arange(len(rows)), torch.tensor(wanted)]
+        assert target_logits is not None
+        chosen = target_logits(ids.to(device), attention.to(device),
+                               torch.tensor(positions)).float()
+        values = torch.log_softmax(chosen, dim=-1)[torch.arange(len(copies)),
+                                                   torch.tensor(wanted)]
         for (index, target), value in zip(copies, values.tolist()):
             logprobs[index][target] = value
     return [PromptLogprobs(s.prompt, s.texts, (0.0, *values))
