@@ -23,6 +23,7 @@ import json
 from typing import Any, List
 
 from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
+from helm.common.hierarchical_logger import hlog
 from helm.benchmark.scenarios.scenario import (
     TEST_SPLIT,
     Input,
@@ -35,6 +36,7 @@ from helm.benchmark.scenarios.scenario import (
 
 from syntaxgym_helm.clients.registration import install_run_hooks
 from syntaxgym_helm.core.context import ContextSpec, item_contexts, spec_from_args
+from syntaxgym_helm.core.minimal_pairs.convert import left_out
 from syntaxgym_helm.core.registry import load_named_suite
 from syntaxgym_helm.core.run_options import SCENARIO, RunOptions, options_from
 from syntaxgym_helm.core.suite import Item, Suite
@@ -99,7 +101,11 @@ class SyntaxGymScenario(Scenario):
         return load_named_suite(self.suite_spec, cache_path, self.suites_dir)
 
     def get_instances(self, output_path: str) -> List[Instance]:
-        return suite_instances(self.load(output_path), self.context)
+        suite = self.load(output_path)
+        note = left_out_note(suite)
+        if note:
+            hlog(note)
+        return suite_instances(suite, self.context)
 
     def get_metadata(self) -> ScenarioMetadata:
         return ScenarioMetadata(
@@ -112,6 +118,19 @@ class SyntaxGymScenario(Scenario):
                                   "minimal pairs", when="2020", who="linguists",
                                   language="English"),
         )
+
+
+def left_out_note(suite: Suite) -> str:
+    """The run log's line on the pairs a minimal-pair suite's conversion left out ('' when none
+    were): how many of the file's pairs, and where their ids are."""
+    found = left_out(suite.meta.extra)
+    if found is None or not found.skipped:
+        return ""
+    shown = ", ".join(found.ids()[:10]) + (", ..." if len(found.skipped) > 10 else "")
+    label = "lines" if found.id_label == "line" else found.id_label
+    return (f"{suite.name}: {len(found.skipped)} of {found.pairs:,} pairs left out at conversion "
+            f"({label} {shown}; each one's line, id and reason are in the suite's "
+            f"meta.{found.dataset}_conversion.skipped, and the report's left_out_pairs.csv)")
 
 
 def suite_instances(suite: Suite, context: ContextSpec) -> List[Instance]:
