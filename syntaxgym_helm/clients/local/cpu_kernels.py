@@ -26,6 +26,8 @@ never coexist. The original stays usable: touched again (the default kernels, a 
 pages are read back from the file. The layers left on the default kernels are copied into ordinary
 memory first (:func:`copy_off_file`): the kernel maps a file's page cache in large folios (up to
 2 MB), so reading them from the mapping would map the released neighbours of each folio again.
+The output layer's vocabulary blocks are packed and handed back the same way, a block at a time
+(:meth:`.output_layer.OutputLayer.pack_for_onednn`).
 The embedding table is also dropped
 from the page cache and read a page per row from then on (:func:`release_for_sparse_reads`); a
 second engine set up on the same model (the same checkpoint under other settings) reads it whole in
