@@ -33,17 +33,8 @@ from syntaxgym_helm.core.region_stats import (
     region_statistic,
 )
 from syntaxgym_helm.core.suite import Condition, Item, Prediction, Suite
-from syntaxgym_helm.core.ties import check_tie_policy, has_tie, lenient
-
-FIRST_TOKEN_POLICIES = ("error", "exclude")
-
-
-def check_first_token_policy(policy: str) -> str:
-    """``policy`` if it is one of :data:`FIRST_TOKEN_POLICIES`, else a ``ValueError`` naming them."""
-    if policy not in FIRST_TOKEN_POLICIES:
-        raise ValueError(f"first_token={policy!r} is not one of "
-                         f"{', '.join(FIRST_TOKEN_POLICIES)}")
-    return policy
+from syntaxgym_helm.core.run_options import FirstTokenPolicy, TiePolicy
+from syntaxgym_helm.core.ties import has_tie, lenient
 
 
 @dataclass(frozen=True)
@@ -179,13 +170,13 @@ def evaluate_item(
     results: Mapping[str, ConditionResult],
     *,
     prefix: str = "",
-    first_token: str = "error",
-    ties: str = "fail",
+    first_token: FirstTokenPolicy = "error",
+    ties: TiePolicy = "fail",
 ) -> ItemEvaluation:
     """Score ``item`` of ``suite`` from each condition's returned tokens (keyed by condition name);
-    ``ties``: whether a tie fails its comparison (default) or passes it (:mod:`.ties`)."""
-    check_first_token_policy(first_token)
-    check_tie_policy(ties)
+    ``first_token`` and ``ties``: the run's policies, checked where the run's options are read
+    (:class:`~syntaxgym_helm.core.run_options.RunOptions`); ``ties``: whether a tie fails its
+    comparison (default) or passes it (:mod:`.ties`)."""
     problems: list[str] = []
     conditions: list[ConditionValues] = []
     for condition in item.conditions:

@@ -21,15 +21,7 @@ from syntaxgym_helm.core.formula import Formula
 from syntaxgym_helm.core.formula.evaluation import Values
 from syntaxgym_helm.core.formula.nodes import And, Comparison, Node
 
-TIE_POLICIES = ("fail", "pass")
 _LENIENT = {"<": "<=", ">": ">="}
-
-
-def check_tie_policy(policy: str) -> str:
-    """``policy`` if it is one of :data:`TIE_POLICIES`, else a ``ValueError`` naming them."""
-    if policy not in TIE_POLICIES:
-        raise ValueError(f"ties={policy!r} is not one of {', '.join(TIE_POLICIES)}")
-    return policy
 
 
 @lru_cache(maxsize=256)

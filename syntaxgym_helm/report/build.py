@@ -12,6 +12,8 @@ Layout under the output folder (default ``benchmark_output/syntaxgym_report``, w
                                                 where the pairs differ and which region each
                                                 model's preference comes from
     <run suite>/accuracy.csv                    every accuracy of the summary with its 95% interval
+    <run suite>/left_out_pairs.csv              minimal-pair runs whose conversion left pairs out:
+                                                each such pair's suite, line, id and reason
     <run suite>/robustness.csv                  accuracy per model, suite and context, the change
                                                 from no context and its interval (context runs)
     <run suite>/predictions.csv                 every model, suite, item and prediction
@@ -38,7 +40,13 @@ from syntaxgym_helm.report.annotate import write_annotated
 from syntaxgym_helm.report.heap import collection_paused, existing_objects_frozen
 from syntaxgym_helm.report.pairs_plots import plot_pair_regions
 from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow, analyse_run, in_order
-from syntaxgym_helm.report.pairs_summary import pairs_summary_markdown, split_pairs
+from syntaxgym_helm.report.pairs_summary import (
+    LEFT_OUT_NAME,
+    LeftOutRow,
+    left_out_rows,
+    pairs_summary_markdown,
+    split_pairs,
+)
 from syntaxgym_helm.report.plots import plot_suite
 from syntaxgym_helm.report.robustness import RobustnessRow, robustness_markdown, robustness_rows
 from syntaxgym_helm.report.runs import RunRecord, UnreadableRun
@@ -95,6 +103,9 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
         files.summary.write_text(text, encoding="utf-8")
         files.tables.append(write_csv(accuracy_rows(_without_context(runs)),
                                       folder / "accuracy.csv", AccuracyRow))
+        lost = left_out_rows(runs)
+        if lost:
+            files.tables.append(write_csv(lost, folder / LEFT_OUT_NAME, LeftOutRow))
         if any(run.context.active for run in runs):
             files.tables.append(write_csv(robustness_rows(runs), folder / "robustness.csv",
                                           RobustnessRow))

@@ -25,12 +25,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES
 from syntaxgym_helm.harness.stats import (
     ACCURACY,
     FIRST_PREDICTION_ACCURACY,
+    TIE,
     UNSCORABLE,
     item_stat_values,
 )
@@ -246,6 +247,35 @@ def coverage_table(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun
                        for s in suites))
 
 
+def tie_count(run: RunRecord) -> int:
+    """How many of a run's items met a tie (the metric's ``syntaxgym_tie`` stat)."""
+    return sum(item_stat_values(score).get(TIE, 0.0) == 1.0 for score in run.scores)
+
+
+def ties_line(ties: Mapping[str, Mapping[str, int]], scored: Mapping[str, int], what: str,
+              why: str) -> str:
+    """``Ties (why): model: n of m scored <what> (suite k, ...); ...``: per model (``ties``: its
+    tie count per suite; ``scored``: its scored items), how many ties and where."""
+    parts = []
+    for model, by_suite in ties.items():
+        where = ", ".join(f"{key} {count}" for key, count in sorted(by_suite.items()) if count)
+        parts.append(f"{model}: {sum(by_suite.values())} of {scored[model]} scored {what}"
+                     + (f" ({where})" if where else ""))
+    return f"Ties ({why}): " + "; ".join(parts) + "."
+
+
+def ties_markdown(runs: Sequence[RunRecord]) -> str:
+    """The suites' tie counts per model, as the minimal-pair sections give theirs."""
+    ties: dict[str, dict[str, int]] = {}
+    scored: dict[str, int] = {}
+    for run in runs:
+        ties.setdefault(run.name, {})[run.suite_name] = tie_count(run)
+        scored[run.name] = scored.get(run.name, 0) + RunAccuracy.of(run).scorable
+    return ties_line(ties, scored, "items", (
+        "a prediction compared two exactly equal values: scored as a failure unless the run "
+        "says `ties=pass`; the HELM stat `syntaxgym_tie`"))
+
+
 def unreadable_markdown(unreadable: Sequence[UnreadableRun]) -> str:
     """The list of runs that could not be read, and why ('' when there is none)."""
     if not unreadable:
@@ -284,5 +314,6 @@ def summary_markdown(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableR
         unreadable_markdown(unreadable),
         accuracy_table(runs, unreadable).markdown() + "\n\n" + INTERVALS_NOTE,
         coverage_table(runs, unreadable).markdown(),
+        ties_markdown(runs) if runs else "",
         *notes,
     ] if part) + "\n"
