@@ -149,7 +149,7 @@ def _say(line: str) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a closed or broken stream: the other is still tried
             pass
     try:
         # On a terminal, a progress bar may hold the current line.
