@@ -12,23 +12,29 @@ no predictions: each sentence's tokens and region surprisals, as the suites' are
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
+from syntaxgym_helm.api.arguments import check_arguments
 from syntaxgym_helm.api.helm_engine import executor, local_path_of, model_deployment, run_requests
 from syntaxgym_helm.api.results import ConditionScore, SuiteResult, item_result
 from syntaxgym_helm.clients.cache_dirs import cache_root
 from syntaxgym_helm.core.context import DEFAULT_SEED, DEFAULT_SENTENCES, NONE, spec_from_args
+from syntaxgym_helm.core.errors import clip
 from syntaxgym_helm.core.registry import load_named_suite
 from syntaxgym_helm.core.suite import Condition, Item, Region, Suite, SuiteMeta
+from syntaxgym_helm.core.suite_data import region_text
 from syntaxgym_helm.harness.metric import evaluate_request_states, item_cost
 from syntaxgym_helm.harness.run_spec import AUTO_PREFIX, get_syntaxgym_spec, resolve_auto_prefix
 from syntaxgym_helm.harness.scenario import suite_instances
 
 #: The one condition of each sentence :func:`score_sentences` scores.
 SENTENCE_CONDITION = "sentence"
+#: The most sentences a :func:`score_sentences` error describes one by one.
+MAX_FAILURES_SHOWN = 5
 
 
 def evaluate(
@@ -57,8 +63,13 @@ def evaluate(
     None: none, every request is computed). ``local_path``: HELM's credentials and model configs
     (default ``prod_env`` when it exists). ``num_threads``: HELM's ``--num-threads``.
     """
-    if max_items is not None and max_items < 0:
-        raise ValueError(f"max_items={max_items} must be 0 or more (None: every item)")
+    check_arguments({"model": model, "max_items": max_items, "prefix": prefix,
+                     "first_token": first_token, "context": context,
+                     "context_sentences": context_sentences, "context_seed": context_seed,
+                     "suites_dir": suites_dir, "cache_dir": cache_dir, "local_path": local_path,
+                     "num_threads": num_threads})
+    if not isinstance(suite, (str, Path, Suite)):
+        raise TypeError(f"suite must be a name, a path or a Suite, not {type(suite).__name__}")
     loaded = (suite if isinstance(suite, Suite)
               else load_named_suite(str(suite), cache_root() / "suites", suites_dir))
     run_spec = get_syntaxgym_spec(suite=str(suite) if not isinstance(suite, Suite) else loaded.name,
@@ -71,6 +82,7 @@ def evaluate(
     run_spec = resolve_auto_prefix(replace(run_spec, adapter_spec=adapter_spec))
     instances = suite_instances(loaded, spec_from_args(run_spec.scenario_spec.args))
     instances = instances[:max_items] if max_items is not None else instances
+    warn_text_changes(loaded, [item.item_number for item in loaded.items[:len(instances)]])
     states = run_requests(run_spec.adapter_spec, instances,
                           executor(folder, cache_dir, num_threads))
     by_instance = defaultdict(list)
@@ -79,7 +91,8 @@ def evaluate(
     items = {instance.id: item for instance, item in zip(instances, loaded.items)}
     results = tuple(item_result(items[instance.id],
                                 evaluate_request_states(by_instance[instance.id], first_token),
-                                item_cost(by_instance[instance.id]))
+                                item_cost(by_instance[instance.id]),
+                                loaded.notes.get(items[instance.id].item_number, ()))
                     for instance in instances)
     return SuiteResult(loaded.name, model, loaded.meta.main_metric,
                        run_spec.adapter_spec.global_prefix, results)
@@ -97,12 +110,18 @@ def score_sentences(sentences: Sequence[str | Sequence[str]], model: str,
                   for number, sentence in enumerate(sentences, start=1))
     regions = max((len(item.conditions[0].regions) for item in items), default=0)
     suite = Suite(SuiteMeta("sentences"), {n: f"region {n}" for n in range(1, regions + 1)}, (),
-                  items)
+                  items, notes=_sentence_notes(items, sentences))
     result = evaluate(suite, model, **options)  # type: ignore[arg-type]
-    failed = [f"sentence {item.item_number} ({item.conditions[0].sentence!r}): "
-              + "; ".join(item.problems) for item in result.items if item.problems]
+    # The reason first, then which sentence (cut: a sentence can be 36,000 characters long).
+    failed = [f"sentence {item.item_number}: {clip('; '.join(item.problems), 300)} (the "
+              f"sentence: {clip(item.conditions[0].sentence, 80)!r}, "
+              f"{len(item.conditions[0].sentence):,} characters)"
+              for item in result.items if item.problems]
     if failed:
-        raise ValueError("could not score " + " | ".join(failed))
+        shown = " | ".join(failed[:MAX_FAILURES_SHOWN])
+        more = len(failed) - MAX_FAILURES_SHOWN
+        raise ValueError(f"could not score {len(failed)} of {len(items)} sentences: {shown}"
+                         + (f" | and {more} more" if more > 0 else ""))
     return [item.conditions[0] for item in result.items]
 
 
@@ -111,5 +130,31 @@ def _sentence_item(number: int, sentence: str | Sequence[str]) -> Item:
     if not all(isinstance(part, str) for part in parts) or not "".join(parts).strip():
         raise ValueError(f"sentence {number}: {sentence!r} is not a non-empty text or list of "
                          "region texts")
-    regions = tuple(Region(index, part.strip()) for index, part in enumerate(parts, start=1))
+    # As a suite's regions are read (region_text), so that both score the same text.
+    regions = tuple(Region(index, region_text(part)) for index, part in enumerate(parts, start=1))
     return Item(number, (Condition(SENTENCE_CONDITION, regions),))
+
+
+def _sentence_notes(items: Sequence[Item], sentences: Sequence[str | Sequence[str]]
+                    ) -> dict[int, tuple[str, ...]]:
+    """What :func:`_sentence_item` changed in each sentence (as a suite's notes say it)."""
+    notes = {}
+    for item, sentence in zip(items, sentences, strict=True):
+        parts = [sentence] if isinstance(sentence, str) else list(sentence)
+        changed = [f"region {region.region_number}: {part!r} is scored as {region.content!r}"
+                   for region, part in zip(item.conditions[0].regions, parts, strict=True)
+                   if region.content != part]
+        if changed:
+            notes[item.item_number] = tuple(changed)
+    return notes
+
+
+def warn_text_changes(suite: Suite, numbers: Sequence[int]) -> None:
+    """A Python warning when reading changed the text of any of the items ``numbers``
+    (each :class:`~syntaxgym_helm.api.results.ItemResult` lists its own in ``notes``)."""
+    changed = [number for number in numbers if number in suite.notes]
+    if changed:
+        first = changed[0]
+        warnings.warn(f"{suite.name}: the text of {len(changed)} item(s) was changed when read "
+                      f"(their results' `notes` say how), e.g. item {first}: "
+                      f"{'; '.join(suite.notes[first])}", UserWarning, stacklevel=3)
