@@ -156,3 +156,73 @@ def test_a_signal_while_helm_writes_a_run_leaves_it_incomplete_and_it_is_run_aga
     assert "Skipping run" not in again.stdout + again.stderr
     (run,), unreadable = read_runs([run_dir], progress=False)
     assert not unreadable and len(run.scores) == 3
+
+
+def test_suites_that_share_a_name_but_not_their_items_are_told_apart(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A suite edited between two runs: the runs are two rows; a run of fewer of the same items
+    (``--max-eval-instances``) is of the same suite."""
+    import dataclasses
+
+    from syntaxgym_helm.core.suite import Region
+    from syntaxgym_helm.report.suite_versions import distinguish_suites
+
+    (run,) = read_runs(find_run_dirs(NUMBER_PREP_OUTPUT), progress=False)[0]
+    item = run.suite.items[0]
+    condition = item.conditions[0]
+    edited_condition = dataclasses.replace(condition, regions=(
+        Region(1, condition.regions[0].content + " indeed"), *condition.regions[1:]))
+    edited_item = dataclasses.replace(item, conditions=(edited_condition, *item.conditions[1:]))
+    edited = dataclasses.replace(
+        run, suite=dataclasses.replace(run.suite, items=(edited_item, *run.suite.items[1:])),
+        suite_source="edited/number_prep.json", model="other/model")
+    fewer = dataclasses.replace(
+        run, suite=dataclasses.replace(run.suite, items=run.suite.items[1:]), model="third/m")
+    named = distinguish_suites([run, edited, fewer])
+    assert [r.suite_name for r in named] == ["number_prep [number_prep]",
+                                             "number_prep [edited/number_prep.json]",
+                                             "number_prep [number_prep]"]
+    assert "runs of 2 different suites named 'number_prep' are reported apart" in (
+        capsys.readouterr().err)
+    assert [r.suite_name for r in distinguish_suites([run, fewer])] == ["number_prep"] * 2
+
+
+@pytest.mark.slow
+@pytest.mark.limit(1200)
+def test_two_suite_files_of_one_name_run_in_one_run_suite_are_two_rows(
+        tmp_path: Path, smollm2_weights: Path) -> None:
+    """The issue's reproduction: a suite edited between two runs (6 items and 8), run into one
+    run suite; ``report`` showed one row and one of the two runs in neither table."""
+    import csv
+
+    from fixtures import HU2020_DIR
+
+    data = json.loads((HU2020_DIR / "number_prep.json").read_text())
+    paths = []
+    for folder, count in (("first", 2), ("second", 3)):
+        edited = {**data, "items": data["items"][:count]}
+        if folder == "second":  # the edit: item 1's first region
+            item = json.loads(json.dumps(edited["items"][0]))
+            for condition in item["conditions"]:
+                condition["regions"][0]["content"] = "Yesterday " + condition["regions"][0][
+                    "content"].lower()
+            edited["items"] = [item, *edited["items"][1:]]
+        (tmp_path / folder).mkdir()
+        paths.append(tmp_path / folder / "number_prep.json")
+        paths[-1].write_text(json.dumps(edited))
+    env = private_env(tmp_path / "cache", smollm2_weights)
+    done = run_script([str(BIN / "helm-run"), "--run-entries",
+                       *(f"syntaxgym:suite={path},model={SMOLLM}" for path in paths),
+                       "--suite", "edited"], cwd=tmp_path, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = run_script([str(BIN / "syntaxgym-helm"), "report", "benchmark_output"],
+                        cwd=tmp_path, env=env, timeout=600)
+    assert report.returncode == 0, report.stderr[-3000:]
+    assert "reported apart" in report.stderr
+    folder = tmp_path / "benchmark_output" / "syntaxgym_report" / "edited"
+    summary = (folder / "summary.md").read_text()
+    names = [f"number_prep [{path}]" for path in paths]
+    assert all(f"| {name} |" in summary for name in names), summary
+    with (folder / "accuracy.csv").open(newline="") as stream:
+        suites = {row["suite"] for row in csv.DictReader(stream)}
+    assert set(names) <= suites, suites
