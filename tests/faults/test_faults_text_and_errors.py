@@ -141,3 +141,25 @@ def test_a_sentence_too_long_for_the_model_is_a_short_error_reason_first() -> No
     text = str(raised.value)
     assert text.startswith("could not score 1 of 2 sentences: sentence 1: ")
     assert len(text) < 1000 and "37,799 characters" in text
+
+
+def test_a_report_says_which_items_text_was_changed() -> None:
+    """The notes the metric kept for each item reach summary.md and the annotated suite."""
+    import dataclasses
+
+    from syntaxgym_helm.report.annotate import annotated_suite
+    from syntaxgym_helm.report.build import summary_text
+    from syntaxgym_helm.report.runs import find_run_dirs, load_runs
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "number_prep_run"
+    (run,) = load_runs(find_run_dirs(fixture), progress=False)
+    assert run.notes == ((), (), ()) and "Text changed" not in summary_text([run])
+    note = "condition 'match_sing' region 1: 'The\\tauthor' is scored as 'The author'"
+    changed = dataclasses.replace(run, notes=((note,), (), ()))
+    text = summary_text([changed])
+    assert "## Text changed when the suites were read" in text
+    assert f"- number_prep, {run.name}: 1 item(s): item {run.suite.items[0].item_number}: " \
+           f"{note}" in text
+    items = annotated_suite(changed)["items"]
+    assert items[0]["syntaxgym_helm"]["notes"] == [note] and items[1]["syntaxgym_helm"][
+        "notes"] == []
