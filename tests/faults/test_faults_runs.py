@@ -117,9 +117,11 @@ def test_a_rerun_whose_items_cannot_be_written_is_read_from_helms_own_files(
     assert not (run_dir / SCORED_ITEMS).exists()  # the 3-item run's items are gone
     (run,), unreadable = read_runs([run_dir], progress=False)
     assert not unreadable and len(run.scores) == 2
-    # The state the issue found: the earlier items beside HELM's files of the later run.
+    # The state the issue found: the earlier items beside HELM's files of the later run (whose
+    # adapter spec differs in max_eval_instances).
     shutil.copyfile(earlier, run_dir / SCORED_ITEMS)
-    with pytest.raises(ValueError, match="3 items against 2 in HELM's per_instance_stats.json"):
+    with pytest.raises(ValueError, match="is of another adapter spec .* the folder mixes files "
+                                         "of two runs; run it again"):
         read_runs([run_dir], progress=False)
 
 
