@@ -40,6 +40,7 @@ from syntaxgym_helm.harness.scored_items import (
 )
 from syntaxgym_helm.harness.run_spec import suite_group_name
 from syntaxgym_helm.core.context import ContextSpec, spec_from_args
+from syntaxgym_helm.core.run_options import RunOptions, options_from
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
 from syntaxgym_helm.core.suite import Suite
 from syntaxgym_helm.report.heap import collection_paused
@@ -192,13 +193,14 @@ def _rescored_run(run_dir: Path, spec: dict[str, Any], warn: bool) -> RunRecord:
     (``warn``: say that its scored items were missing)."""
     from helm.benchmark.adaptation.scenario_state import ScenarioState
 
-    first_token = _metric_arg(spec, "first_token", "error")
-    ties = _metric_arg(spec, "ties", "fail")
+    options = _metric_options(spec)
     data = read_json(run_dir / "scenario_state.json")
     # check_types=False: HELM's dataclasses use forward references dacite cannot resolve.
     state = dacite.from_dict(ScenarioState, data, config=dacite.Config(check_types=False))
     by_instance: dict[str, list[Any]] = {}
     for request_state in state.request_states:
+        if request_state.instance.id is None:  # HELM's adapter numbers every instance
+            raise RunsError(f"{run_dir}: an instance of scenario_state.json has no id")
         by_instance.setdefault(request_state.instance.id, []).append(request_state)
     if not by_instance:
         raise RunsError(f"{run_dir} has no request states")
@@ -208,13 +210,13 @@ def _rescored_run(run_dir: Path, spec: dict[str, Any], warn: bool) -> RunRecord:
     scored = []
     for instance_id, states in by_instance.items():
         states.sort(key=lambda s: s.reference_index)
-        scored.append((evaluate_request_states(states, first_token=first_token, ties=ties),
+        scored.append((evaluate_request_states(states, options),
                        instance_id, read_item_payload(states[0].instance.extra_data[ITEM_KEY]),
                        instance_notes(states[0].instance)))
     scored.sort(key=lambda entry: entry[0].item_number)
     suite = _merge_items([one_item for _, _, one_item, _ in scored], source=str(run_dir))
     return _record(run_dir, spec, suite, tuple(score for score, _, _, _ in scored),
-                   tuple(instance_id for _, instance_id, _, _ in scored), first_token,
+                   tuple(instance_id for _, instance_id, _, _ in scored), options.first_token,
                    tuple(notes for _, _, _, notes in scored))
 
 
@@ -256,11 +258,12 @@ def _record(run_dir: Path, spec: dict[str, Any], suite: Suite,
     )
 
 
-def _metric_arg(spec: dict[str, Any], name: str, default: str) -> str:
+def _metric_options(spec: dict[str, Any]) -> RunOptions:
+    """The run options the run's metric arguments record (defaults for those not recorded)."""
     for metric in spec.get("metric_specs", []):
         if metric["class_name"].endswith("SyntaxGymMetric"):
-            return str(metric.get("args", {}).get(name, default))
-    return default
+            return options_from(metric.get("args", {}), where="run_spec.json: ")
+    return RunOptions()
 
 
 def _merge_items(one_item_suites: Sequence[dict[str, Any]], source: str) -> Suite:

@@ -67,9 +67,9 @@ def test_a_change_of_the_text_is_said_per_item_and_a_tie_it_makes_is_named(
 
 
 @pytest.mark.parametrize(("value", "error", "message"), [
-    (2.5, TypeError, "max_items must be int or None, not float (2.5)"),
-    ("3", TypeError, "max_items must be int or None, not str ('3')"),
-    (True, TypeError, "max_items must be int or None, not bool (True)"),
+    (2.5, TypeError, "max_items=2.5 (float) is not a whole number or None"),
+    ("3", TypeError, "max_items='3' (str) is not a whole number or None"),
+    (True, TypeError, "max_items=True (bool) is not a whole number or None"),
     (-1, ValueError, "max_items=-1 must be 0 or more"),
 ])
 def test_the_python_api_checks_its_arguments_before_anything_runs(
@@ -79,7 +79,7 @@ def test_the_python_api_checks_its_arguments_before_anything_runs(
     with pytest.raises(error) as raised:
         evaluate("sgh_agreement_pp", model=MODEL, max_items=value)  # type: ignore[arg-type]
     assert str(raised.value).startswith(message)
-    with pytest.raises(TypeError, match="num_threads must be int, not str"):
+    with pytest.raises(TypeError, match=r"num_threads='4' \(str\) is not a whole number"):
         evaluate("sgh_agreement_pp", model=MODEL, num_threads="4")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="suite must be a name, a path or a Suite, not int"):
         evaluate(3, model=MODEL)  # type: ignore[arg-type]
