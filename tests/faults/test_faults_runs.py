@@ -215,7 +215,8 @@ def test_two_suite_files_of_one_name_run_in_one_run_suite_are_two_rows(
     env = private_env(tmp_path / "cache", smollm2_weights)
     done = run_script([str(BIN / "helm-run"), "--run-entries",
                        *(f"syntaxgym:suite={path},model={SMOLLM}" for path in paths),
-                       "--suite", "edited"], cwd=tmp_path, env=env, timeout=900)
+                       "--suite", "edited", "--max-eval-instances", "3"], cwd=tmp_path, env=env,
+                      timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     report = run_script([str(BIN / "syntaxgym-helm"), "report", "benchmark_output"],
                         cwd=tmp_path, env=env, timeout=600)
