@@ -49,7 +49,7 @@ class Checkpoint:
 
 
 def looks_like_hub_id(text: str) -> bool:
-    """Whether ``text`` can be a Hugging Face Hub id (``org/name`` or ``name``) and no local path."""
+    """Whether ``text`` can be a Hugging Face Hub id (``org/name`` or ``name``), not a path."""
     return bool(_HUB_ID.match(text)) and not Path(text).exists()
 
 
@@ -100,7 +100,8 @@ def _folder(path: Path, kind: str | None) -> Checkpoint:
     try:
         config = json.loads(config_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise CheckpointError(f"{config_file}: unreadable ({error}); is the file complete?")
+        raise CheckpointError(
+            f"{config_file}: unreadable ({error}); is the file complete?") from None
     return Checkpoint(str(path.resolve()), _kind(config, str(path), kind),
                       model_type=str(config.get("model_type", "")))
 
