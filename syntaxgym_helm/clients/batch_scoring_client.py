@@ -126,7 +126,7 @@ class BatchScoringClient(CachingClient):
             return failed_request(f"{name}: {problem}")
 
         def compute() -> dict[str, Any]:
-            result = self._ready.pop(request.prompt, None) or self._compute([request.prompt])[0]
+            result = self._ready.get(request.prompt) or self._compute([request.prompt])[0]
             if isinstance(result, PromptError):
                 raise result
             return {"tokens": list(result.texts), "logprobs": list(result.logprobs)}
@@ -161,7 +161,7 @@ class BatchScoringClient(CachingClient):
             results = self._compute(prompts)
         except CheckpointUnusable:
             return 0  # each request reports it
-        self._ready.update(zip(prompts, results, strict=True))
+        self._ready = dict(zip(prompts, results, strict=True))  # this run's, kept for repeats
         return len(prompts)
 
     def flush(self) -> None:
