@@ -45,7 +45,7 @@ class Seq2SeqClient(BatchScoringClient):
         except ValueError as error:
             raise CheckpointUnusable(str(error)) from None
         self._tokenizer = tokenizer
-        self._start_text = str(tokenizer.convert_ids_to_tokens(start))
+        self._start_text: str = str(tokenizer.convert_ids_to_tokens(start))
         self._model = model.to(self.device).eval()
         positions = getattr(model.config, "n_positions", None)
         self._max_length = positions if isinstance(positions, int) and positions > 0 else 10**6
