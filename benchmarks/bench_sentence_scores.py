@@ -16,7 +16,8 @@ as a failure. From the project root (uses bench_field_scale.py's helm-run and lm
     .venv/bin/python benchmarks/bench_sentence_scores.py --workdir /tmp/sscores \\
         --lmeval-venv ../venvs/lmeval --output BENCHMARKS.md
 
-``--reuse`` writes the section from ``--workdir``'s ``results.json`` without running anything.
+``--reuse`` writes the section from ``--workdir``'s ``results.json`` without running anything;
+``--keep-ours`` keeps the paradigms an earlier helm-run finished in ``--workdir`` and runs the rest.
 """
 
 from __future__ import annotations
@@ -63,17 +64,28 @@ def lmeval_samples(folder: Path) -> dict[tuple[str, int], dict[str, Any]]:
     return found
 
 
-def our_verdicts(folder: Path, alpha: float) -> dict[str, dict[tuple[str, int], bool | None]]:
+def our_verdicts(folder: Path, alpha: float) -> dict[str, dict[tuple[str, int], Any]]:
     """Score name -> (paradigm, pairID) -> whether the good sentence won under it (None: the
-    item is unscorable), worked out from the run's kept token surprisals."""
+    item is unscorable), worked out from the run's kept token surprisals; and ``"logprob"`` ->
+    (paradigm, pairID) -> the good and the bad sentence's log-probability (nats)."""
     from syntaxgym_helm.core.sentence_scores import parse_sentence_score, rescore_item
     from syntaxgym_helm.harness.scored_items import FILE_NAME, read_scored_items
 
-    found: dict[str, dict[tuple[str, int], bool | None]] = {name: {} for name in SCORES}
+    found: dict[str, dict[tuple[str, int], Any]] = {name: {} for name in (*SCORES, "logprob")}
     output = folder / "benchmark_output" / "runs" / RUN_SUITE
     for path in sorted(output.glob(f"syntaxgym:*/{FILE_NAME}")):
-        _, suite, _, evaluations = read_scored_items(path)
+        scored = read_scored_items(path)
+        if isinstance(scored, tuple):
+            _, suite, _, evaluations = scored
+        else:  # the run format's reader gives an object
+            suite, evaluations = scored.suite, scored.evaluations
         uid = suite.name.removeprefix("blimp_")
+        for evaluation in evaluations:
+            if evaluation.scorable:
+                found["logprob"][(uid, evaluation.item_number)] = tuple(
+                    -math.fsum(values.region_surprisals(None)) * math.log(2)
+                    for values in sorted(evaluation.conditions,
+                                         key=lambda v: v.condition_name != "good"))
         for name in SCORES:
             score = parse_sentence_score(f"{name}:{alpha}" if name == "zhoblimp" else name)
             for item, evaluation in zip(suite.items, evaluations):
@@ -86,7 +98,10 @@ def our_verdicts(folder: Path, alpha: float) -> dict[str, dict[tuple[str, int], 
 def compare(results: dict[str, Any], alpha: float) -> dict[str, Any]:
     """Accuracies per paradigm and overall: ours under each score, lm-eval's under each metric
     and settings, and how many pairs' verdicts differ between ours and lm-eval's matched run."""
-    ours = our_verdicts(Path(results["ours"]["folder"]), alpha)
+    ours: dict[str, dict[tuple[str, int], Any]] = {}
+    for run in results["ours"]:
+        for name, found in our_verdicts(Path(run["folder"]), alpha).items():
+            ours.setdefault(name, {}).update(found)
     theirs = {variant: lmeval_samples(Path(results[f"lmeval-{variant}"]["folder"]))
               for variant in VARIANTS}
     paradigms = results["paradigms"]
@@ -109,9 +124,10 @@ def compare(results: dict[str, Any], alpha: float) -> dict[str, Any]:
         ties = [k for k in differ if _tie(matched[k], metric, results["lengths"].get(_key(k)))]
         agreement[name] = {"lmeval": metric, "pairs": len(common), "differ": len(differ),
                            "of_which_ties": len(ties), "examples": [list(k) for k in differ[:5]]}
-    deltas = [abs(-math.log(2) * 0 + 0)]  # placeholder so max() has a value when nothing common
+    deltas = [abs(mine - theirs) for key, pair in ours["logprob"].items() if key in matched
+              for mine, theirs in zip(pair, (matched[key]["good"], matched[key]["bad"]))]
     return {"table": table, "agreement": agreement, "pairs": len(ours["sum"]),
-            "max_delta": max(deltas)}
+            "max_delta": max(deltas, default=math.nan)}
 
 
 def _key(key: tuple[str, int]) -> str:
@@ -153,7 +169,8 @@ def render(results: dict[str, Any], alpha: float) -> str:
              "on the load). `python benchmarks/bench_sentence_scores.py` "
              f"(`{' '.join(meta['arguments'])}`).",
              "",
-             f"One helm-run of {found['pairs']:,} pairs (`{results['ours']['command']}`) on "
+             f"{found['pairs']:,} pairs scored by helm-run ("
+             + "; ".join(f"`{run['command']}`" for run in results["ours"]) + ") on "
              "`syntaxgym/smollm2-135m-instruct-q4_1`; our accuracy under each sentence score is "
              "worked out from the token surprisals the run kept (`syntaxgym-helm report "
              "--sentence-score NAME`: no second scoring). lm-eval 0.4.13 on the same pairs and "
@@ -165,7 +182,9 @@ def render(results: dict[str, Any], alpha: float) -> str:
     for uid, row in table.items():
         name = "**all**" if uid == "all" else uid
         lines.append(f"| {name} | " + " | ".join(f"{row[c]:.3f}" for c in columns) + " |")
-    lines += ["", "Our verdicts beside lm-eval's under matched settings, pair for pair:", "",
+    lines += ["", "Our verdicts beside lm-eval's under matched settings, pair for pair (the "
+              "sentences' log-probabilities differ by at most "
+              f"{found['max_delta']:.2g} nats between the two):", "",
               "| ours | lm-eval | pairs | verdicts differ | of which lm-eval's values tie |",
               "|---|---|---:|---:|---:|"]
     for name, row in found["agreement"].items():
@@ -188,6 +207,9 @@ def main() -> None:
     parser.add_argument("--lmeval-batch-size", type=int, default=32)
     parser.add_argument("--alpha", type=float, default=0.5, help="ZhoBLiMP's α (default 0.5)")
     parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--keep-ours", action="store_true",
+                        help="keep the paradigms an earlier run finished in WORKDIR/ours and run "
+                             "only the others")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     # What bench_field_scale's parts read from their arguments (its defaults: the embedded
@@ -205,7 +227,15 @@ def main() -> None:
         results = {"paradigms": paradigms,
                    "meta": {"commit": commit(), "arguments": sys.argv[1:],
                             "load_before": _load(), "started": _now()}}
-        results["ours"] = helm_run(args, "ours", paradigms)
+        results["ours"] = []
+        done = _paradigms_run(args.workdir / "ours") if args.keep_ours else set()
+        if done:  # an earlier run's finished paradigms, kept
+            results["ours"].append({"folder": str(args.workdir / "ours"),
+                                    "command": "(an earlier run of "
+                                               + ", ".join(sorted(done)) + ")"})
+        missing = [uid for uid in paradigms if uid not in done]
+        if missing:
+            results["ours"].append(helm_run(args, "ours-more" if done else "ours", missing))
         for variant in VARIANTS:
             results[f"lmeval-{variant}"] = lmeval_run(args, f"lmeval-{variant}", paradigms,
                                                       variant, samples=True,
@@ -217,6 +247,13 @@ def main() -> None:
     print(text)
     if args.output:
         write_section(args.output, text, SCRIPT)
+
+
+def _paradigms_run(folder: Path) -> set[str]:
+    """The paradigms whose runs finished in ``folder`` (their scored items were written)."""
+    output = folder / "benchmark_output" / "runs" / RUN_SUITE
+    return {path.parent.name.split(",")[0].removeprefix("syntaxgym:suite=blimp_")
+            for path in output.glob("syntaxgym:*/syntaxgym_scored_items.json")}
 
 
 def _load() -> str:
