@@ -31,7 +31,10 @@ from syntaxgym_helm.report.sentence_scores import with_sentence_score
 BLIMP_OUTPUT = Path(__file__).resolve().parents[1] / "fixtures" / "blimp_run"
 #: CLAMS, RuBLiMP, TurBLiMP, SLING: characters of 2 and 3 UTF-8 bytes (char and byte differ).
 PAIRS_OUTPUT = Path(__file__).resolve().parents[1] / "fixtures" / "pairs_run"
-OLD_OUTPUT = Path(__file__).resolve().parents[1] / "fixtures" / "old_layout_run"
+#: A real run of a SyntaxGym suite (number_prep), whose predictions compare regions only.
+SUITE_OUTPUT = next(folder for folder in (Path(__file__).resolve().parents[1] / "fixtures" / name
+                                          for name in ("number_prep_run", "old_layout_run"))
+                    if folder.is_dir())
 SCORES = ("sum", "mean", "char", "byte", "zhoblimp", "zhoblimp:0.8")
 
 
@@ -114,7 +117,7 @@ def test_alpha_ends_are_sum_and_mean(runs: list[RunRecord]) -> None:
 def test_region_predictions_are_kept() -> None:
     """Only whole-sentence predictions change: a SyntaxGym suite's predictions (regions only)
     come back as the run scored them."""
-    suite_run = load_runs(find_run_dirs(OLD_OUTPUT), progress=False)[0]
+    suite_run = load_runs(find_run_dirs(SUITE_OUTPUT), progress=False)[0]
     assert all(ref.region is not None for p in suite_run.suite.predictions
                for ref in p.formula.region_refs)
     again = with_sentence_score([suite_run], SentenceScore("mean"))[0]
