@@ -130,7 +130,7 @@ def rescore_item(suite: Suite, item: Item, evaluation: ItemEvaluation, score: Se
                               score)
 
     outcomes = []
-    for prediction, outcome in zip(suite.predictions, evaluation.predictions):
+    for prediction, outcome in zip(suite.predictions, evaluation.predictions, strict=True):
         if not is_whole_sentence(prediction.formula):
             outcomes.append(outcome)
             continue

@@ -11,8 +11,8 @@ score=char]``), so every table, file name and comparison records it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from syntaxgym_helm.core.sentence_scores import SentenceScore, is_whole_sentence, rescore_item
 from syntaxgym_helm.report.runs import RunRecord
@@ -44,7 +44,7 @@ def sentence_score_note(runs: Sequence[RunRecord], score: SentenceScore) -> str:
 def _rescored(run: RunRecord, score: SentenceScore) -> RunRecord:
     ties = _tie_policy(run)
     scores = tuple(rescore_item(run.suite, item, evaluation, score, ties)
-                   for item, evaluation in zip(run.suite.items, run.scores))
+                   for item, evaluation in zip(run.suite.items, run.scores, strict=True))
     return replace(run, scores=scores, label=f"{run.name} [sentence score={score}]")
 
 

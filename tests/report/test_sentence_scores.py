@@ -3,11 +3,11 @@
 
 Fast: no model runs. ``tests/fixtures/blimp_run`` is a real ``helm-run`` (SmolLM2-135M on 5 BLiMP
 paradigms, Gemma-3-270M on 2, 4 pairs each) and ``tests/fixtures/pairs_run`` one paradigm each
-of CLAMS, RuBLiMP, TurBLiMP and SLING (Cyrillic and Chinese: characters are not bytes). Every score is checked against the same reduction
-made here by hand from ``scenario_state.json``'s raw JSON (the request's prompt and the
-completion's token log-probabilities after the beginning-of-text token), as lm-evaluation-harness
-and ZhoBLiMP's ``src/metrics.py`` compute them: log-likelihood over characters (``len``), over
-UTF-8 bytes, over tokens, over tokens ** alpha.
+of CLAMS, RuBLiMP, TurBLiMP and SLING (Cyrillic and Chinese: characters are not bytes). Every
+score is checked against the same reduction made here by hand from ``scenario_state.json``'s raw
+JSON (the request's prompt and the completion's token log-probabilities after the
+beginning-of-text token), as lm-evaluation-harness and ZhoBLiMP's ``src/metrics.py`` compute
+them: log-likelihood over characters (``len``), over UTF-8 bytes, over tokens, over tokens ** alpha.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_every_score_equals_the_reduction_by_hand(runs: list[RunRecord], score: 
     checked = 0
     for run in runs:
         by_hand = _by_hand(run)
-        for item, evaluation in zip(run.suite.items, run.scores):
+        for item, evaluation in zip(run.suite.items, run.scores, strict=True):
             for values in evaluation.conditions:
                 sentence = item.condition(values.condition_name).sentence
                 expected = -_normalised(*by_hand[sentence], score) / math.log(2)
@@ -86,7 +86,7 @@ def test_verdicts_equal_the_comparison_by_hand(runs: list[RunRecord], score: str
     for run in with_sentence_score(runs, parse_sentence_score(score)):
         assert run.label.endswith(f"[sentence score={parse_sentence_score(score)}]")
         by_hand = _by_hand(run)
-        for item, evaluation in zip(run.suite.items, run.scores):
+        for item, evaluation in zip(run.suite.items, run.scores, strict=True):
             good, bad = (_normalised(*by_hand[item.condition(name).sentence], score)
                          for name in ("good", "bad"))
             assert evaluation.predictions[0].holds is (good > bad), (run.run_name, item)
@@ -107,7 +107,7 @@ def test_the_scores_differ_where_lengths_do(runs: list[RunRecord]) -> None:
 
 def test_alpha_ends_are_sum_and_mean(runs: list[RunRecord]) -> None:
     for run in runs:
-        for item, evaluation in zip(run.suite.items, run.scores):
+        for item, evaluation in zip(run.suite.items, run.scores, strict=True):
             for alpha, same in ((0.0, "sum"), (1.0, "mean")):
                 mine = rescore_item(run.suite, item, evaluation, SentenceScore("zhoblimp", alpha))
                 other = rescore_item(run.suite, item, evaluation, SentenceScore(same))  # type: ignore[arg-type]
