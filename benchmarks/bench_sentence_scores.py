@@ -103,7 +103,7 @@ def compare(results: dict[str, Any], alpha: float) -> dict[str, Any]:
         for name, found in our_verdicts(Path(run["folder"]), alpha).items():
             ours.setdefault(name, {}).update(found)
     theirs = {variant: lmeval_samples(Path(results[f"lmeval-{variant}"]["folder"]))
-              for variant in VARIANTS}
+              for variant in VARIANTS if f"lmeval-{variant}" in results}
     paradigms = results["paradigms"]
     table: dict[str, dict[str, float]] = {}
     for uid in [*paradigms, "all"]:
@@ -116,12 +116,14 @@ def compare(results: dict[str, Any], alpha: float) -> dict[str, Any]:
             for metric in LMEVAL_METRICS:
                 row[f"lm-eval {variant} {metric}"] = sum(samples[k][metric] for k in mine) / len(mine)
         table[uid] = row
-    matched = theirs["matched"]
+    matched = theirs.get("matched", {})
     agreement = {}
     for name, metric in (("sum", "acc"), ("char", "acc_norm"), ("byte", "acc_bytes")):
         common = sorted(set(ours[name]) & set(matched))
         differ = [k for k in common if bool(ours[name][k]) != matched[k][metric]]
         ties = [k for k in differ if _tie(matched[k], metric, results["lengths"].get(_key(k)))]
+        if not matched:
+            break
         agreement[name] = {"lmeval": metric, "pairs": len(common), "differ": len(differ),
                            "of_which_ties": len(ties), "examples": [list(k) for k in differ[:5]]}
     deltas = [abs(mine - theirs) for key, pair in ours["logprob"].items() if key in matched
@@ -157,10 +159,11 @@ def sentence_lengths(blimp_dir: Path, paradigms: list[str]) -> dict[str, list[li
 def render(results: dict[str, Any], alpha: float) -> str:
     found = compare(results, alpha)
     table = found["table"]
+    ran = [v for v in VARIANTS if f"lmeval-{v}" in results]
     columns = [*(f"ours {n}" for n in SCORES),
-               *(f"lm-eval {v} {m}" for v in VARIANTS for m in LMEVAL_METRICS)]
+               *(f"lm-eval {v} {m}" for v in ran for m in LMEVAL_METRICS)]
     headers = [*(f"ours `{n}`" + (f" (α={alpha:g})" if n == "zhoblimp" else "") for n in SCORES),
-               *(f"lm-eval {v} `{m}`" for v in VARIANTS for m in LMEVAL_METRICS)]
+               *(f"lm-eval {v} `{m}`" for v in ran for m in LMEVAL_METRICS)]
     meta = results["meta"]
     lines = [f"## BLiMP under each sentence score, beside lm-evaluation-harness ({len(results['paradigms'])} paradigms)",
              "",
@@ -175,7 +178,10 @@ def render(results: dict[str, Any], alpha: float) -> str:
              "worked out from the token surprisals the run kept (`syntaxgym-helm report "
              "--sentence-score NAME`: no second scoring). lm-eval 0.4.13 on the same pairs and "
              "GGUF in fp32 (its BLiMP template with `acc`, `acc_norm`, `acc_bytes`): "
-             + "; ".join(f"**{v}**: {text}" for v, text in VARIANTS.items()) + ".",
+             + "; ".join(f"**{v}**: {text}" for v, text in VARIANTS.items() if v in ran)
+             + "." + ("" if len(ran) == len(VARIANTS) else " Not run (the machine was too loaded "
+                      "to finish them in time): " + ", ".join(v for v in VARIANTS if v not in ran)
+                      + "."),
              "",
              "| paradigm | " + " | ".join(headers) + " |",
              "|---|" + "---:|" * len(headers)]
@@ -236,11 +242,13 @@ def main() -> None:
         missing = [uid for uid in paradigms if uid not in done]
         if missing:
             results["ours"].append(helm_run(args, "ours-more" if done else "ours", missing))
-        for variant in VARIANTS:
+        results["lengths"] = sentence_lengths(args.blimp_dir, paradigms)
+        for variant in VARIANTS:  # results kept after each part: a later --reuse shows them
+            results["meta"]["load_after"] = _load()
+            path.write_text(json.dumps(results, indent=1))
             results[f"lmeval-{variant}"] = lmeval_run(args, f"lmeval-{variant}", paradigms,
                                                       variant, samples=True,
                                                       metrics=LMEVAL_METRICS)
-        results["lengths"] = sentence_lengths(args.blimp_dir, paradigms)
         results["meta"]["load_after"] = _load()
         path.write_text(json.dumps(results, indent=1))
     text = render(results, args.alpha)
