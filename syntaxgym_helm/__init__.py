@@ -24,7 +24,7 @@ os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", str(SET_UP_CACHE_ENTRIE
 
 #: The Python API (:mod:`syntaxgym_helm.api`), importable from the package itself.
 API_NAMES = ("ConditionScore", "ItemCost", "ItemResult", "PredictionOutcome", "RegionScore",
-             "SuiteResult", "UnknownModelError", "evaluate", "score_sentences")
+             "RunOptions", "SuiteResult", "UnknownModelError", "evaluate", "score_sentences")
 __all__ = ["__version__", *API_NAMES]
 
 

@@ -8,11 +8,13 @@ typed results (docs/python_api.md)::
 
 - :mod:`.evaluate`: :func:`evaluate` (a suite) and :func:`score_sentences` (sentences);
 - :mod:`.results`: what they return, frozen dataclasses that turn into pandas DataFrames;
-- :mod:`.helm_engine`: HELM set up as ``helm-run`` sets it up, once per process.
+- :mod:`.helm_engine`: HELM set up as ``helm-run`` sets it up, once per process;
+- :class:`~syntaxgym_helm.core.run_options.RunOptions`: the run options, as one object.
 """
 
 from syntaxgym_helm.api.evaluate import evaluate, score_sentences
 from syntaxgym_helm.api.helm_engine import UnknownModelError
+from syntaxgym_helm.core.run_options import RunOptions
 from syntaxgym_helm.api.results import (
     ConditionScore,
     ItemCost,
@@ -23,4 +25,4 @@ from syntaxgym_helm.api.results import (
 )
 
 __all__ = ["ConditionScore", "ItemCost", "ItemResult", "PredictionOutcome", "RegionScore",
-           "SuiteResult", "UnknownModelError", "evaluate", "score_sentences"]
+           "RunOptions", "SuiteResult", "UnknownModelError", "evaluate", "score_sentences"]
