@@ -88,7 +88,7 @@ def our_verdicts(folder: Path, alpha: float) -> dict[str, dict[tuple[str, int], 
                                          key=lambda v: v.condition_name != "good"))
         for name in SCORES:
             score = parse_sentence_score(f"{name}:{alpha}" if name == "zhoblimp" else name)
-            for item, evaluation in zip(suite.items, evaluations):
+            for item, evaluation in zip(suite.items, evaluations, strict=True):
                 rescored = rescore_item(suite, item, evaluation, score)
                 found[name][(uid, item.item_number)] = (
                     rescored.predictions[0].holds if rescored.scorable else None)
@@ -114,7 +114,8 @@ def compare(results: dict[str, Any], alpha: float) -> dict[str, Any]:
         for variant, samples in theirs.items():
             mine = [k for k in samples if uid in ("all", k[0])]
             for metric in LMEVAL_METRICS:
-                row[f"lm-eval {variant} {metric}"] = sum(samples[k][metric] for k in mine) / len(mine)
+                row[f"lm-eval {variant} {metric}"] = (sum(samples[k][metric] for k in mine)
+                                                      / len(mine))
         table[uid] = row
     matched = theirs.get("matched", {})
     agreement = {}
@@ -127,7 +128,8 @@ def compare(results: dict[str, Any], alpha: float) -> dict[str, Any]:
         agreement[name] = {"lmeval": metric, "pairs": len(common), "differ": len(differ),
                            "of_which_ties": len(ties), "examples": [list(k) for k in differ[:5]]}
     deltas = [abs(mine - theirs) for key, pair in ours["logprob"].items() if key in matched
-              for mine, theirs in zip(pair, (matched[key]["good"], matched[key]["bad"]))]
+              for mine, theirs in zip(pair, (matched[key]["good"], matched[key]["bad"]),
+                                      strict=True)]
     return {"table": table, "agreement": agreement, "pairs": len(ours["sum"]),
             "max_delta": max(deltas, default=math.nan)}
 
@@ -165,7 +167,8 @@ def render(results: dict[str, Any], alpha: float) -> str:
     headers = [*(f"ours `{n}`" + (f" (α={alpha:g})" if n == "zhoblimp" else "") for n in SCORES),
                *(f"lm-eval {v} `{m}`" for v in ran for m in LMEVAL_METRICS)]
     meta = results["meta"]
-    lines = [f"## BLiMP under each sentence score, beside lm-evaluation-harness ({len(results['paradigms'])} paradigms)",
+    count = len(results["paradigms"])
+    lines = [f"## BLiMP under each sentence score, beside lm-evaluation-harness ({count} paradigms)",
              "",
              f"{machine()}; commit {meta['commit']}; {meta['started']}. Load before: "
              f"`{meta['load_before']}`; after: `{meta['load_after']}` (accuracies do not depend "

@@ -1,6 +1,7 @@
 """``syntaxgym-helm report``: annotated suites, tables, plots and a summary from finished runs.
 
-Reads ``benchmark_output`` (never runs a model); runs are found by :mod:`syntaxgym_helm.report.runs`.
+Reads ``benchmark_output`` (never runs a model); runs are found by
+:mod:`syntaxgym_helm.report.runs`.
 
 ``report BENCHMARK_OUTPUT [--suite RUN_SUITE] [-o DIR] [--sentence-score SCORE]`` writes, per HELM
 run suite, the files listed in :mod:`syntaxgym_helm.report.build` and prints the summary table;

@@ -43,8 +43,9 @@ from typing import Literal
 from syntaxgym_helm.core.errors import EvaluationError
 from syntaxgym_helm.core.formula import Formula, RegionRef
 from syntaxgym_helm.core.item_evaluation import ConditionValues, ItemEvaluation, PredictionOutcome
+from syntaxgym_helm.core.run_options import TIE_POLICIES, TiePolicy
 from syntaxgym_helm.core.suite import Item, Suite
-from syntaxgym_helm.core.ties import check_tie_policy, has_tie, lenient
+from syntaxgym_helm.core.ties import has_tie, lenient
 
 ScoreName = Literal["sum", "mean", "char", "byte", "zhoblimp"]
 SCORE_NAMES: tuple[ScoreName, ...] = ("sum", "mean", "char", "byte", "zhoblimp")
@@ -115,10 +116,12 @@ def sentence_value(values: ConditionValues, sentence: str, score: SentenceScore)
 
 
 def rescore_item(suite: Suite, item: Item, evaluation: ItemEvaluation, score: SentenceScore,
-                 ties: str = "fail") -> ItemEvaluation:
+                 ties: TiePolicy = "fail") -> ItemEvaluation:
     """``evaluation`` with its whole-sentence predictions decided again under ``score`` (the
-    others kept as they are); an unscorable item comes back unchanged."""
-    check_tie_policy(ties)
+    others kept as they are), ``ties`` the run's tie policy; an unscorable item comes back
+    unchanged."""
+    if ties not in TIE_POLICIES:
+        raise ValueError(f"ties={ties!r} is not one of {', '.join(TIE_POLICIES)}")
     if not evaluation.scorable:
         return evaluation
     by_name = {values.condition_name: values for values in evaluation.conditions}

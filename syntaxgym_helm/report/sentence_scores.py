@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 
+from syntaxgym_helm.core.run_options import TiePolicy
 from syntaxgym_helm.core.sentence_scores import SentenceScore, is_whole_sentence, rescore_item
 from syntaxgym_helm.report.runs import RunRecord
 
@@ -48,7 +49,7 @@ def _rescored(run: RunRecord, score: SentenceScore) -> RunRecord:
     return replace(run, scores=scores, label=f"{run.name} [sentence score={score}]")
 
 
-def _tie_policy(run: RunRecord) -> str:
+def _tie_policy(run: RunRecord) -> TiePolicy:
     """The run's ``ties`` policy from its ``run_spec.json`` (``fail`` when it names none)."""
     try:
         spec = json.loads((run.run_dir / "run_spec.json").read_text(encoding="utf-8"))
@@ -56,5 +57,5 @@ def _tie_policy(run: RunRecord) -> str:
         return "fail"
     for metric in spec.get("metric_specs", []):
         if str(metric.get("class_name", "")).endswith("SyntaxGymMetric"):
-            return str(metric.get("args", {}).get("ties", "fail"))
+            return "pass" if metric.get("args", {}).get("ties") == "pass" else "fail"
     return "fail"
