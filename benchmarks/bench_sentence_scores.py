@@ -216,6 +216,10 @@ def main() -> None:
     parser.add_argument("--lmeval-batch-size", type=int, default=32)
     parser.add_argument("--alpha", type=float, default=0.5, help="ZhoBLiMP's α (default 0.5)")
     parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="lm-eval's settings to run (default: all of them)")
+    parser.add_argument("--merge", type=Path, action="append", default=[],
+                        help="with --reuse: also take the lm-eval parts of this results.json")
     parser.add_argument("--keep-ours", action="store_true",
                         help="keep the paradigms an earlier run finished in WORKDIR/ours and run "
                              "only the others")
@@ -231,6 +235,9 @@ def main() -> None:
     path = args.workdir / "results.json"
     if args.reuse:
         results = json.loads(path.read_text())
+        for other in args.merge:
+            results.update({key: value for key, value in json.loads(other.read_text()).items()
+                            if key.startswith("lmeval-")})
     else:
         paradigms = args.paradigms.split(",")
         results = {"paradigms": paradigms,
@@ -246,7 +253,7 @@ def main() -> None:
         if missing:
             results["ours"].append(helm_run(args, "ours-more" if done else "ours", missing))
         results["lengths"] = sentence_lengths(args.blimp_dir, paradigms)
-        for variant in VARIANTS:  # results kept after each part: a later --reuse shows them
+        for variant in args.variants.split(","):  # kept after each part: --reuse shows them
             results["meta"]["load_after"] = _load()
             path.write_text(json.dumps(results, indent=1))
             results[f"lmeval-{variant}"] = lmeval_run(args, f"lmeval-{variant}", paradigms,
