@@ -71,7 +71,8 @@ def our_verdicts(folder: Path, alpha: float) -> dict[str, dict[tuple[str, int], 
     from syntaxgym_helm.core.sentence_scores import parse_sentence_score, rescore_item
     from syntaxgym_helm.harness.scored_items import FILE_NAME, read_scored_items
 
-    found: dict[str, dict[tuple[str, int], Any]] = {name: {} for name in (*SCORES, "logprob")}
+    found: dict[str, dict[tuple[str, int], Any]] = {
+        name: {} for name in (*SCORES, "logprob", "tokens")}
     output = folder / "benchmark_output" / "runs" / RUN_SUITE
     for path in sorted(output.glob(f"syntaxgym:*/{FILE_NAME}")):
         scored = read_scored_items(path)
@@ -82,6 +83,8 @@ def our_verdicts(folder: Path, alpha: float) -> dict[str, dict[tuple[str, int], 
         uid = suite.name.removeprefix("blimp_")
         for evaluation in evaluations:
             if evaluation.scorable:
+                found["tokens"][(uid, evaluation.item_number)] = tuple(
+                    len(values.region_surprisals(None)) for values in evaluation.conditions)
                 found["logprob"][(uid, evaluation.item_number)] = tuple(
                     -math.fsum(values.region_surprisals(None)) * math.log(2)
                     for values in sorted(evaluation.conditions,
@@ -130,7 +133,12 @@ def compare(results: dict[str, Any], alpha: float) -> dict[str, Any]:
     deltas = [abs(mine - theirs) for key, pair in ours["logprob"].items() if key in matched
               for mine, theirs in zip(pair, (matched[key]["good"], matched[key]["bad"]),
                                       strict=True)]
-    return {"table": table, "agreement": agreement, "pairs": len(ours["sum"]),
+    unequal = {"tokens": sum(len(set(counts)) > 1 for counts in ours["tokens"].values()),
+               "characters": sum(lengths[0][0] != lengths[0][1]
+                                 for lengths in results["lengths"].values()),
+               "bytes": sum(lengths[1][0] != lengths[1][1]
+                            for lengths in results["lengths"].values())}
+    return {"table": table, "agreement": agreement, "pairs": len(ours["sum"]), "unequal": unequal,
             "max_delta": max(deltas, default=math.nan)}
 
 
@@ -191,6 +199,12 @@ def render(results: dict[str, Any], alpha: float) -> str:
     for uid, row in table.items():
         name = "**all**" if uid == "all" else uid
         lines.append(f"| {name} | " + " | ".join(f"{row[c]:.3f}" for c in columns) + " |")
+    unequal = found["unequal"]
+    lines += ["", f"Pairs whose two sentences differ in length: {unequal['tokens']:,} in tokens, "
+              f"{unequal['characters']:,} in characters, {unequal['bytes']:,} in UTF-8 bytes (a "
+              "score can change a verdict only there)."]
+    if not found["agreement"]:
+        return "\n".join(lines) + "\n"
     lines += ["", "Our verdicts beside lm-eval's under matched settings, pair for pair (the "
               "sentences' log-probabilities differ by at most "
               f"{found['max_delta']:.2g} nats between the two):", "",
