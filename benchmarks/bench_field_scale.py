@@ -400,10 +400,11 @@ def lmeval_setup(venv: Path, workdir: Path) -> list[str]:
 
 
 def lmeval_tasks(args: argparse.Namespace, folder: Path, variant: str,
-                 paradigms: Sequence[str]) -> list[str]:
+                 paradigms: Sequence[str], metrics: Sequence[str] = ("acc",)) -> list[str]:
     """lm-eval task files for ``paradigms``: lm-eval's own BLiMP template (lm_eval/tasks/blimp/
-    _template_yaml) read from the local JSONL; variant ``delimiter`` or ``matched`` also scores
-    the sentence without the space lm-eval puts before it."""
+    _template_yaml) read from the local JSONL, with ``metrics`` (its own: ``acc``; ``acc_norm``
+    and ``acc_bytes`` are lm-eval's other multiple-choice metrics); variant ``delimiter`` or
+    ``matched`` also scores the sentence without the space lm-eval puts before it."""
     folder.mkdir(parents=True, exist_ok=True)
     names = []
     for uid in paradigms:
@@ -412,8 +413,11 @@ def lmeval_tasks(args: argparse.Namespace, folder: Path, variant: str,
                  f"    train: {data_folder(args.blimp_dir) / (uid + '.jsonl')}",
                  "output_type: multiple_choice", "validation_split: train", 'doc_to_text: ""',
                  "doc_to_target: 0", 'doc_to_choice: "{{[sentence_good, sentence_bad]}}"',
-                 "num_fewshot: 0", "metric_list:", "  - metric: acc", "    aggregation: mean",
-                 "    higher_is_better: true", "metadata:", "  version: 1.0"]
+                 "num_fewshot: 0", "metric_list:",
+                 *(line for metric in metrics for line in (
+                     f"  - metric: {metric}", "    aggregation: mean",
+                     "    higher_is_better: true")),
+                 "metadata:", "  version: 1.0"]
         if variant in ("delimiter", "matched"):
             lines.append('target_delimiter: ""')
         (folder / f"{name}.yaml").write_text("\n".join(lines) + "\n")
@@ -422,12 +426,12 @@ def lmeval_tasks(args: argparse.Namespace, folder: Path, variant: str,
 
 
 def lmeval_run(args: argparse.Namespace, tag: str, paradigms: Sequence[str], variant: str,
-               samples: bool) -> dict[str, Any]:
+               samples: bool, metrics: Sequence[str] = ("acc",)) -> dict[str, Any]:
     """lm-eval on ``paradigms`` under ``variant`` (``stock``, ``prefix``: the context token is
     ours, ``delimiter``: no space before the sentence, ``matched``: both), timed whole."""
     folder = args.workdir / tag
     shutil.rmtree(folder, ignore_errors=True)
-    tasks = lmeval_tasks(args, folder / "tasks", variant, paradigms)
+    tasks = lmeval_tasks(args, folder / "tasks", variant, paradigms, metrics)
     gguf_folder, gguf = gguf_model()
     model_args = f"pretrained={gguf_folder},gguf_file={gguf},dtype=float32"
     if variant in ("prefix", "matched"):

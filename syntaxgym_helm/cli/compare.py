@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from syntaxgym_helm.cli.sentence_score import SCORE_CHOICES, sentence_score_argument
 from syntaxgym_helm.report.compare import (
     DEFAULT_MAX_ABS_DIFF_BITS,
     DEFAULT_MIN_PEARSON_R,
@@ -57,6 +58,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                               f"(default {DEFAULT_MIN_PEARSON_R})")
     compare.add_argument("-o", "--output", type=Path, metavar="DIR",
                          help="also write comparison.md and comparison.json there")
+    compare.add_argument("--sentence-score", type=sentence_score_argument, metavar="SCORE",
+                         help="decide whole-sentence predictions on both sides by this score: "
+                              f"{SCORE_CHOICES} (default: the runs as scored, the sum)")
     compare.set_defaults(handler=_compare)
 
 
@@ -73,6 +77,10 @@ def _compare(args: argparse.Namespace) -> int:
             unreadable += [run for run in lost if model is None or run.model is None
                            or run.is_of(model)]
             runs = select_runs(runs, model)
+            if args.sentence_score is not None:
+                from syntaxgym_helm.report.sentence_scores import with_sentence_score
+
+                runs = with_sentence_score(runs, args.sentence_score)
             sides.append([run for run in runs
                           if not args.test_suite or run.suite_name in args.test_suite])
         comparison = compare_runs(sides[0], sides[1], Thresholds(args.max_abs_diff, args.min_r),

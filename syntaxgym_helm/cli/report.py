@@ -1,9 +1,12 @@
 """``syntaxgym-helm report``: annotated suites, tables, plots and a summary from finished runs.
 
-Reads ``benchmark_output`` (never runs a model); runs are found by :mod:`syntaxgym_helm.report.runs`.
+Reads ``benchmark_output`` (never runs a model); runs are found by
+:mod:`syntaxgym_helm.report.runs`.
 
-``report BENCHMARK_OUTPUT [--suite RUN_SUITE] [-o DIR]`` writes, per HELM run suite, the files
-listed in :mod:`syntaxgym_helm.report.build` and prints the summary table.
+``report BENCHMARK_OUTPUT [--suite RUN_SUITE] [-o DIR] [--sentence-score SCORE]`` writes, per HELM
+run suite, the files listed in :mod:`syntaxgym_helm.report.build` and prints the summary table;
+``--sentence-score`` decides whole-sentence predictions under another score
+(:mod:`syntaxgym_helm.report.sentence_scores`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from syntaxgym_helm.cli.sentence_score import SCORE_CHOICES, sentence_score_argument
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,6 +38,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="score every item again from the runs' scenario_state.json instead of "
                              "reading what the metric kept (runs without it are always scored "
                              "again)")
+    report.add_argument("--sentence-score", type=sentence_score_argument, metavar="SCORE",
+                        help="decide whole-sentence predictions (minimal pairs: BLiMP-style) by "
+                             f"this score: {SCORE_CHOICES} (default: the runs as scored, the "
+                             "sum); region predictions are unchanged")
     report.set_defaults(handler=_report)
 
 
@@ -56,7 +65,16 @@ def _report(args: argparse.Namespace) -> int:
         except RunsError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-        files = write_report(runs, root / run_suite, unreadable)
+        note = ""
+        if args.sentence_score is not None:
+            from syntaxgym_helm.report.sentence_scores import (
+                sentence_score_note,
+                with_sentence_score,
+            )
+
+            runs = with_sentence_score(runs, args.sentence_score)
+            note = sentence_score_note(runs, args.sentence_score)
+        files = write_report(runs, root / run_suite, unreadable, note=note)
         unread += len(unreadable)
         print(files.summary_text)
         print(f"wrote {files.folder}: summary.md, {len(files.tables)} tables, "

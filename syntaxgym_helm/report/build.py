@@ -83,9 +83,10 @@ def slug(label: str) -> str:
 
 
 def write_report(runs: Sequence[RunRecord], folder: Path,
-                 unreadable: Sequence[UnreadableRun] = ()) -> ReportFiles:
+                 unreadable: Sequence[UnreadableRun] = (), note: str = "") -> ReportFiles:
     """Write the report of ``runs`` (normally one run suite, labelled) into ``folder``; the
-    summary names the ``unreadable`` runs and marks what lacks them."""
+    summary names the ``unreadable`` runs and marks what lacks them, and begins with ``note``
+    (how the runs were read, e.g. under another sentence score) when there is one."""
     folder.mkdir(parents=True, exist_ok=True)
     # Each suite's files, several suites at once, while this process writes the summary; the
     # region analysis of each run is made with its suite's files, where its region values are
@@ -99,6 +100,8 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
             for suite, indices in sorted(by_suite.items())]
     with _in_processes(_write_suite, jobs, runs, folder) as suites_written:
         text = summary_text(runs, unreadable)
+        if note:
+            text = f"{note}\n\n{text}"
         files = ReportFiles(folder=folder, summary=folder / "summary.md", summary_text=text)
         files.summary.write_text(text, encoding="utf-8")
         files.tables.append(write_csv(accuracy_rows(_without_context(runs)),
