@@ -102,7 +102,7 @@ def parse_sentence_score(text: str) -> SentenceScore:
     if name not in SCORE_NAMES:
         raise ValueError(f"sentence score {text!r} is not one of {', '.join(SCORE_NAMES)} "
                          "(zhoblimp:ALPHA for another alpha)")
-    return SentenceScore(name, value)  # type: ignore[arg-type]
+    return SentenceScore(name, value)
 
 
 def is_whole_sentence(formula: Formula) -> bool:
