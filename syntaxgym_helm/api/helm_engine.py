@@ -83,7 +83,7 @@ def model_deployment(model: str, local_path: Path) -> str:
         deployment = get_default_model_deployment_for_model(model)
     if deployment is None:
         embedded = sorted({d.model_name for d in ALL_MODEL_DEPLOYMENTS
-                           if d.model_name.startswith(("syntaxgym/", "helmhf/"))})
+                           if d.model_name and d.model_name.startswith(("syntaxgym/", "helmhf/"))})
         raise UnknownModelError(
             f"no HELM model deployment serves {model!r}: name a model of HELM's, one of the "
             f"embedded models ({', '.join(embedded) or 'none installed: make install'}), or one "

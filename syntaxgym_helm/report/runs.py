@@ -174,6 +174,8 @@ def load_run(run_dir: Path, rescore: bool = False) -> RunRecord:
     state = dacite.from_dict(ScenarioState, data, config=dacite.Config(check_types=False))
     by_instance: dict[str, list[Any]] = {}
     for request_state in state.request_states:
+        if request_state.instance.id is None:  # HELM's adapter numbers every instance
+            raise RunsError(f"{run_dir}: an instance of scenario_state.json has no id")
         by_instance.setdefault(request_state.instance.id, []).append(request_state)
     if not by_instance:
         raise RunsError(f"{run_dir} has no request states")

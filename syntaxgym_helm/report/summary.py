@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Mapping, Sequence
 
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES
@@ -142,8 +143,9 @@ class _Column:
             text = fmt(_paper_mean(self, suites))
             counted = [s for s in suites if self.paper and self.paper(s) is not None]
         else:
-            counted = [s for s in suites if self.outcomes(s) is not None]
-            text = mean_estimate([self.outcomes(s) for s in counted]).text()  # type: ignore[misc]
+            found = {s: o for s in suites if (o := self.outcomes(s)) is not None}
+            counted = list(found)
+            text = mean_estimate(list(found.values())).text()
         return text + fewer_mark(len(counted), sum(1 for s in suites if s in self.unreadable),
                                  "suites")
 
@@ -159,15 +161,17 @@ def accuracy_table(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun
     for label, accuracies in by_label.items():
         model = next(run.model for run in runs if run.name == label)
         lost = missing.get(model, frozenset()) - set(accuracies)
-        columns.append(_Column(label, outcomes=lambda s, a=accuracies:
-                               _outcomes(a, s, "accuracy"), unreadable=lost))
+        columns.append(_Column(label, outcomes=partial(_outcomes, accuracies, measure="accuracy"),
+                               unreadable=lost))
         paper = paper_model(model)
         if paper:
-            columns.append(_Column(f"{label} (first pred.)", outcomes=lambda s, a=accuracies:
-                                   _outcomes(a, s, "first_prediction"), unreadable=lost))
+            columns.append(_Column(
+                f"{label} (first pred.)",
+                outcomes=partial(_outcomes, accuracies, measure="first_prediction"),
+                unreadable=lost))
             columns.append(_Column(f"{SHORT_CITATION} {paper}",
-                                   paper=lambda s, a=accuracies, p=paper:
-                                   paper_accuracy(p, s) if s in a else None, unreadable=lost))
+                                   paper=partial(_paper_where_run, accuracies, paper),
+                                   unreadable=lost))
     suites = suite_order({run.suite_name for run in runs}
                          | {s for column in columns for s in column.unreadable})
     sg_suites = [s for s in suites if suite_circuit(s)]
@@ -202,6 +206,11 @@ def missing_suites(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun
                              if lost.is_of(model) and lost.suite_name
                              and not (lost.context and lost.context.active))
             for model in {run.model for run in runs}}
+
+
+def _paper_where_run(accuracies: dict[str, RunAccuracy], paper: str, suite: str) -> float | None:
+    """The paper's accuracy of model ``paper`` on ``suite``, where our model ran it."""
+    return paper_accuracy(paper, suite) if suite in accuracies else None
 
 
 def _outcomes(accuracies: dict[str, RunAccuracy], suite: str, measure: str

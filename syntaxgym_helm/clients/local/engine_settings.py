@@ -73,7 +73,7 @@ class EngineSettings:
         if "dtype" in values:
             values["dtype"] = str(values["dtype"]).replace("torch.", "")
         try:
-            return options_from(cls, values, where="SyntaxGymClient: ")  # type: ignore[no-any-return]
+            return options_from(cls, values, where="SyntaxGymClient: ")
         except EngineSettingError:
             raise
         except OptionError as error:

@@ -185,7 +185,7 @@ class SharedPasses:
                 store.hidden[slot], store.normaliser[slot], target)
             self.counts["reused"] += len(set(plan.stored_slot))
         if computed and store.index.capacity:
-            assert hidden is not None
+            assert hidden is not None and kv is not None
             store.keep(computed, kv, hidden, past_length, plan.new_rows, normaliser)
         results = logprobs_by_sequence(rows, values.tolist())
         self.counts.update(prompts=len(results),

@@ -80,7 +80,7 @@ def plan_outputs(rows: Sequence[PackedRow], computed: Sequence[PackedRow], lengt
     plan = OutputPlan()
     for row in rows:
         for sequence, refs in row.members:
-            for (is_new, where), target in zip(refs, encoded[sequence].ids[1:]):
+            for (is_new, where), target in zip(refs, encoded[sequence].ids[1:], strict=False):
                 if is_new:
                     key = batch_of[id(row)] * length + where
                     plan.new_at.append(plan.count)
