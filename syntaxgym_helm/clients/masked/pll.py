@@ -46,7 +46,7 @@ class UnscorableTokenizer(ValueError):
 def check_variant(variant: str) -> PllVariant:
     if variant not in PLL_VARIANTS:
         raise ValueError(f"pll={variant!r} is not one of {', '.join(PLL_VARIANTS)}")
-    return variant  # type: ignore[return-value]
+    return variant
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ class Seq2SeqClient(BatchScoringClient):
                 trust_remote_code=self.trust_remote_code)
         except ValueError as error:
             raise CheckpointUnusable(f"{where}: cannot be loaded as an encoder-decoder LM "
-                                     f"({error})")
+                                     f"({error})") from None
         start = model.config.decoder_start_token_id
         if start is None:
             raise CheckpointUnusable(f"{where}: the config has no decoder_start_token_id")
@@ -44,7 +44,7 @@ class Seq2SeqClient(BatchScoringClient):
         except ValueError as error:
             raise CheckpointUnusable(str(error)) from None
         self._tokenizer = tokenizer
-        self._start_text = tokenizer.convert_ids_to_tokens(start)
+        self._start_text: str = str(tokenizer.convert_ids_to_tokens(start))
         self._model = model.to(self.device).eval()
         positions = getattr(model.config, "n_positions", None)
         self._max_length = positions if isinstance(positions, int) and positions > 0 else 10**6
