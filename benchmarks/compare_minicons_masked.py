@@ -16,7 +16,8 @@ tokens counted alike, the verdicts (good sentence's sum above the bad one's) tha
 two processes' times and memory with their ratio, and the load average seen before each run.
 
     python benchmarks/compare_minicons_masked.py --blimp-dir ../shared/blimp/data \\
-        --minicons-python /work/venvs/minicons/bin/python [--kind bert|roberta|t5] [--output BENCHMARKS.md]
+        --minicons-python /work/venvs/minicons/bin/python [--kind bert|roberta|t5] \\
+        [--output BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def blimp_sentences(folder: Path, paradigms, pairs: int) -> list[str]:
 
 def build_model(kind: str, sentences: list[str], folder: Path, hidden: int, layers: int) -> Path:
     """A ``kind`` model of the given size, seeded, a few steps trained on ``sentences``."""
-    import tiny_checkpoints as tiny
     import transformers as tf
+
+    import tiny_checkpoints as tiny
 
     tiny.SENTENCES = tuple(sentences)
     sizes = dict(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
@@ -99,15 +101,16 @@ def compare(ours: dict, theirs: dict, kind: str) -> dict[str, float]:
     """Token by token: ours start with the start token (0.0), minicons' masked scores do not."""
     worst, same_count, verdicts = 0.0, 0, 0
     sums = []
-    for a, b in zip(ours["logprobs"], theirs["logprobs"]):
+    for a, b in zip(ours["logprobs"], theirs["logprobs"], strict=True):
         a, b = a[1:], (b if kind == "masked" else b[1:])
         if len(a) == len(b):
             same_count += 1
-            worst = max(worst, max((abs(x - y) for x, y in zip(a, b)), default=0.0))
+            worst = max(worst, max((abs(x - y) for x, y in zip(a, b, strict=True)), default=0.0))
         sums.append((sum(a), sum(b)))
-    for good, bad in zip(sums[0::2], sums[1::2]):
+    for good, bad in zip(sums[0::2], sums[1::2], strict=True):
         verdicts += (good[0] > bad[0]) != (good[1] > bad[1])
-    ours_accuracy = sum(g[0] > b[0] for g, b in zip(sums[0::2], sums[1::2])) / max(1, len(sums) // 2)
+    pairs = list(zip(sums[0::2], sums[1::2], strict=True))
+    ours_accuracy = sum(g[0] > b[0] for g, b in pairs) / max(1, len(pairs))
     return {"worst": worst, "same_count": same_count, "sentences": len(sums),
             "verdicts_differ": verdicts, "accuracy": ours_accuracy}
 

@@ -58,7 +58,8 @@ def _add(args: argparse.Namespace) -> int:
     entries = checkpoint_entries(checkpoint, args.name, variants)
     written = write_entries(args.local_path, entries)
     names = [entry["name"] for entry in entries["model_deployments"]]
-    print(f"{checkpoint.source}: a {KIND_WORDS[checkpoint.kind]}; wrote {', '.join(map(str, written))}")
+    files = ", ".join(map(str, written))
+    print(f"{checkpoint.source}: a {KIND_WORDS[checkpoint.kind]}; wrote {files}")
     print("run it with:")
     runs = " ".join(f"syntaxgym:suite=sgh_agreement_pp,model={name}" for name in names)
     print(shlex.join(["helm-run", "--run-entries", *runs.split(), "--suite", "mine",

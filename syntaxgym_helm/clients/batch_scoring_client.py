@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig
@@ -125,7 +126,7 @@ class BatchScoringClient(CachingClient):
             return failed_request(f"{name}: {problem}")
 
         def compute() -> dict[str, Any]:
-            result = self._ready.pop(request.prompt, None) or self._compute([request.prompt])[0]
+            result = self._ready.get(request.prompt) or self._compute([request.prompt])[0]
             if isinstance(result, PromptError):
                 raise result
             return {"tokens": list(result.texts), "logprobs": list(result.logprobs)}
@@ -140,7 +141,7 @@ class BatchScoringClient(CachingClient):
             return failed_request(f"{name}: the model's answer cannot be used: {error}; are "
                                   "its weights or its computation broken?")
         tokens = [Token(text=text, logprob=logprob)
-                  for text, logprob in zip(response["tokens"], response["logprobs"])]
+                  for text, logprob in zip(response["tokens"], response["logprobs"], strict=True)]
         completion = GeneratedOutput(text="".join(response["tokens"]),
                                      logprob=sum(response["logprobs"]), tokens=tokens)
         return RequestResult(success=True, cached=cached, request_time=response["request_time"],
@@ -152,7 +153,7 @@ class BatchScoringClient(CachingClient):
         wanted = [r for r in requests if SyntaxGymClient.unsupported(r) is None]
         if wanted:
             hits = self.request_cache.contains([self._cache_key(r) for r in wanted])
-            wanted = [r for r, hit in zip(wanted, hits) if not hit]
+            wanted = [r for r, hit in zip(wanted, hits, strict=True) if not hit]
         prompts = list(dict.fromkeys(r.prompt for r in wanted))
         if not prompts:
             return 0
@@ -160,7 +161,7 @@ class BatchScoringClient(CachingClient):
             results = self._compute(prompts)
         except CheckpointUnusable:
             return 0  # each request reports it
-        self._ready.update(zip(prompts, results))
+        self._ready = dict(zip(prompts, results, strict=True))  # this run's, kept for repeats
         return len(prompts)
 
     def flush(self) -> None:

@@ -31,7 +31,8 @@ from syntaxgym_helm.clients.class_paths import (
 )
 from syntaxgym_helm.clients.model_kind import Checkpoint
 
-#: Separates a model name from the scoring variant it is deployed with (``local/bert~within_word_l2r``).
+#: Separates a model name from the scoring variant it is deployed with
+#: (``local/bert~within_word_l2r``).
 VARIANT_MARK = "~"
 DEFAULT_VARIANT = "original"
 KIND_WORDS = {"causal": "causal LM", "masked": "masked LM", "seq2seq": "encoder-decoder LM"}
@@ -160,7 +161,8 @@ def _special_token(checkpoint: Checkpoint, key: str) -> str | None:
     for file in ("tokenizer_config.json", "special_tokens_map.json"):
         path = Path(checkpoint.source) / file
         try:
-            value = json.loads(path.read_text(encoding="utf-8")).get(key) if path.is_file() else None
+            text = path.read_text(encoding="utf-8") if path.is_file() else "{}"
+            value = json.loads(text).get(key)
         except (OSError, ValueError):
             continue
         if isinstance(value, dict):

@@ -49,7 +49,7 @@ class Checkpoint:
 
 
 def looks_like_hub_id(text: str) -> bool:
-    """Whether ``text`` can be a Hugging Face Hub id (``org/name`` or ``name``) and no local path."""
+    """Whether ``text`` can be a Hugging Face Hub id (``org/name`` or ``name``), not a path."""
     return bool(_HUB_ID.match(text)) and not Path(text).exists()
 
 

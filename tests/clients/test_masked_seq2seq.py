@@ -39,7 +39,7 @@ def _nats(bits: float) -> float:
     return -bits * math.log(2)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _loaded(folder: Path, kind: str):
     classes = {"masked": transformers.AutoModelForMaskedLM,
                "seq2seq": transformers.AutoModelForSeq2SeqLM}
@@ -88,13 +88,13 @@ def _reference_seq2seq(folder: Path, sentence: str) -> list[float]:
 def test_masked_lm_scores_equal_plain_transformers(checkpoints, kind, variant):
     model = str(checkpoints[kind]) + ("" if variant == "original" else f"~{variant}")
     scores = score_sentences(list(PROMPTS), model)
-    for sentence, score in zip(PROMPTS, scores):
+    for sentence, score in zip(PROMPTS, scores, strict=True):
         assert "".join(score.tokens[1:]) == sentence, "token texts are the prompt's pieces"
         assert math.isnan(score.surprisals[0]) and score.tokens[0] in ("[CLS]", "<s>")
         expected = _reference_pll(checkpoints[kind], sentence, variant)
         got = [_nats(bits) for bits in score.surprisals[1:]]
         assert len(got) == len(expected)
-        assert max(abs(a - b) for a, b in zip(got, expected)) < TOLERANCE_NATS
+        assert max(abs(a - b) for a, b in zip(got, expected, strict=True)) < TOLERANCE_NATS
 
 
 def test_within_word_l2r_changes_only_the_earlier_pieces_of_words(checkpoints):
@@ -104,20 +104,20 @@ def test_within_word_l2r_changes_only_the_earlier_pieces_of_words(checkpoints):
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
     words = tokenizer(SENTENCES[6], add_special_tokens=False).word_ids()
     changed = [abs(_nats(bits) - value) > 1e-7
-               for bits, value in zip(l2r.surprisals[1:], original)]
+               for bits, value in zip(l2r.surprisals[1:], original, strict=True)]
     last_of_word = [i == len(words) - 1 or words[i + 1] != words[i] for i in range(len(words))]
     assert any(changed)
-    assert not any(c and last for c, last in zip(changed, last_of_word))
+    assert not any(c and last for c, last in zip(changed, last_of_word, strict=True))
 
 
 def test_encoder_decoder_scores_equal_plain_transformers(checkpoints):
     scores = score_sentences(list(PROMPTS), str(checkpoints["t5"]))
-    for sentence, score in zip(PROMPTS, scores):
+    for sentence, score in zip(PROMPTS, scores, strict=True):
         assert "".join(score.tokens[1:]) == sentence and score.tokens[0] == "<pad>"
         expected = _reference_seq2seq(checkpoints["t5"], sentence)
         got = [_nats(bits) for bits in score.surprisals[1:]]
         assert len(got) == len(expected)
-        assert max(abs(a - b) for a, b in zip(got, expected)) < TOLERANCE_NATS
+        assert max(abs(a - b) for a, b in zip(got, expected, strict=True)) < TOLERANCE_NATS
 
 
 def test_passes_stay_under_the_token_bound_and_give_the_same_scores(checkpoints):
@@ -140,8 +140,8 @@ def test_passes_stay_under_the_token_bound_and_give_the_same_scores(checkpoints)
     large = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
                             pad_id=tokenizer.pad_token_id, device="cpu", max_batch_tokens=10**6)
     assert counts["passes"] > 1
-    for a, b in zip(small, large):
-        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < TOLERANCE_NATS
+    for a, b in zip(small, large, strict=True):
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < TOLERANCE_NATS
 
 
 def test_the_kind_is_read_from_the_config(checkpoints, tmp_path):

@@ -49,8 +49,15 @@ def build_checkpoint(kind: str, folder: Path, *, seed: int = 0, steps: int = 8,
 
 
 def _tokenizer(kind: str):
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    from tokenizers import trainers
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     from transformers import PreTrainedTokenizerFast
 
     if kind in ("bert", "modernbert"):

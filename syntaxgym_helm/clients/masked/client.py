@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from helm.common.cache import CacheConfig
 
@@ -10,8 +11,8 @@ from syntaxgym_helm.clients.batch_scoring_client import BatchScoringClient, Chec
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.masked.pll import check_variant
 
-
-#: The sentence the output head's shortcut is checked on when a model loads (:class:`~.pll.TargetLogits`).
+#: The sentence the output head's shortcut is checked on when a model loads
+#: (:class:`~.pll.TargetLogits`).
 PROBE = "The keys to the old cabinet are on the table."
 
 

@@ -25,18 +25,17 @@ are ``max_batch_tokens x vocabulary`` floats) whatever the number or length of t
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
-from syntaxgym_helm.clients.masked import PLL_VARIANTS, PllVariant
 from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptError,
     PromptLogprobs,
     texts_from_offsets,
 )
-
+from syntaxgym_helm.clients.masked import PLL_VARIANTS, PllVariant
 
 
 class UnscorableTokenizer(ValueError):
@@ -244,7 +243,7 @@ def score_sentences(model, sentences: Sequence[MaskedSentence], *, mask_id: int,
                                torch.tensor(positions)).float()
         values = torch.log_softmax(chosen, dim=-1)[torch.arange(len(copies)),
                                                    torch.tensor(wanted)]
-        for (index, target), value in zip(copies, values.tolist()):
+        for (index, target), value in zip(copies, values.tolist(), strict=True):
             logprobs[index][target] = value
     return [PromptLogprobs(s.prompt, s.texts, (0.0, *values))
-            for s, values in zip(sentences, logprobs)]
+            for s, values in zip(sentences, logprobs, strict=True)]

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from syntaxgym_helm.clients.batch_scoring_client import BatchScoringClient, CheckpointUnusable
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs

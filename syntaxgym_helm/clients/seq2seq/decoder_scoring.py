@@ -18,8 +18,8 @@ decoder positions, sentences sorted by length.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
