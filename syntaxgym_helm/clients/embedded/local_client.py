@@ -20,7 +20,7 @@ class EmbeddedSyntaxGymClient(SyntaxGymClient):
     needs it) and passes its folder and name on; the model is still loaded at the first prompt
     to score, and dequantised once into the weights cache as for any GGUF file."""
 
-    def __init__(self, cache_config: CacheConfig, embedded_model: str,
+    def __init__(self, cache_config: CacheConfig, embedded_model: str, *,
                  model_name: Optional[str] = None, **kwargs: Any) -> None:
         gguf = installed_embedded_model(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, pretrained_model_name_or_path=str(gguf.parent),
