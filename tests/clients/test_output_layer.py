@@ -28,7 +28,7 @@ def test_output_layer_logprobs_match_a_whole_vocabulary_log_softmax() -> None:
     hidden = torch.randn(6, 32, generator=generator)
     before = hidden.clone()
     sources, targets = [0, 2, 5, 5], [17, 9_999, 0, 4_096]
-    logprobs, normalisers = OutputLayer(head).logprobs(hidden, sources, targets)
+    logprobs, normalisers, _ = OutputLayer(head).logprobs(hidden, sources, targets)
     whole = torch.log_softmax(head(hidden).detach(), dim=-1)
     assert torch.allclose(logprobs, whole[sources, targets], atol=1e-4)
     assert torch.allclose(normalisers, torch.logsumexp(head(hidden).detach(), dim=-1), atol=1e-4)
