@@ -92,6 +92,9 @@ class SyntaxGymClient(CachingClient):
     - ``workers``: how many worker threads compute passes at once, each with its share of
       torch's threads and of ``prefix_cache_mb`` (default 1; 2 on a 2-core CPU scores faster
       and takes a second pass's memory);
+    - ``word_boundary``: correct the logprobs for word boundaries (default False; Pimentel &
+      Meister 2024: :mod:`syntaxgym_helm.core.word_boundary`; a tokenizer that marks no word
+      beginnings is refused);
     - ``prefetch``: take all of a run's requests before HELM sends them (default True);
     - ``progress``: a tqdm progress bar on a terminal (default True);
     - ``weights_cache_dir``: where dequantised GGUF weights are kept (``none``: nowhere);
@@ -117,6 +120,7 @@ class SyntaxGymClient(CachingClient):
         max_wait_ms: float = 20.0,
         onednn: bool = True,
         workers: int = 1,
+        word_boundary: bool = False,
         prefetch: bool = True,
         progress: bool = True,
         weights_cache_dir: str | None = None,
@@ -146,7 +150,7 @@ class SyntaxGymClient(CachingClient):
                                  max_row_nodes=int(max_row_nodes),
                                  max_batch_positions=int(max_batch_positions),
                                  max_sequence_length=max_sequence_length, onednn=bool(onednn),
-                                 workers=int(workers))
+                                 workers=int(workers), word_boundary=bool(word_boundary))
         self._server_args = dict(max_wait_s=float(max_wait_ms) / 1000.0, progress=bool(progress))
         self._server: ModelServer | None = None
         # The checkpoint's files, in every cache key: another checkpoint under this model name
@@ -209,6 +213,7 @@ class SyntaxGymClient(CachingClient):
 
     def _cache_key(self, request: Request) -> Mapping:
         raw = {"format": CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
+               **({"word_boundary": True} if self._engine_args["word_boundary"] else {}),
                "echo_prompt": True, "max_tokens": 0, "bos_text": self.bos_text,
                "dtype": self.dtype, "checkpoint": self.checkpoint}
         return CachingClient.make_cache_key(raw, request)
