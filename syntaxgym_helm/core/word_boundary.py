@@ -20,6 +20,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
+VARIANT_MARK = "~"
+"""Between a model's name and a scoring variant's (``syntaxgym/smollm2-135m-instruct-q4_1~bow``):
+a variant is its own HELM model, deployment and leaderboard row (shared with masked LMs' PLL
+variants)."""
+
+WORD_BOUNDARY_VARIANT = "bow"
+"""The scoring variant of a causal model under the word-boundary correction."""
+
 
 def corrected_logprobs(logprobs: Sequence[float], begins_word: Sequence[bool],
                        boundary: Sequence[float]) -> list[float]:
@@ -59,3 +67,16 @@ def word_spans(begins_word: Sequence[bool]) -> list[tuple[int, int]]:
         else:
             spans[-1] = (spans[-1][0], k)
     return spans
+
+
+def regions_split_inside_words(contents: Sequence[tuple[int, str]],
+                               separator: str) -> list[tuple[int, int]]:
+    """The pairs of consecutive non-empty regions ``(number, content)`` of a sentence (joined by
+    ``separator``) whose boundary falls inside a word (no whitespace between them). Under the
+    word-boundary correction such a word's ``− log P(bow)`` goes to the first region and its
+    ``+ log P(bow)`` to the region of its last token: the caller reports them."""
+    present = [(number, content) for number, content in contents if content]
+    if separator and separator.isspace():
+        return []
+    return [(a, b) for (a, first), (b, second) in zip(present, present[1:])
+            if not (first + separator)[-1].isspace() and not (separator + second)[0].isspace()]

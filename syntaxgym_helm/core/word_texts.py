@@ -210,9 +210,10 @@ def plan_windows(spans: Sequence[tuple[int, int] | None], tokens: int, window: i
         first = spans[pending[0]]
         assert first is not None
         start = max(0, first[0] - context)
-        # Begin at a word's first token (no window starts inside a word), if one is in reach.
-        word_starts = [s[0] for s in spans if s is not None and start <= s[0] <= first[0]]
-        start = min(word_starts) if word_starts else start
+        # Begin at a word's first token (no window starts inside a word) when the word still fits.
+        earlier = [s[0] for s in spans if s is not None and s[0] <= start]
+        if earlier and first[1] < max(earlier) + window:
+            start = max(earlier)
         end = min(tokens, start + window)
         inside = []
         while pending:

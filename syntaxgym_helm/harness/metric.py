@@ -26,6 +26,7 @@ from helm.common.hierarchical_logger import hwarn
 from helm.common.request import RequestResult
 
 from syntaxgym_helm.harness.exact_texts import exact_texts
+from syntaxgym_helm.harness.word_regions import report_words_split_by_regions
 from syntaxgym_helm.harness.scenario import ITEM_KEY, condition_of_reference, read_item_payload
 from syntaxgym_helm.core.item_evaluation import (
     ConditionResult,
@@ -107,6 +108,7 @@ class SyntaxGymMetric(ReferenceMetric):
         eval_cache_path: str,
     ) -> List[Stat]:
         score = evaluate_request_states(reference_request_states, self.first_token, self.ties)
+        report_words_split_by_regions(adapter_spec, reference_request_states)
         scored = getattr(self, "_scored", None)
         if scored is not None:
             scored.append((reference_request_states[0].instance, score))
