@@ -73,7 +73,8 @@ class LogprobEngine:
     serialised by a lock.
 
     With ``word_boundary``, the logprobs are corrected for word boundaries (:mod:`.word_boundary`;
-    a tokenizer that marks no word beginnings is refused).
+    a tokenizer that marks no word beginnings is refused; ``boundary_end_of_text=False``: the end
+    of text is not a word boundary, as in minicons).
     """
 
     def __init__(
@@ -92,6 +93,7 @@ class LogprobEngine:
         onednn: bool = True,
         workers: int = 1,
         word_boundary: bool = False,
+        boundary_end_of_text: bool = True,
     ) -> None:
         if batch_size < 1 or max_row_nodes < 1 or max_batch_positions < 1:
             raise ValueError("batch_size, max_row_nodes and max_batch_positions must be positive")
@@ -103,7 +105,8 @@ class LogprobEngine:
         self.dtype = next(model.parameters()).dtype
         self.encoder = PromptEncoder(tokenizer, bos_text,
                                      max_sequence_length or context_length(model, tokenizer))
-        self.boundary_mask = (engine_boundary_mask(model, tokenizer, self.encoder.bos_id)
+        self.boundary_mask = (engine_boundary_mask(model, tokenizer, self.encoder.bos_id,
+                                                   boundary_end_of_text)
                               if word_boundary else None)
         self.counts: Counter[str] = Counter()
         """Totals of ``prompts``, ``tokens`` (with the beginning-of-text token), ``positions``

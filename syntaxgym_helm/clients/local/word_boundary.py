@@ -69,12 +69,14 @@ def boundary_mask(tokenizer, rows: int, end_of_text: Iterable[int]) -> torch.Ten
     return mask
 
 
-def engine_boundary_mask(model, tokenizer, bos_id: int) -> torch.Tensor:
-    """:func:`boundary_mask` over ``model``'s output layer, with :func:`end_of_text_ids`."""
+def engine_boundary_mask(model, tokenizer, bos_id: int, end_of_text: bool = True) -> torch.Tensor:
+    """:func:`boundary_mask` over ``model``'s output layer, with :func:`end_of_text_ids` (none
+    without ``end_of_text``: minicons' rule)."""
     weight = getattr(model.get_output_embeddings(), "weight", None)
     rows = int(weight.shape[0]) if isinstance(weight, torch.Tensor) else int(
         model.config.vocab_size)
-    return boundary_mask(tokenizer, rows, end_of_text_ids(tokenizer, bos_id))
+    return boundary_mask(tokenizer, rows,
+                         end_of_text_ids(tokenizer, bos_id) if end_of_text else [])
 
 
 def end_of_text_ids(tokenizer, bos_id: int) -> list[int]:
