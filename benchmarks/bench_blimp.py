@@ -34,7 +34,7 @@ from markdown_sections import commit, machine, write_section
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from syntaxgym_helm.core.blimp.paper import PAPER_COLUMNS, paper_paradigms  # noqa: E402
+from syntaxgym_helm.core.minimal_pairs.blimp_paper import PAPER_COLUMNS, paper_paradigms  # noqa: E402
 
 SCRIPT = "benchmarks/bench_blimp.py"
 BIN = Path(sys.executable).parent

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_scoring import helm_phases, timed  # same folder: run as a script
-from markdown_sections import commit
+from markdown_sections import commit, without_scratch_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITES_DIR = ROOT.parent / "shared" / "suites" / "hu2020"
@@ -231,7 +231,7 @@ def write_part(path: Path, part: str, text: str) -> None:
     """Put ``text`` between the part's markers under :data:`SECTION` (made at the end of the
     file when missing), replacing an earlier report of that part; the rest stays."""
     start, end = _markers(part)
-    block = f"{start}\n{text.rstrip()}\n{end}\n"
+    block = f"{start}\n{without_scratch_paths(text).rstrip()}\n{end}\n"
     old = path.read_text() if path.exists() else "# Benchmarks\n"
     if start in old and end in old:
         before, rest = old.split(start, 1)

@@ -673,13 +673,19 @@ def _back_to_back(results: dict[str, Any]) -> bool:
     return "started" in lmeval and "ended" in ours and 0 <= lmeval["started"] - ours["ended"] < 600
 
 
+def _host(machine_line: str) -> str:
+    """The kind of host, for a section's title (times compare only within one kind)."""
+    cpu = machine_line.split(",", 1)[0].replace("(R)", "").replace("(TM)", "")
+    return " ".join(word for word in cpu.split() if word not in ("Processor", "CPU"))
+
+
 def render(results: dict[str, Any]) -> str:
     meta = results["meta"]
     if set(results) - {"meta"} <= {"dtypes", "parity", "ours-parity"}:  # on the parity paradigms
         title = "## BLiMP: verdicts " + " and ".join(
             name for part, name in (("parity", "beside lm-evaluation-harness"),
                                     ("dtypes", "under other dtypes and pass sizes"))
-            if part in results)
+            if part in results) + f" ({_host(meta['machine'])})"
     else:
         covered = [name for part, name in (("floor", "the compute floor"),
                                            ("lmeval", "lm-evaluation-harness"),
@@ -687,8 +693,10 @@ def render(results: dict[str, Any]) -> str:
                                            ("inside", "where scoring time goes"),
                                            ("dtypes", "dtypes and pass sizes"))
                    if part in results]
+        listed = (", ".join(covered[:-1]) + " and " + covered[-1] if len(covered) > 1
+                  else "".join(covered))
         title = (f"## BLiMP at field scale: {len(meta['paradigms'])} paradigms"
-                 + (", " + " and ".join(covered) if covered else ""))
+                 + (", " + listed if covered else "") + f" ({_host(meta['machine'])})")
     lines = [title, "", *_invocations(results), f"Machine: {meta['machine']}.", ""]
     floor = results.get("floor")
     if floor:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import statistics
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -53,11 +55,19 @@ def markers(script: str) -> tuple[str, str]:
     return f"<!-- {script}: start -->", f"<!-- {script}: end -->"
 
 
+def without_scratch_paths(text: str) -> str:
+    """``text`` with every path under the temporary folder written ``$TMPDIR/...``: a scratch
+    folder means nothing to a reader of BENCHMARKS.md, which says how to run a benchmark anywhere."""
+    scratch = re.escape(tempfile.gettempdir().rstrip("/"))
+    return re.sub(rf"(?<![\w$]){scratch}(?=/|\b)", "$TMPDIR", text)
+
+
 def write_section(path: Path, text: str, script: str) -> None:
     """Put ``text`` in ``path`` between ``script``'s markers, replacing its earlier report and
-    leaving the rest of the file as it is (a new section goes at the end)."""
+    leaving the rest of the file as it is (a new section goes at the end). Paths of scratch
+    folders are written ``$TMPDIR/...`` (:func:`without_scratch_paths`)."""
     start, end = markers(script)
-    section = f"{start}\n{text.rstrip()}\n{end}\n"
+    section = f"{start}\n{without_scratch_paths(text).rstrip()}\n{end}\n"
     old = path.read_text() if path.exists() else "# Benchmarks\n"
     if start in old and end in old:
         before, rest = old.split(start, 1)

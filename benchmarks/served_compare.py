@@ -179,6 +179,7 @@ def item_scores(run: Path) -> dict[str, tuple[Any, list[Any]]]:
     from helm.benchmark.adaptation.scenario_state import ScenarioState
     from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM import order)
 
+    from syntaxgym_helm.core.run_options import RunOptions
     from syntaxgym_helm.harness.metric import evaluate_request_states
 
     data = json.loads((run / "scenario_state.json").read_text())
@@ -190,7 +191,7 @@ def item_scores(run: Path) -> dict[str, tuple[Any, list[Any]]]:
     spec = json.loads((run / "run_spec.json").read_text())
     for metric in spec.get("metric_specs", []):
         first_token = metric.get("args", {}).get("first_token", first_token)
-    return {instance: (evaluate_request_states(states, first_token), states)
+    return {instance: (evaluate_request_states(states, RunOptions(first_token=first_token)), states)
             for instance, states in by_instance.items()}
 
 

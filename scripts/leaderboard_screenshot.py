@@ -48,11 +48,13 @@ def _wait_for(url: str, process: subprocess.Popen) -> None:
         try:
             with urllib.request.urlopen(url, timeout=5):
                 return
-        except OSError:
+        except OSError as error:
             if process.poll() is not None:
-                raise RuntimeError(f"helm-server exited with status {process.returncode}")
+                raise RuntimeError(
+                    f"helm-server exited with status {process.returncode}") from error
             if time.monotonic() > deadline:
-                raise TimeoutError(f"helm-server did not answer {url} in {SERVER_DEADLINE_S} s")
+                raise TimeoutError(
+                    f"helm-server did not answer {url} in {SERVER_DEADLINE_S} s") from error
             time.sleep(0.5)
 
 

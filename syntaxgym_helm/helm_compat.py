@@ -23,10 +23,11 @@ shapes it needs (methods, their parameters, attributes, registries):
 
 A hook is checked where it is first used (:func:`require`), so a HELM release that changes a shape
 stops with a :class:`HelmCompatibilityError` that names the hook, what changed, the HELM version
-installed and the versions tested, instead of a silent fallback (the prefetch hook's silent
-fallback once made a run 3x slower). A HELM version outside :data:`TESTED_HELM_VERSIONS` whose
-shapes all match gets one warning. ``pyproject.toml`` pins crfm-helm to the tested versions;
-``tests/test_helm_compat.py`` checks every hook and that a changed shape fails.
+installed and the versions tested, instead of a silent fallback (a missing prefetch hook, for one,
+would leave a run correct but several times slower). A HELM version outside
+:data:`TESTED_HELM_VERSIONS` whose shapes all match gets one warning. ``pyproject.toml`` pins
+crfm-helm to the tested versions; ``tests/test_helm_compat.py`` checks every hook and that a changed
+shape fails.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ import inspect
 import threading
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from helm.benchmark.run_expander import RunExpander
 
 #: The crfm-helm releases the plugin is tested with (``pyproject.toml`` pins the same).
 TESTED_HELM_VERSIONS = ("0.5.16",)
@@ -238,7 +242,7 @@ def wrap_executor_execute(make_wrapper: Callable[[Callable], Callable], mark: st
     if not getattr(Executor.execute, mark, False):
         wrapper = make_wrapper(Executor.execute)
         setattr(wrapper, mark, True)
-        Executor.execute = wrapper
+        Executor.execute = wrapper  # type: ignore[method-assign]  # the hook itself
     return True
 
 
@@ -268,7 +272,7 @@ def client_for_deployment(auto_client: Any, deployment: str) -> Any:
     return auto_client._get_client(deployment)
 
 
-def install_model_run_expander(expander: type) -> None:
+def install_model_run_expander(expander: type[RunExpander]) -> None:
     """Put ``expander`` (a ``ModelRunExpander`` subclass) in HELM's registry as ``model``."""
     require("model_run_expander")
     from helm.benchmark.run_expander import RUN_EXPANDERS

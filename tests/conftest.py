@@ -78,7 +78,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not os.environ.get("PYTEST_XDIST_WORKER"):  # set in each worker (the workers collect)
         return
     for item in items:
-        for fixture, paths in SAME_WORKER.items():
+        for fixture in SAME_WORKER:
             if fixture in item.fixturenames and group_of(item.nodeid) != fixture:
                 raise pytest.UsageError(
                     f"{item.nodeid} uses the session fixture {fixture}: add its file to "

@@ -12,19 +12,22 @@ no predictions: each sentence's tokens and region surprisals, as the suites' are
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from syntaxgym_helm.api.helm_engine import executor, local_path_of, model_deployment, run_requests
 from syntaxgym_helm.api.results import ConditionScore, SuiteResult, item_result
 from syntaxgym_helm.clients.cache_dirs import cache_root
-from syntaxgym_helm.core.context import DEFAULT_SEED, DEFAULT_SENTENCES, NONE, spec_from_args
+from syntaxgym_helm.core.context import spec_from_args
+from syntaxgym_helm.core.options import check_value, option_names
 from syntaxgym_helm.core.registry import load_named_suite
+from syntaxgym_helm.core.run_options import RunOptions
 from syntaxgym_helm.core.suite import Condition, Item, Region, Suite, SuiteMeta
-from syntaxgym_helm.harness.metric import evaluate_request_states, item_cost
-from syntaxgym_helm.harness.run_spec import AUTO_PREFIX, get_syntaxgym_spec, resolve_auto_prefix
+from syntaxgym_helm.harness.metric import DEFAULT_OPTIONS, evaluate_request_states, item_cost
+from syntaxgym_helm.harness.run_spec import resolve_auto_prefix, run_spec_of
 from syntaxgym_helm.harness.scenario import suite_instances
 
 #: The one condition of each sentence :func:`score_sentences` scores.
@@ -35,36 +38,38 @@ def evaluate(
     suite: str | Path | Suite,
     model: str,
     *,
+    options: RunOptions | None = None,
     max_items: int | None = None,
-    prefix: str = AUTO_PREFIX,
-    first_token: str = "error",
-    context: str = NONE,
-    context_sentences: int = DEFAULT_SENTENCES,
-    context_seed: int = DEFAULT_SEED,
-    suites_dir: str | Path | None = None,
     cache_dir: str | Path | None = None,
     local_path: str | Path | None = None,
     num_threads: int = 4,
+    **option_values: Any,
 ) -> SuiteResult:
     """Score ``suite`` on ``model`` and return every item's regions, predictions and outcome.
 
     ``suite``: a registered name (the 34 of Hu et al. 2020, the built-in ``sgh_*`` suites,
     ``blimp_<paradigm>``), a suite file, an http(s) URL, or a :class:`~syntaxgym_helm.core.suite.Suite`.
     ``model``: a HELM model name: an embedded one (``syntaxgym/smollm2-135m-instruct-q4_1``), one
-    of HELM's, or one declared in ``local_path``'s ``model_deployments.yaml``. ``max_items``: the
-    first items only. ``prefix``, ``first_token``, ``context*``, ``suites_dir``: as the run
-    entry's arguments (docs/python_api.md). ``cache_dir``: HELM's request cache (SQLite files;
-    None: none, every request is computed). ``local_path``: HELM's credentials and model configs
-    (default ``prod_env`` when it exists). ``num_threads``: HELM's ``--num-threads``.
+    of HELM's, or one declared in ``local_path``'s ``model_deployments.yaml``. The run options
+    (``prefix``, ``first_token``, ``ties``, ``context``, ``context_sentences``, ``context_seed``,
+    ``suites_dir``: every field of :class:`~syntaxgym_helm.core.run_options.RunOptions`, as the
+    run entry's arguments, docs/python_api.md) are given as keywords, or as ``options`` (keywords
+    then change it). ``max_items``: the first items only. ``cache_dir``: HELM's request cache
+    (SQLite files; None: none, every request is computed). ``local_path``: HELM's credentials
+    and model configs (default ``prod_env`` when it exists, as ``helm-run --local-path``).
+    ``num_threads``: HELM's ``--num-threads``. A value of the wrong type is a ``TypeError`` and
+    one out of range a ``ValueError``, each naming the argument and what it takes.
     """
+    check_value("max_items", max_items, int | None)
     if max_items is not None and max_items < 0:
         raise ValueError(f"max_items={max_items} must be 0 or more (None: every item)")
+    check_value("num_threads", num_threads, int, minimum=1)
+    run_options = api_options(options, option_values)
     loaded = (suite if isinstance(suite, Suite)
-              else load_named_suite(str(suite), cache_root() / "suites", suites_dir))
-    run_spec = get_syntaxgym_spec(suite=str(suite) if not isinstance(suite, Suite) else loaded.name,
-                                  prefix=prefix, first_token=first_token, context=context,
-                                  context_sentences=str(context_sentences),
-                                  context_seed=str(context_seed))
+              else load_named_suite(str(suite), cache_root() / "suites",
+                                    run_options.suites_dir or None))
+    run_spec = run_spec_of(str(suite) if not isinstance(suite, Suite) else loaded.name,
+                           run_options)
     folder = local_path_of(local_path)
     adapter_spec = replace(run_spec.adapter_spec, model=model,
                            model_deployment=model_deployment(model, folder))
@@ -78,18 +83,35 @@ def evaluate(
         by_instance[state.instance.id].append(state)
     items = {instance.id: item for instance, item in zip(instances, loaded.items)}
     results = tuple(item_result(items[instance.id],
-                                evaluate_request_states(by_instance[instance.id], first_token),
+                                evaluate_request_states(by_instance[instance.id], run_options),
                                 item_cost(by_instance[instance.id]))
                     for instance in instances)
     return SuiteResult(loaded.name, model, loaded.meta.main_metric,
                        run_spec.adapter_spec.global_prefix, results)
 
 
+def api_options(options: RunOptions | None, values: Mapping[str, Any]) -> RunOptions:
+    """The run options of an API call: ``options`` (default: every default) changed by
+    ``values``, Python values checked as :class:`RunOptions` checks them (a path is taken as its
+    text); an unknown name is a ``TypeError`` that lists the options."""
+    if options is not None and not isinstance(options, RunOptions):
+        raise TypeError(f"options={options!r} is not a RunOptions")
+    unknown = sorted(set(values) - set(option_names(RunOptions)))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument{'s' if len(unknown) > 1 else ''} "
+                        f"{', '.join(unknown)}; the run options are: "
+                        f"{', '.join(option_names(RunOptions))}")
+    given = {name: os.fspath(value) if isinstance(value, os.PathLike) else value
+             for name, value in values.items()}
+    return (options or DEFAULT_OPTIONS).replace(**given)
+
+
 def score_sentences(sentences: Sequence[str | Sequence[str]], model: str,
-                    **options: object) -> list[ConditionScore]:
+                    **options: Any) -> list[ConditionScore]:
     """Each sentence's tokens and surprisals (bits), and its regions' sums: a sentence given as a
     string is one region; given as a list of strings, those are its regions (numbered from 1,
-    joined by single spaces, as a suite's). ``options``: :func:`evaluate`'s keyword arguments.
+    joined by single spaces, as a suite's). ``options``: :func:`evaluate`'s keyword arguments
+    (the run options among them).
     Raises ``ValueError`` naming every sentence that could not be scored, and why."""
     if isinstance(sentences, str):
         raise TypeError("score_sentences takes a list of sentences; for one, pass [sentence]")
@@ -98,7 +120,7 @@ def score_sentences(sentences: Sequence[str | Sequence[str]], model: str,
     regions = max((len(item.conditions[0].regions) for item in items), default=0)
     suite = Suite(SuiteMeta("sentences"), {n: f"region {n}" for n in range(1, regions + 1)}, (),
                   items)
-    result = evaluate(suite, model, **options)  # type: ignore[arg-type]
+    result = evaluate(suite, model, **options)
     failed = [f"sentence {item.item_number} ({item.conditions[0].sentence!r}): "
               + "; ".join(item.problems) for item in result.items if item.problems]
     if failed:

@@ -35,7 +35,7 @@ from helm.benchmark.window_services.tokenizer_service import TokenizerService
 from helm.common.authentication import Authentication
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
-from syntaxgym_helm.clients.registration import register_with_helm
+from syntaxgym_helm.clients.registration import install_run_hooks
 
 #: ``helm-run``'s default ``--local-path``: read when it exists in the working directory.
 DEFAULT_LOCAL_PATH = Path("prod_env")
@@ -69,7 +69,7 @@ def model_deployment(model: str, local_path: Path) -> str:
     """The deployment HELM would use for ``model`` (as ``helm-run``'s ``model=`` does): the
     plugin's embedded models, the models of ``local_path``'s YAML files, then HELM's own."""
     global _HELM_BUILTINS
-    register_with_helm()
+    install_run_hooks()
     with _LOCK:
         if local_path.resolve() not in _REGISTERED_PATHS:
             register_configs_from_directory(str(local_path))
@@ -83,7 +83,7 @@ def model_deployment(model: str, local_path: Path) -> str:
         deployment = get_default_model_deployment_for_model(model)
     if deployment is None:
         embedded = sorted({d.model_name for d in ALL_MODEL_DEPLOYMENTS
-                           if d.model_name.startswith(("syntaxgym/", "helmhf/"))})
+                           if d.model_name and d.model_name.startswith(("syntaxgym/", "helmhf/"))})
         raise UnknownModelError(
             f"no HELM model deployment serves {model!r}: name a model of HELM's, one of the "
             f"embedded models ({', '.join(embedded) or 'none installed: make install'}), or one "

@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "syntaxgym_helm.cli.compare",
     "syntaxgym_helm.cli.leaderboard",
     "syntaxgym_helm.cli.pairs",
+    "syntaxgym_helm.cli.evaluate",
     "syntaxgym_helm.cli.surprisal",
 )
 

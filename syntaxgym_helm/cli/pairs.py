@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from syntaxgym_helm.cli.output import say
@@ -48,10 +49,10 @@ def _list(name: str | None) -> int:
     return 0
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
-        say("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        say("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
 def _convert(name: str, path: Path, output: Path | None) -> int:

@@ -8,11 +8,10 @@ every listed file against it (:func:`folder_problem`) and, when one was cut shor
 removed, says which and why, so the caller can warn naming the folder and make it again
 (:func:`discard`, then :func:`publish` a new one) instead of using it or failing on every run.
 
-Why CRC-32 (zlib, hardware-assisted): it reads the 540 MB of SmolLM2-135M's fp32 weights in about
-0.14 s of CPU on this project's machines (a load takes 3.3 s), under half of SHA-256's time, and
-any damage short of a deliberate forgery (zeros over a page, a truncation, a torn write) changes
-it; these folders guard against accidents, not attackers. A sampled check would miss 4 KiB of
-zeros in the pages it skips.
+Why CRC-32 (zlib, hardware-assisted): it reads a model's fp32 weights in a small fraction of the
+time loading them takes, in under half of SHA-256's time, and any damage short of a deliberate
+forgery (zeros over a page, a truncation, a torn write) changes it; these folders guard against
+accidents, not attackers. A sampled check would miss 4 KiB of zeros in the pages it skips.
 
 A process killed while writing (``kill -9``, power loss) leaves its temporary behind: temporaries
 are named with the host and process id (:func:`new_temporary`), and :func:`remove_stale_temporaries`
@@ -223,7 +222,7 @@ def reject(folder: Path, subject: str, problem: str, remedy: str) -> None:
     discard(folder)
 
 
-def save_folder(folder: Path, write: Callable[[Path], None]) -> bool:
+def save_folder(folder: Path, write: Callable[[Path], object]) -> bool:
     """Make ``folder``: ``write`` fills a temporary folder, the manifest is added, and the whole
     is renamed into place (see :func:`publish`). Returns whether this call's copy is the one in
     place; what ``write`` raises is raised, with the temporary removed."""

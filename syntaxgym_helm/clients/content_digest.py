@@ -3,9 +3,10 @@
 The copies the plugin makes of a GGUF checkpoint (its dequantised weights, its converted
 tokenizer) are named by what the file holds, not by where it lies: the same file installed in
 another virtual environment (a second clone's ``make install``, a reinstall of its package) finds
-the copy made before instead of making another (SmolLM2-135M: 0.5 GB and about 6 s each time).
+the copy made before instead of making another (each copy is several times the file's size and
+takes seconds to make).
 
-Hashing reads the whole file (0.2 s for SmolLM2's 98 MB), so each digest is kept under
+Hashing reads the whole file, so each digest is kept under
 ``<cache_root()>/digests/``, in a file named after the path, size, modification time and inode it
 was computed for: a later run reads 64 bytes instead of the checkpoint, and a changed file is read
 again. (Request-cache keys name a checkpoint by its path instead, :mod:`.checkpoint_identity`:

@@ -13,9 +13,9 @@ instead of HELM's ``Cache``):
   unscorable with the reason);
 - the SQLite file cannot hang the run (:mod:`.sqlite_store`), and its errors name it;
 - a GGUF checkpoint is loaded from its dequantised copy (the plugin's weights cache, made once),
-  not dequantised again in every run: the same weights in a second or two; its tokenizer, which
-  HELM converts from the file in every run, is read with the plugin's faster GGUF reader
-  (:mod:`.local.gguf_parsing`: 4 s instead of 7 s for SmolLM2's).
+  not dequantised again in every run: the same weights, read instead of computed; its tokenizer,
+  which HELM converts from the file in every run, is read with the plugin's faster GGUF reader
+  (:mod:`.local.gguf_parsing`).
 
 Importing this module imports torch and transformers (through HELM's client).
 """
@@ -95,8 +95,8 @@ _COPY_LOCK = threading.Lock()
 def _from_dequantised_copy(pretrained: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Where HELM's client would load a GGUF file, the folder of its dequantised copy (the one
     the plugin's engine reads, made once by ``model_loading.dequantised_copy``) and the
-    arguments without ``gguf_file``: the same weights, loaded in a second or two instead of
-    dequantised in every run (Gemma-3-270M: about 35 s on two CPU cores). Unchanged where no
+    arguments without ``gguf_file``: the same weights, read from a file instead of dequantised
+    in every run. Unchanged where no
     copy can be had; then HELM's own load reports any error."""
     from syntaxgym_helm.clients.local.model_loading import ModelLoadError, dequantised_copy
 

@@ -41,6 +41,7 @@ _CLIENTS: "weakref.WeakSet[Any]" = weakref.WeakSet()
 _PREVIOUS: dict[int, Any] = {}
 _ending = threading.Event()
 _end_process = False
+_fork_hook = False
 
 
 def register(client: Any) -> None:
@@ -52,9 +53,12 @@ def install(end_process: bool | None = None) -> bool:
     """Handle SIGINT and SIGTERM as the module doc says, where their handlers are Python's
     defaults and this is the main thread; returns whether they are handled. ``end_process``:
     end the process after saving (default: only in ``helm-run``)."""
-    global _end_process
+    global _end_process, _fork_hook
     if threading.current_thread() is not threading.main_thread():
         return False
+    if not _fork_hook and hasattr(os, "register_at_fork"):  # POSIX
+        os.register_at_fork(after_in_child=_restore_previous_handlers)
+        _fork_hook = True
     _end_process = _is_helm_run() if end_process is None else end_process
     installed = False
     for signum, default in ((signal.SIGINT, signal.default_int_handler),
@@ -81,8 +85,6 @@ def _restore_previous_handlers() -> None:
             signal.signal(signum, previous)
 
 
-if hasattr(os, "register_at_fork"):  # POSIX; it changes nothing until install() has run
-    os.register_at_fork(after_in_child=_restore_previous_handlers)
 
 
 def _is_helm_run() -> bool:

@@ -61,7 +61,7 @@ class RequestCache(Cache):
 
     def __init__(self, config: CacheConfig | None, *, key_fields: Mapping[str, Any] | None = None,
                  check: Check | None = None, commit_every: int = 1) -> None:
-        self.config = config  # type: ignore[assignment]
+        self.config = config  # type: ignore[assignment]  # None: no caching
         self.key_fields = dict(key_fields or {})
         self.check = check  # for callers that cannot pass one (HELM's own client code)
         self.commit_every = max(1, int(commit_every))
@@ -83,7 +83,7 @@ class RequestCache(Cache):
     def full_key(self, key: Mapping[str, Any]) -> dict[str, Any]:
         return {**key, **self.key_fields}
 
-    def get(self, key: Mapping, compute: Callable[[], dict],  # type: ignore[override]
+    def get(self, key: Mapping, compute: Callable[[], dict],
             check: Check | None = None) -> tuple[dict, bool]:
         """The cached response for ``key``, else ``compute()``'s (then cached); an answer
         ``check`` refuses raises :class:`RefusedAnswer` and is not cached."""

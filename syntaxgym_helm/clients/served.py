@@ -89,7 +89,7 @@ from syntaxgym_helm.helm_compat import require, require_attributes
 try:
     import openai
 except ModuleNotFoundError:  # pragma: no cover - HELM's openai_client import fails first
-    openai = None  # type: ignore[assignment]
+    openai = None  # type: ignore[assignment]  # a module or None: each use checks which
 
 
 
@@ -106,6 +106,8 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
     ``max_tokens_for_echo`` (what to send instead of ``max_tokens=0``; ``1`` for llama-cpp-python
     and Together).
     """
+
+    cache: RequestCache  # HELM's CachingClient declares its plain Cache
 
     def __init__(
         self,
@@ -193,7 +195,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
                                               wrap_request_time(do_it), check=problem)
         except EchoResponseError as exc:
             return failed_request(f"unusable response from {self.base_url}: {exc}")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - whatever happens, it is this request's failure
             return failed_request(self._describe(exc, call))
         tokens = echoed_prompt_tokens(response, request.prompt, self.case_insensitive_echo)
         return RequestResult(

@@ -162,7 +162,7 @@ def _check_echo(text: Any, prompt: str, where: str) -> None:
 
 def _tokens(texts: list[Any], logprobs: list[Any]) -> list[Token]:
     tokens: list[Token] = []
-    for index, (text, logprob) in enumerate(zip(texts, logprobs)):
+    for index, (text, logprob) in enumerate(zip(texts, logprobs, strict=False)):
         if logprob is None and index == 0:
             logprob = 0.0  # no context: never a value (the metric's first-token policy)
         tokens.append(Token(text=text, logprob=_checked_logprob(index, text, logprob)))

@@ -35,8 +35,8 @@ from helm.common.hierarchical_logger import hwarn
 
 TABLE = "unnamed"  # sqlitedict's default table, which HELM uses
 _HEADER = b"SQLite format 3\x00"
-#: Files up to this size are checked page by page when opened (``PRAGMA quick_check``: about
-#: 0.1 s per 100 MB); larger ones only as their pages are read.
+#: Files up to this size are checked page by page when opened (``PRAGMA quick_check``, whose time
+#: grows with the file); larger ones only as their pages are read.
 QUICK_CHECK_MAX_BYTES = 256 << 20
 _DAMAGE_CODES = {getattr(sqlite3, "SQLITE_CORRUPT", 11), getattr(sqlite3, "SQLITE_NOTADB", 26)}
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt")
@@ -149,7 +149,8 @@ class SqliteStore:
 
     def _close_quietly(self) -> None:
         try:
-            self._conn.close()  # type: ignore[union-attr]
+            if self._conn is not None:
+                self._conn.close()
         except sqlite3.Error:
             pass
         self._conn = None
@@ -186,7 +187,8 @@ class SqliteStore:
                 try:
                     if self._conn is None:
                         self._open()
-                    return statement(self._conn)  # type: ignore[arg-type]
+                    assert self._conn is not None  # _open opens it or raises
+                    return statement(self._conn)
                 except sqlite3.Error as exc:
                     if attempt or not self._recover(action, exc):
                         raise self._error(action, exc) from exc

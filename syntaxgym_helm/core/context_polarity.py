@@ -72,7 +72,7 @@ def comparisons(node: Node, turned: bool = False) -> Iterator[tuple[Node, Node]]
     elif isinstance(node, Not):
         yield from comparisons(node.operand, not turned)
     elif isinstance(node, Comparison):
-        for left, op, right in zip(node.operands, node.ops, node.operands[1:]):
+        for left, op, right in zip(node.operands, node.ops, node.operands[1:], strict=False):
             if op not in _LOWER_FIRST:
                 continue  # "=": no direction
             lower, higher = (left, right) if _LOWER_FIRST[op] != turned else (right, left)

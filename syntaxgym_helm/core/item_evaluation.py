@@ -33,17 +33,8 @@ from syntaxgym_helm.core.region_stats import (
     region_statistic,
 )
 from syntaxgym_helm.core.suite import Condition, Item, Prediction, Suite
-from syntaxgym_helm.core.ties import check_tie_policy, has_tie, lenient
-
-FIRST_TOKEN_POLICIES = ("error", "exclude")
-
-
-def check_first_token_policy(policy: str) -> str:
-    """``policy`` if it is one of :data:`FIRST_TOKEN_POLICIES`, else a ``ValueError`` naming them."""
-    if policy not in FIRST_TOKEN_POLICIES:
-        raise ValueError(f"first_token={policy!r} is not one of "
-                         f"{', '.join(FIRST_TOKEN_POLICIES)}")
-    return policy
+from syntaxgym_helm.core.run_options import FirstTokenPolicy, TiePolicy
+from syntaxgym_helm.core.ties import has_tie, lenient
 
 
 @dataclass(frozen=True)
@@ -87,7 +78,7 @@ class ConditionValues:
     def _by_region(self) -> dict[int | None, list[float]]:
         """Region -> its tokens' surprisals; ``None`` -> every token of the sentence."""
         found: dict[int | None, list[float]] = {None: []}
-        for token_region, surprisal in zip(self.regions, self.surprisals):
+        for token_region, surprisal in zip(self.regions, self.surprisals, strict=True):
             if token_region is not None:
                 found.setdefault(token_region, []).append(surprisal)
                 found[None].append(surprisal)
@@ -102,7 +93,7 @@ class ConditionValues:
         return list(self._by_region.get(region, ()))
 
     def value(self, metric: str, region: int | None) -> float:
-        if region in self.unmeasured:
+        if region is not None and region in self.unmeasured:
             raise EvaluationError(f"region {region} of condition `{self.condition_name}` "
                                   f"cannot be measured: {self.unmeasured[region]}")
         known = self._statistics.get(region)
@@ -179,13 +170,13 @@ def evaluate_item(
     results: Mapping[str, ConditionResult],
     *,
     prefix: str = "",
-    first_token: str = "error",
-    ties: str = "fail",
+    first_token: FirstTokenPolicy = "error",
+    ties: TiePolicy = "fail",
 ) -> ItemEvaluation:
     """Score ``item`` of ``suite`` from each condition's returned tokens (keyed by condition name);
-    ``ties``: whether a tie fails its comparison (default) or passes it (:mod:`.ties`)."""
-    check_first_token_policy(first_token)
-    check_tie_policy(ties)
+    ``first_token`` and ``ties``: the run's policies, checked where the run's options are read
+    (:class:`~syntaxgym_helm.core.run_options.RunOptions`); ``ties``: whether a tie fails its
+    comparison (default) or passes it (:mod:`.ties`)."""
     problems: list[str] = []
     conditions: list[ConditionValues] = []
     for condition in item.conditions:
@@ -227,16 +218,17 @@ def _condition_values(condition: Condition, result: ConditionResult | None, pref
             )
         regions[0] = None
     surprisals: list[float] = []
-    for index, (token, region) in enumerate(zip(result, regions)):
+    for index, (token, region) in enumerate(zip(result, regions, strict=False)):
         if region is None:
             surprisals.append(math.nan)
         else:
             # NaN, an infinity or a probability above 1 is no surprisal: never scored.
-            problem = "is None" if token.logprob is None else logprob_problem(token.logprob)
-            if problem:
+            logprob = token.logprob
+            problem = "is None" if logprob is None else logprob_problem(logprob)
+            if problem or logprob is None:
                 raise EvaluationError(f"token {index} {token.text!r} has no usable logprob: "
                                       f"it {problem}")
-            surprisals.append(nats_to_bits(as_logprob(token.logprob)))
+            surprisals.append(nats_to_bits(as_logprob(logprob)))
     return ConditionValues(condition.condition_name, tuple(texts), tuple(regions),
                            tuple(surprisals), unmeasured)
 

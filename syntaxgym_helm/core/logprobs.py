@@ -42,7 +42,7 @@ def first_impossible(texts: Iterable[str], logprobs: Iterable[Any],
     """The first token whose logprob cannot be one, as ``token 3 ' the' has logprob ...``;
     None when every one can. ``skip_first``: the first token has no context and no value (HELM
     gives it 0.0 or null)."""
-    for index, (text, value) in enumerate(zip(texts, logprobs)):
+    for index, (text, value) in enumerate(zip(texts, logprobs, strict=False)):
         if skip_first and index == 0:
             continue
         problem = logprob_problem(value)

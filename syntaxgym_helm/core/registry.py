@@ -47,7 +47,6 @@ HU2020_URL = (
 SUITES_DIR_ENV = "SYNTAXGYM_SUITES_DIR"
 #: Every built-in suite's name starts with this (no Hu et al. name does).
 BUILTIN_PREFIX = "sgh_"
-#: Longest a download may take, in seconds, in all (and longest any one read may wait).
 
 #: The six circuits of Hu et al. (2020), Table 1.
 CIRCUITS = (

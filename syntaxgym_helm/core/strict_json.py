@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import json.decoder
 import json.scanner
+import re
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from syntaxgym_helm.core.errors import SuiteError
@@ -22,6 +24,15 @@ from syntaxgym_helm.core.errors import SuiteError
 #: Longest integer read, in digits: what Python itself converts by default. Real suites' numbers
 #: (item and region numbers) are short; the validator has its own, tighter bound on those.
 MAX_INT_DIGITS = 4300
+
+# The internals of CPython's json module that the slow pass drives, which typeshed does not
+# declare: typed here once.
+_Scan = Callable[[str, int], tuple[Any, int]]
+_py_make_scanner: Callable[[json.JSONDecoder], _Scan] = (
+    json.scanner.py_make_scanner)  # type: ignore[attr-defined]  # an internal (see above)
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = (
+    json.decoder.scanstring)  # type: ignore[attr-defined]  # an internal (see above)
+_WHITESPACE: re.Pattern[str] = json.decoder.WHITESPACE  # type: ignore[attr-defined]  # an internal
 
 
 class _Refused(Exception):
@@ -68,9 +79,10 @@ class _Locator:
         self.path: list[str | int] = []
         self.value_at = 0  # offset of the value being scanned, for a long integer
         context = json.JSONDecoder(parse_int=self._int)
-        context.parse_object = self._object  # type: ignore[assignment]
-        context.parse_array = self._array  # type: ignore[assignment]
-        self.scan = json.scanner.py_make_scanner(context)
+        # The pure-Python scanner reads its parsers from these attributes of the decoder.
+        context.parse_object = self._object  # type: ignore[attr-defined]  # an internal hook
+        context.parse_array = self._array  # type: ignore[attr-defined]  # an internal hook
+        self.scan = _py_make_scanner(context)
 
     def locate(self) -> None:
         try:
@@ -91,7 +103,7 @@ class _Locator:
         if text[end] == "}":
             return None, end + 1
         while True:
-            key, after = json.decoder.scanstring(text, end + 1, strict)
+            key, after = _scanstring(text, end + 1, strict)
             if key in seen:
                 self._fail(f"the key {json.dumps(key)} appears twice in one object, at "
                            f"{self._line_column(seen[key])} and {self._line_column(end)}",
@@ -137,4 +149,6 @@ class _Locator:
 
 def _skip(text: str, at: int) -> int:
     """The offset of the first non-whitespace character at or after ``at``."""
-    return json.decoder.WHITESPACE.match(text, at).end()  # type: ignore[union-attr]
+    match = _WHITESPACE.match(text, at)  # matches the empty string too: never None
+    assert match is not None
+    return match.end()

@@ -63,9 +63,9 @@ def dumps_suite_json(data: Mapping[str, Any]) -> str:
     """Suite-shaped JSON as text ending in a newline: indented, except that each of its
     ``items`` is written on one line. ``allow_nan=False``: a NaN is an error, not invalid JSON.
 
-    Python indents JSON with its pure-Python encoder, about ten times slower than its C encoder,
-    which only writes without indentation: a BLiMP paradigm's 1,000 items took a large part of a
-    second. So everything but the items is indented, and each item is written by the C encoder.
+    Python indents JSON with its pure-Python encoder, many times slower than its C encoder, which
+    only writes without indentation. So everything but the items is indented, and each item is
+    written by the C encoder.
     """
     items = data.get("items")
     if not isinstance(items, list):
@@ -77,7 +77,8 @@ def suite_json_pieces(data: Mapping[str, Any], items: Iterable[Any],
                       encode_item: Callable[[Any], str] | None = None) -> Iterator[str]:
     """The text :func:`dumps_suite_json` writes for ``data`` with ``items`` as its ``items``, in
     pieces: each item is made and encoded only when it is reached, so that a writer need not
-    hold them all (an annotated BLiMP paradigm is 3 MB of text, more as Python objects).
+    hold them all (an annotated suite of a large data set takes far more memory as Python objects
+    than as text).
     ``encode_item``: how to write one item on its line (default: the C encoder, NaN refused)."""
     head = json.dumps({**data, "items": _ITEMS_MARK}, indent=2, ensure_ascii=False,
                       allow_nan=False)

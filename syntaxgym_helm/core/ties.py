@@ -15,20 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 from functools import lru_cache
+from typing import Any
 
 from syntaxgym_helm.core.formula import Formula
 from syntaxgym_helm.core.formula.evaluation import Values
 from syntaxgym_helm.core.formula.nodes import And, Comparison, Node
 
-TIE_POLICIES = ("fail", "pass")
 _LENIENT = {"<": "<=", ">": ">="}
-
-
-def check_tie_policy(policy: str) -> str:
-    """``policy`` if it is one of :data:`TIE_POLICIES`, else a ``ValueError`` naming them."""
-    if policy not in TIE_POLICIES:
-        raise ValueError(f"ties={policy!r} is not one of {', '.join(TIE_POLICIES)}")
-    return policy
 
 
 @lru_cache(maxsize=256)
@@ -38,7 +31,7 @@ def _tie_checks(formula: Formula) -> tuple[Formula, ...]:
     checks = []
     for node in _nodes(formula.root):
         if isinstance(node, Comparison):
-            for op, left, right in zip(node.ops, node.operands, node.operands[1:]):
+            for op, left, right in zip(node.ops, node.operands, node.operands[1:], strict=False):
                 if op in _LENIENT:
                     both = And((Comparison((left, right), ("<=",)),
                                 Comparison((right, left), ("<=",))))
@@ -59,11 +52,12 @@ def lenient(formula: Formula) -> Formula:
 
 def _children(node: Node) -> dict[str, Node | tuple[Node, ...]]:
     """A node's fields that hold nodes (a formula's depth is bounded, so recursion is safe)."""
-    found = {}
-    for field in dataclasses.fields(node):  # type: ignore[arg-type]
+    found: dict[str, Node | tuple[Node, ...]] = {}
+    for field in dataclasses.fields(node):
         value = getattr(node, field.name)
-        if dataclasses.is_dataclass(value) or (
-                isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0])):
+        holds_nodes = dataclasses.is_dataclass(value) or (
+            isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]))
+        if holds_nodes:
             found[field.name] = value
     return found
 
@@ -77,9 +71,9 @@ def _nodes(node: Node) -> list[Node]:
 
 
 def _relax(node: Node) -> Node:
-    changes: dict[str, object] = {
+    changes: dict[str, Any] = {
         name: tuple(map(_relax, value)) if isinstance(value, tuple) else _relax(value)
         for name, value in _children(node).items()}
     if isinstance(node, Comparison):
         changes["ops"] = tuple(_LENIENT.get(op, op) for op in node.ops)
-    return dataclasses.replace(node, **changes) if changes else node  # type: ignore[type-var]
+    return dataclasses.replace(node, **changes) if changes else node

@@ -43,7 +43,7 @@ def exact_texts(request: Request, texts: Sequence[str]) -> list[str] | None:
         encoded = hf(request.prompt, return_offsets_mapping=True)
         ids = list(encoded["input_ids"])
         if len(ids) != len(texts) or any(hf.decode(token) != text
-                                         for token, text in zip(ids, texts)):
+                                         for token, text in zip(ids, texts, strict=True)):
             return None  # not the tokens the client scored
         special = set(hf.all_special_ids)
     # Special tokens first (one the tokenizer added, or the prefix's <|endoftext|>) keep their

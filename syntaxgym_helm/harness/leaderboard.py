@@ -28,7 +28,7 @@ from helm.benchmark.model_metadata_registry import (
 from helm.common.general import asdict_without_nones
 
 from syntaxgym_helm.clients.embedded.catalogue import EMBEDDED_MODELS
-from syntaxgym_helm.clients.registration import register_with_helm
+from syntaxgym_helm.clients.registration import install_run_hooks
 from syntaxgym_helm.core.context import ACCEPTABLE, KINDS, NONE, UNACCEPTABLE
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, pair_groups
 from syntaxgym_helm.core.registry import (
@@ -104,7 +104,7 @@ def generated_files() -> dict[Path, str]:
 
 def embedded_model_metadata() -> list[ModelMetadata]:
     """HELM's metadata of the installed embedded models, as the catalogue registers them."""
-    register_with_helm()  # once per process, also where the plugin was not loaded
+    install_run_hooks()  # once per process, also where the plugin was not loaded
     return [MODEL_NAME_TO_MODEL_METADATA[name] for model in EMBEDDED_MODELS if model.installed()
             for name in (model.hf_name, model.syntaxgym_name)]
 

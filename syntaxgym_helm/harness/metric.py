@@ -33,12 +33,11 @@ from syntaxgym_helm.core.item_evaluation import (
     ItemEvaluation,
     RequestFailure,
     TokenScore,
-    check_first_token_policy,
     evaluate_item,
 )
 from syntaxgym_helm.core.errors import clip
 from syntaxgym_helm.core.suite import Condition, Item, Suite
-from syntaxgym_helm.core.ties import check_tie_policy
+from syntaxgym_helm.core.run_options import RunOptions, options_from
 from syntaxgym_helm.helm_compat import require
 from syntaxgym_helm.harness.scored_items import (
     current_run_dir,
@@ -54,6 +53,7 @@ from syntaxgym_helm.harness.stats import (
 )
 
 
+DEFAULT_OPTIONS = RunOptions()
 #: The longest reason (characters) an unscorable item's log line quotes.
 MAX_PROBLEM_CHARS = 500
 
@@ -61,15 +61,12 @@ MAX_PROBLEM_CHARS = 500
 class SyntaxGymMetric(ReferenceMetric):
     """Region surprisals (bits) from echoed token logprobs, and the suite's predictions over them."""
 
-    def __init__(self, first_token: str = "error", prefix: str = "auto", context: str = "none",
-                 context_sentences: int = 0, context_seed: int = 0, ties: str = "fail") -> None:
+    def __init__(self, **options: Any) -> None:
+        """The run options its run spec records (:class:`RunOptions`; strings are read as a run
+        entry's). Scoring reads the policies; the prefix and the context are recorded for readers
+        of run_spec.json (the prompt minus the sentence is never scored)."""
         require("metric")  # the overridden methods and the RequestResult fields read
-        self.first_token = check_first_token_policy(first_token)
-        self.ties = check_tie_policy(ties)
-        self.prefix = prefix  # the run entry's prefix argument, as given (the prompt shows it)
-        # The run's context, recorded for readers of run_spec.json: scoring needs nothing of it,
-        # since the prompt minus the sentence (prefix and context) is never scored.
-        self.context = (context, int(context_sentences), int(context_seed))
+        self.options: RunOptions = options_from(options, where="SyntaxGymMetric: ")
 
     def evaluate(self, scenario_state: ScenarioState, metric_service: MetricService,
                  eval_cache_path: str, parallelism: int) -> MetricResult:
@@ -94,7 +91,7 @@ class SyntaxGymMetric(ReferenceMetric):
             scored.sort(key=lambda entry: entry[1].item_number)
             suite = merge_one_item_suites([read_item_payload(instance.extra_data[ITEM_KEY])
                                            for instance, _ in scored])
-            write_scored_items(folder, self.first_token, suite,
+            write_scored_items(folder, self.options.first_token, suite,
                                [(instance.id, evaluation) for instance, evaluation in scored])
         except Exception as exc:  # noqa: BLE001 - the reports can score the run again
             hwarn(f"SyntaxGym: could not keep the items scored in {folder} "
@@ -107,7 +104,7 @@ class SyntaxGymMetric(ReferenceMetric):
         metric_service: MetricService,
         eval_cache_path: str,
     ) -> List[Stat]:
-        score = evaluate_request_states(reference_request_states, self.first_token, self.ties)
+        score = evaluate_request_states(reference_request_states, self.options)
         report_words_split_by_regions(adapter_spec, reference_request_states)
         scored = getattr(self, "_scored", None)
         if scored is not None:
@@ -137,9 +134,10 @@ def item_suite(state: RequestState) -> Suite:
                                    f"instance {instance.id}")
 
 
-def evaluate_request_states(states: List[RequestState], first_token: str = "error",
-                            ties: str = "fail") -> ItemEvaluation:
-    """Score one instance from its per-condition request states (also used by the reports)."""
+def evaluate_request_states(states: List[RequestState],
+                            options: RunOptions = DEFAULT_OPTIONS) -> ItemEvaluation:
+    """Score one instance from its per-condition request states under the run's ``options``
+    (also used by the reports and the Python API)."""
     suite = item_suite(states[0])
     item = suite.items[0]
     results: dict[str, ConditionResult] = {}
@@ -161,7 +159,8 @@ def evaluate_request_states(states: List[RequestState], first_token: str = "erro
         prefixes.add(prompt[: len(prompt) - len(condition.sentence)])
         results[condition.condition_name] = _condition_result(state)
     prefix = prefixes.pop() if len(prefixes) == 1 else ""
-    return evaluate_item(suite, item, results, prefix=prefix, first_token=first_token, ties=ties)
+    return evaluate_item(suite, item, results, prefix=prefix, first_token=options.first_token,
+                         ties=options.ties)
 
 
 def state_condition(state: RequestState, item: Item) -> Condition:

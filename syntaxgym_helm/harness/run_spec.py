@@ -1,9 +1,11 @@
 """The ``syntaxgym`` run spec: ``helm-run --run-entries syntaxgym:suite=NAME,model=MODEL``.
 
-Arguments (all optional but ``suite``):
+Arguments: ``suite`` (required), a registered suite name (the 34 of Hu et al. 2020, the built-in
+``sgh_*`` and minimal-pair suites), a path to a suite JSON file, or an http(s) URL; then the run
+options, the fields of :class:`~syntaxgym_helm.core.run_options.RunOptions` (docs/running.md),
+given as strings and read by that one class:
 
-- ``suite``: a registered suite name (the 34 of Hu et al. 2020), a path to a suite JSON file, or an
-  http(s) URL;
+- ``suites_dir``: a local folder with ``<name>.json`` suite files that stands in for the download;
 - ``prefix``: text put before every sentence and excluded from scoring, so the sentence's first
   token is scored in context. ``auto`` (default) resolves it per model when the ``model=`` run
   expander picks the model: nothing for the plugin's own clients (they score the first token after
@@ -16,7 +18,6 @@ Arguments (all optional but ``suite``):
 - ``ties``: ``fail`` (default) or ``pass``: how a tie (a ``<`` or ``>`` between two exactly equal
   values, e.g. two equally surprising sentences) is scored (:mod:`syntaxgym_helm.core.ties`);
   the ``syntaxgym_tie`` stat counts the items with one either way;
-- ``suites_dir``: a local folder with ``<name>.json`` suite files that stands in for the download;
 - ``context``: ``none`` (default), ``acceptable``, ``unacceptable``, ``unrelated`` or the path of a
   text file: sentences put before every condition of an item (:mod:`syntaxgym_helm.core.context`),
   ``context_sentences`` of them (default 3), drawn with ``context_seed`` (default 0). A run with a
@@ -27,36 +28,37 @@ Arguments (all optional but ``suite``):
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from helm.benchmark.adaptation.adapter_spec import (
     ADAPT_MULTIPLE_CHOICE_SEPARATE_ORIGINAL,
     AdapterSpec,
 )
-from dataclasses import replace
-
 from helm.benchmark.metrics.metric import MetricSpec
 from helm.benchmark.model_deployment_registry import (
     get_default_model_deployment_for_model,
     get_model_deployment,
 )
 from helm.benchmark.run_expander import ModelRunExpander
-from helm.benchmark.run_spec import RunSpec, run_spec_function
+from helm.benchmark.run_spec import RunSpec, get_run_spec_function, run_spec_function
 from helm.benchmark.scenarios.scenario import ScenarioSpec
 from helm.benchmark.tokenizer_config_registry import get_tokenizer_config
 
 from syntaxgym_helm.clients.class_paths import LOCAL_CLIENTS
-from syntaxgym_helm.core.context import (
-    DEFAULT_SEED,
-    DEFAULT_SENTENCES,
-    NONE,
-    ContextError,
-    ContextSpec,
-    parse_context,
+from syntaxgym_helm.clients.registration import install_run_hooks
+from syntaxgym_helm.core.context import ContextError, ContextSpec, parse_context
+from syntaxgym_helm.core.run_options import (
+    AUTO_PREFIX,
+    METRIC,
+    NO_PREFIX,
+    SCENARIO,
+    RunOptionError,
+    RunOptions,
+    options_from,
 )
-from syntaxgym_helm.core.item_evaluation import check_first_token_policy
-from syntaxgym_helm.core.ties import check_tie_policy
 
-NO_PREFIX = "none"
-AUTO_PREFIX = "auto"
+RUN_SPEC_NAME = "syntaxgym"
 SCENARIO_CLASS = "syntaxgym_helm.harness.scenario.SyntaxGymScenario"
 METRIC_CLASS = "syntaxgym_helm.harness.metric.SyntaxGymMetric"
 
@@ -85,60 +87,48 @@ def syntaxgym_adapter_spec(prefix: str) -> AdapterSpec:
     )
 
 
-@run_spec_function("syntaxgym")
-def get_syntaxgym_spec(
-    suite: str = "",
-    prefix: str = AUTO_PREFIX,
-    first_token: str = "error",
-    suites_dir: str | None = None,
-    context: str = NONE,
-    context_sentences: str = str(DEFAULT_SENTENCES),
-    context_seed: str = str(DEFAULT_SEED),
-    ties: str = "fail",
-) -> RunSpec:
+def get_syntaxgym_spec(suite: str = "", **options: Any) -> RunSpec:
+    """The run spec of ``syntaxgym:suite=...,OPTION=VALUE,...``: ``options`` are the run entry's
+    strings, read into :class:`~syntaxgym_helm.core.run_options.RunOptions` (typed values are
+    taken too; :func:`run_spec_of` takes the object itself)."""
+    try:
+        parsed = options_from(options, where="syntaxgym: ")
+    except RunOptionError as error:
+        raise RunSpecError(str(error)) from None
+    return run_spec_of(suite, parsed)
+
+
+def register_run_spec_function() -> None:
+    """Register :func:`get_syntaxgym_spec` as HELM's ``syntaxgym`` run spec function (once; the
+    plugin does it when HELM loads it, so importing this module changes nothing in HELM)."""
+    if get_run_spec_function(RUN_SPEC_NAME) is not get_syntaxgym_spec:
+        run_spec_function(RUN_SPEC_NAME)(get_syntaxgym_spec)
+
+
+def run_spec_of(suite: str, options: RunOptions) -> RunSpec:
+    """The ``syntaxgym`` run spec of ``suite`` under ``options``; a context file is read now (and
+    its SHA-256 recorded), so a bad one fails before anything runs."""
+    install_run_hooks()
     if not suite.strip():
         raise RunSpecError("syntaxgym needs a suite: syntaxgym:suite=NAME_OR_PATH_OR_URL,model=...")
     try:
-        check_first_token_policy(first_token)
-        check_tie_policy(ties)
-    except ValueError as error:
-        raise RunSpecError(f"syntaxgym: {error}") from None
-    try:
-        context_spec = parse_context(context, context_sentences, context_seed)
+        context_spec = parse_context(options.context, options.context_sentences,
+                                     options.context_seed)
     except ContextError as error:
         raise RunSpecError(f"syntaxgym: {error}") from None
+    prefix = options.prefix
     prefix_text = "" if prefix in (NO_PREFIX, AUTO_PREFIX) else prefix
-    if prefix_text.strip() != prefix_text:
-        raise RunSpecError(f"syntaxgym: prefix={prefix!r} must not begin or end with spaces")
-    scenario_args: dict[str, str | int] = {"suite": suite}
-    if suites_dir:
-        scenario_args["suites_dir"] = suites_dir
-    metric_args: dict[str, str | int] = {"first_token": first_token, "prefix": prefix}
-    if ties != "fail":  # only then: a run without it keeps the run spec it had before
-        metric_args["ties"] = ties
-    context_args = context_arguments(context_spec)
-    scenario_args.update(context_args)
-    metric_args.update({k: v for k, v in context_args.items() if k != "context_sha256"})
+    scenario_args: dict[str, Any] = {"suite": suite, **options.recorded(SCENARIO)}
+    if context_spec.sha256:
+        scenario_args["context_sha256"] = context_spec.sha256
+    name = "syntaxgym:" + ",".join([f"suite={suite}", *options.name_parts(context_spec.label)])
     return RunSpec(
-        name=_run_name(suite, prefix, first_token, context_spec, ties),
+        name=name,
         scenario_spec=ScenarioSpec(class_name=SCENARIO_CLASS, args=scenario_args),
         adapter_spec=syntaxgym_adapter_spec(prefix_text),
-        metric_specs=[MetricSpec(class_name=METRIC_CLASS, args=metric_args)],
+        metric_specs=[MetricSpec(class_name=METRIC_CLASS, args=options.recorded(METRIC))],
         groups=run_groups(suite, context_spec),
     )
-
-
-def context_arguments(spec: ContextSpec) -> dict[str, str | int]:
-    """The scenario arguments that record a context (none for no context, so a run without one
-    has the run spec it had before contexts existed)."""
-    if not spec.active:
-        return {}
-    args: dict[str, str | int] = {"context": spec.path or spec.kind,
-                                  "context_sentences": spec.sentences,
-                                  "context_seed": spec.seed}
-    if spec.sha256:
-        args["context_sha256"] = spec.sha256
-    return args
 
 
 def suite_group_name(suite: str) -> str:
@@ -164,28 +154,12 @@ def run_groups(suite: str, context: ContextSpec) -> list[str]:
     return [context_group_name(context.label), suite_context_group_name(suite, context.label)]
 
 
-def _run_name(suite: str, prefix: str, first_token: str, context: ContextSpec,
-              ties: str = "fail") -> str:
-    parts = [f"suite={suite}"]
-    if prefix != AUTO_PREFIX:
-        parts.append(f"prefix={prefix}")
-    if first_token != "error":
-        parts.append(f"first_token={first_token}")
-    if ties != "fail":
-        parts.append(f"ties={ties}")
-    if context.active:
-        # A file is named by its label, not its path: HELM makes the run name a folder name.
-        parts += [f"context={context.label}", f"context_sentences={context.sentences}",
-                  f"context_seed={context.seed}"]
-    return "syntaxgym:" + ",".join(parts)
-
-
 def model_prefix(model: str, model_deployment: str = "") -> str:
     """The text a model's sentences are scored after, for ``prefix=auto`` (see the module doc)."""
     try:
         name = model_deployment or get_default_model_deployment_for_model(model) or ""
         deployment = get_model_deployment(name)
-    except Exception:  # an unknown model fails later, in HELM, with HELM's own message
+    except Exception:  # noqa: BLE001 - an unknown model fails later, in HELM, with its own message
         return ""
     if deployment.client_spec.class_name in LOCAL_CLIENTS:
         return ""  # it puts the beginning-of-text token before the sentence itself

@@ -23,6 +23,7 @@ import json
 from typing import Any, List
 
 from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
+from helm.common.hierarchical_logger import hlog
 from helm.benchmark.scenarios.scenario import (
     TEST_SPLIT,
     Input,
@@ -33,22 +34,13 @@ from helm.benchmark.scenarios.scenario import (
     ScenarioMetadata,
 )
 
-from syntaxgym_helm.clients.registration import register_with_helm
-from syntaxgym_helm.core.context import (
-    DEFAULT_SEED,
-    DEFAULT_SENTENCES,
-    NONE,
-    ContextSpec,
-    item_contexts,
-    spec_from_args,
-)
+from syntaxgym_helm.clients.registration import install_run_hooks
+from syntaxgym_helm.core.context import ContextSpec, item_contexts, spec_from_args
+from syntaxgym_helm.core.minimal_pairs.convert import left_out
 from syntaxgym_helm.core.registry import load_named_suite
+from syntaxgym_helm.core.run_options import SCENARIO, RunOptions, options_from
 from syntaxgym_helm.core.suite import Item, Suite
 from syntaxgym_helm.harness.stats import ACCURACY
-
-# HELM's parallel runners' workers load no plugins but import this class first (Runner.run_one):
-# registering here gives them the embedded models and the prefetch hook with no YAML.
-register_with_helm()
 
 #: Key of ``Instance.extra_data`` that holds the item as a one-item suite in syntaxgym-core JSON.
 ITEM_KEY = "syntaxgym_item"
@@ -91,21 +83,29 @@ class SyntaxGymScenario(Scenario):
     )
     tags = ["syntax", "language_modeling", "minimal_pairs"]
 
-    def __init__(self, suite: str, suites_dir: str | None = None, context: str = NONE,
-                 context_sentences: int = DEFAULT_SENTENCES, context_seed: int = DEFAULT_SEED,
-                 context_sha256: str = "") -> None:
+    def __init__(self, suite: str, *, context_sha256: str = "", **options: Any) -> None:
+        """``suite`` and the run options its run spec records (:class:`RunOptions`; strings are
+        read as a run entry's), with the SHA-256 of a context file taken with the run spec.
+
+        HELM's parallel runners' workers load no plugins but make this scenario first
+        (``Runner.run_one``): the run's hooks are installed here (embedded models, prefetch)."""
         super().__init__()
+        install_run_hooks()
         self.suite_spec = suite
-        self.suites_dir = suites_dir
-        self.context = spec_from_args({"context": context, "context_sentences": context_sentences,
-                                       "context_seed": context_seed,
+        self.options: RunOptions = options_from(options, where="SyntaxGymScenario: ")
+        self.suites_dir = self.options.suites_dir or None
+        self.context = spec_from_args({**self.options.recorded(SCENARIO),
                                        "context_sha256": context_sha256})
 
     def load(self, cache_path: str) -> Suite:
         return load_named_suite(self.suite_spec, cache_path, self.suites_dir)
 
     def get_instances(self, output_path: str) -> List[Instance]:
-        return suite_instances(self.load(output_path), self.context)
+        suite = self.load(output_path)
+        note = left_out_note(suite)
+        if note:
+            hlog(note)
+        return suite_instances(suite, self.context)
 
     def get_metadata(self) -> ScenarioMetadata:
         return ScenarioMetadata(
@@ -118,6 +118,19 @@ class SyntaxGymScenario(Scenario):
                                   "minimal pairs", when="2020", who="linguists",
                                   language="English"),
         )
+
+
+def left_out_note(suite: Suite) -> str:
+    """The run log's line on the pairs a minimal-pair suite's conversion left out ('' when none
+    were): how many of the file's pairs, and where their ids are."""
+    found = left_out(suite.meta.extra)
+    if found is None or not found.skipped:
+        return ""
+    shown = ", ".join(found.ids()[:10]) + (", ..." if len(found.skipped) > 10 else "")
+    label = "lines" if found.id_label == "line" else found.id_label
+    return (f"{suite.name}: {len(found.skipped)} of {found.pairs:,} pairs left out at conversion "
+            f"({label} {shown}; each one's line, id and reason are in the suite's "
+            f"meta.{found.dataset}_conversion.skipped, and the report's left_out_pairs.csv)")
 
 
 def suite_instances(suite: Suite, context: ContextSpec) -> List[Instance]:

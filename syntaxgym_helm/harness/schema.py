@@ -20,12 +20,11 @@ metadata (:func:`syntaxgym_helm.harness.stats.metric_metadata`).
 The number of items scored (``syntaxgym_scored_items``, a per-run stat whose value is the count)
 has a metric group of its own: in a suite's table it is the column after the accuracy; a parent
 table (SG score, circuit, ...) shows it as a second table, one column per suite, with no mean and
-no win rate. Runs written before the stat existed have no such column.
+no win rate.
 
 What scoring cost (model seconds, tokens and cache hits per item; the efficiency stats of
 :mod:`syntaxgym_helm.harness.stats`) is a metric group of its own, the last of a suite's table and
-hidden in parent tables (one column per suite and stat would crowd them); runs written before the
-stats existed have no such columns.
+hidden in parent tables (one column per suite and stat would crowd them).
 
 Runs with a context (``context=`` of the run entry) belong to run groups of their own (see
 :mod:`syntaxgym_helm.harness.run_spec`): per kind of context a table of its suites

@@ -88,10 +88,11 @@ def item_stat_values(score: ItemEvaluation) -> dict[str, float]:
         return values
     values[ACCURACY] = float(bool(score.passed))
     values[TIE] = float(any(outcome.tie for outcome in score.predictions))
+    # A scorable item's predictions all evaluated (one that could not makes the item unscorable).
     if score.predictions:
-        values[FIRST_PREDICTION_ACCURACY] = float(score.predictions[0].holds)
+        values[FIRST_PREDICTION_ACCURACY] = float(bool(score.predictions[0].holds))
     for outcome in score.predictions:
-        values[prediction_accuracy_name(outcome.index)] = float(outcome.holds)
+        values[prediction_accuracy_name(outcome.index)] = float(bool(outcome.holds))
     return values
 
 

@@ -52,7 +52,8 @@ def annotated_suite(run: RunRecord) -> dict[str, Any]:
 
 def annotated_items(run: RunRecord) -> Iterator[dict[str, Any]]:
     """The items of :func:`annotated_suite`, one at a time."""
-    for item, score, instance_id in zip(run.suite.items, run.scores, run.instance_ids):
+    for item, score, instance_id in zip(run.suite.items, run.scores, run.instance_ids,
+                                        strict=False):
         yield _item(item, score, instance_id)
 
 
@@ -133,7 +134,8 @@ def _condition(condition: Condition, values: ConditionValues | None) -> dict[str
                         "metric_value": metric_value})
     tokens = [] if values is None else [
         {"text": text, "region": region, "surprisal": finite_or_none(surprisal)}
-        for text, region, surprisal in zip(values.tokens, values.regions, values.surprisals)
+        for text, region, surprisal in zip(values.tokens, values.regions, values.surprisals,
+                                           strict=True)
     ]
     return {"condition_name": condition.condition_name, "regions": regions,
             EXTRA_KEY: {"scored": values is not None, "tokens": tokens}}
@@ -150,8 +152,8 @@ def dumps_annotated(data: dict[str, Any]) -> str:
 
 
 def write_annotated(run: RunRecord, path: Path) -> Path:
-    """:func:`dumps_annotated` of :func:`annotated_suite` into ``path``, one item at a time (a
-    BLiMP paradigm's items at once are 10 MB of Python objects, written in one go)."""
+    """:func:`dumps_annotated` of :func:`annotated_suite` into ``path``, one item at a time, so
+    that a large suite's annotated items are never all held as Python objects at once."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as stream:
         stream.writelines(suite_json_pieces(_annotated(run, []), annotated_items(run),
@@ -160,7 +162,7 @@ def write_annotated(run: RunRecord, path: Path) -> Path:
 
 
 def _encode_item(item: dict[str, Any]) -> str:
-    """One annotated item as compact JSON. orjson, five times as fast as json here (a BLiMP
-    paradigm: 0.08 s -> 0.015 s), writes a NaN as null rather than refusing it: every number of
-    an item has been through :func:`finite_or_none` already."""
+    """One annotated item as compact JSON, by orjson (faster than json at this). It writes a NaN
+    as null rather than refusing it: every number of an item has been through
+    :func:`finite_or_none` already."""
     return orjson.dumps(item).decode()

@@ -12,6 +12,8 @@ Layout under the output folder (default ``benchmark_output/syntaxgym_report``, w
                                                 where the pairs differ and which region each
                                                 model's preference comes from
     <run suite>/accuracy.csv                    every accuracy of the summary with its 95% interval
+    <run suite>/left_out_pairs.csv              minimal-pair runs whose conversion left pairs out:
+                                                each such pair's suite, line, id and reason
     <run suite>/robustness.csv                  accuracy per model, suite and context, the change
                                                 from no context and its interval (context runs)
     <run suite>/predictions.csv                 every model, suite, item and prediction
@@ -38,7 +40,13 @@ from syntaxgym_helm.report.annotate import write_annotated
 from syntaxgym_helm.report.heap import collection_paused, existing_objects_frozen
 from syntaxgym_helm.report.pairs_plots import plot_pair_regions
 from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow, analyse_run, in_order
-from syntaxgym_helm.report.pairs_summary import pairs_summary_markdown, split_pairs
+from syntaxgym_helm.report.pairs_summary import (
+    LEFT_OUT_NAME,
+    LeftOutRow,
+    left_out_rows,
+    pairs_summary_markdown,
+    split_pairs,
+)
 from syntaxgym_helm.report.plots import plot_suite
 from syntaxgym_helm.report.robustness import RobustnessRow, robustness_markdown, robustness_rows
 from syntaxgym_helm.report.runs import RunRecord, UnreadableRun
@@ -95,6 +103,9 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
         files.summary.write_text(text, encoding="utf-8")
         files.tables.append(write_csv(accuracy_rows(_without_context(runs)),
                                       folder / "accuracy.csv", AccuracyRow))
+        lost = left_out_rows(runs)
+        if lost:
+            files.tables.append(write_csv(lost, folder / LEFT_OUT_NAME, LeftOutRow))
         if any(run.context.active for run in runs):
             files.tables.append(write_csv(robustness_rows(runs), folder / "robustness.csv",
                                           RobustnessRow))
@@ -102,9 +113,9 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
     per_run: dict[int, tuple[Path, Path]] = {}
     analysis: dict[int, RegionAnalysisRow | None] = {}
     suite_plots: list[Path] = []
-    for job, suite_files in zip(jobs, written):
-        per_run.update(zip(job.indices, suite_files.tables))
-        analysis.update(zip(job.indices, suite_files.analysis))
+    for job, suite_files in zip(jobs, written, strict=True):
+        per_run.update(zip(job.indices, suite_files.tables, strict=False))
+        analysis.update(zip(job.indices, suite_files.analysis, strict=False))
         files.annotated += suite_files.annotated
         suite_plots.append(suite_files.plot)
     _write_region_analyses(in_order([analysis[i] for i in range(len(runs)) if analysed[i]],
@@ -156,11 +167,11 @@ def _write_suite(job: _SuiteJob) -> _SuiteFiles:
     runs: Sequence[RunRecord] = _SHARED["runs"]
     suite_dir = _SHARED["folder"] / job.suite
     annotated, tables, analysis = [], [], []
-    for index, name, analysed in zip(job.indices, job.names, job.analysed):
+    for index, name, analysed in zip(job.indices, job.names, job.analysed, strict=True):
         run = runs[index]
         # What these make holds no cycles: a collection would only rescan it (and the region
-        # values worked out for it) over and over, 7 of the 10 s that BLiMP's annotated suites
-        # took. A plot has cycles: it is drawn with the collector on.
+        # values worked out for it) over and over, most of the time these files take to write.
+        # A plot has cycles: it is drawn with the collector on.
         with collection_paused():
             annotated.append(write_annotated(run, suite_dir / f"{name}.json"))
             tables.append((write_csv(prediction_rows(run),
@@ -184,7 +195,7 @@ def _in_processes(function: Callable[[Any], Any], jobs: Sequence[Any],
 
     processes = min(len(jobs), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                     else os.cpu_count() or 1)
-    progress = dict(total=len(jobs), desc="writing reports", unit="suite",
+    progress: dict[str, Any] = dict(total=len(jobs), desc="writing reports", unit="suite",
                     disable=len(jobs) < 3)
     _SHARED.update(runs=runs, folder=folder)
     try:
@@ -215,7 +226,7 @@ def _concatenate(parts: Sequence[Path], path: Path, row_type: type) -> Path:
 def _without_context(runs: Sequence[RunRecord]) -> list[RunRecord]:
     """The runs without a context (all runs if every one has a context): the accuracy tables
     hold these; context runs are compared with them in the robustness section."""
-    return [run for run, chosen in zip(runs, _is_without_context(runs)) if chosen]
+    return [run for run, chosen in zip(runs, _is_without_context(runs), strict=True) if chosen]
 
 
 def _is_without_context(runs: Sequence[RunRecord]) -> list[bool]:

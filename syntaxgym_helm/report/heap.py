@@ -2,8 +2,8 @@
 
 The runs of a big report are millions of small objects (the tokens, regions and surprisals of
 every condition) and hold no reference cycles, so the collector can never free any of them. It
-examines them all the same: while they are being created (3.3 of the 5.6 s that reading the 67
-BLiMP runs took), after that whenever a report makes enough new objects, and in every process
+examines them all the same: while they are being created (most of the time that reading many
+runs takes), after that whenever a report makes enough new objects, and in every process
 forked to write files, where examining an object writes to it and so copies the parent's memory
 page by page.
 """

@@ -132,7 +132,7 @@ def paired_tests(suites: Sequence[PairedOutcomes]) -> PairedTests:
     adjusted = holm_adjust([t.p_value if t.discordant else math.nan for t in tests])
     # A suite with no discordant item is no test (p = 1 by definition): it does not count in m.
     suite_tests = tuple(SuiteTest(s.suite, t, 1.0 if math.isnan(p) else p)
-                        for s, t, p in zip(suites, tests, adjusted))
+                        for s, t, p in zip(suites, tests, adjusted, strict=True))
     overall = mcnemar_exact([p for s in suites for p in s.passed_a],
                             [p for s in suites for p in s.passed_b])
     scored = [s for s in suites if s.items]

@@ -23,13 +23,13 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display, and safe in threads and on servers
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.colors import TwoSlopeNorm  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import TwoSlopeNorm
 
-from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS  # noqa: E402
-from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow  # noqa: E402
+from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS
+from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow
 
 #: The heat map's columns: (row field, header).
 HEAT_COLUMNS = (("delta_critical", "critical"), ("delta_next_word", "next word"),
@@ -64,7 +64,7 @@ def plot_pair_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
     title = DATASETS[rows[0].dataset].title
     models = list(dict.fromkeys(row.model for row in rows))
     by_key = {(row.model, row.paradigm): row for row in rows}
-    first = {}
+    first: dict[str, RegionAnalysisRow] = {}
     for row in rows:
         first.setdefault(row.paradigm, row)  # positions: the first model's items
     layout = _layout(rows)
@@ -87,10 +87,11 @@ def plot_pair_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
         image = _plot_heat(axes[0][index + 1], model, block, layout, by_key, norm)
     axes[0][0].set_yticks(y)
     axes[0][0].set_yticklabels([label for label, _ in layout], fontsize=7)
-    for tick, (_, paradigm) in zip(axes[0][0].get_yticklabels(), layout):
+    for tick, (_, paradigm) in zip(axes[0][0].get_yticklabels(), layout, strict=True):
         if paradigm is None:
             tick.set_fontweight("bold")
     axes[0][0].set_ylim(len(layout) - 0.5, -0.5)
+    assert image is not None  # there is a model: rows is not empty
     bar = figure.colorbar(image, ax=axes[0][1:].tolist(), fraction=0.03, pad=0.02,
                           aspect=max(10, len(layout) // 2))
     bar.set_label("mean surprisal difference bad - good (bits)\n> 0: prefers the good sentence",
@@ -119,7 +120,7 @@ def _plot_positions(ax: Axes, layout: list[tuple[str, str | None]],
         widths = np.array([getattr(first[p], field) if p else 0.0 for _, p in layout])
         ax.barh(y, widths, left=left, height=0.7, color=colour, label=label, edgecolor="none")
         left += widths
-    for row_y, (_, paradigm) in zip(y, layout):
+    for row_y, (_, paradigm) in zip(y, layout, strict=True):
         if paradigm:
             ax.text(1.02, row_y, f"{first[paradigm].words:.1f}", va="center", fontsize=6,
                     color="#555555")

@@ -1,5 +1,5 @@
-"""Minimal-pair data sets in the summary: per data set (BLiMP, CLAMS, RuBLiMP, TurBLiMP, SLING),
-our models' accuracy per paradigm, per language and group and overall, beside the paper's.
+"""Minimal-pair data sets in the summary: per registered data set, our models' accuracy per
+paradigm, per language and group and overall, beside the paper's.
 
 A data set's accuracy is the share of pairs whose good sentence is less surprising than the bad
 one, our prediction 0 (``syntaxgym_first_prediction_accuracy``), never item accuracy (which also
@@ -22,21 +22,23 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from syntaxgym_helm.core.blimp.convert import BLIMP
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, LANGUAGE_NAMES, source_file
+from syntaxgym_helm.core.minimal_pairs.convert import LeftOut, left_out
 from syntaxgym_helm.core.minimal_pairs.dataset import DataSet, SourceFile
-from syntaxgym_helm.core.minimal_pairs.papers import CITED, PaperFigures, paper_figures
+from syntaxgym_helm.core.minimal_pairs.papers import PaperFigures, paper_figures
 from syntaxgym_helm.core.uncertainty import (
     Interval,
     bootstrap_interval,
     mean_of_means,
     wilson_interval,
 )
-from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY, TIE, item_stat_values
+from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY, item_stat_values
 from syntaxgym_helm.report.runs import RunRecord, UnreadableRun
-from syntaxgym_helm.report.summary import Table, fewer_mark, fmt
+from syntaxgym_helm.report.summary import Table, fewer_mark, fmt, tie_count, ties_line
 
 OVERALL = "overall"
+#: The report's list of the pairs left out at conversion (:func:`left_out_rows`).
+LEFT_OUT_NAME = "left_out_pairs.csv"
 
 
 def pair_file(run: RunRecord) -> tuple[DataSet, SourceFile] | None:
@@ -73,12 +75,15 @@ class PairResults:
     outcomes: dict[str, dict[str, list[float]]]
     items_run: dict[str, dict[str, int]]
     ties: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Per paradigm key, the pairs its conversion left out (the suite's meta, as the run holds it).
+    left_out: dict[str, LeftOut] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, runs: Sequence[RunRecord], dataset: DataSet = BLIMP) -> PairResults:
+    def of(cls, runs: Sequence[RunRecord], dataset: DataSet) -> PairResults:
         outcomes: dict[str, dict[str, list[float]]] = {}
         items_run: dict[str, dict[str, int]] = {}
         ties: dict[str, dict[str, int]] = {}
+        left: dict[str, LeftOut] = {}
         for run in runs:
             found = pair_file(run)
             if found is None or found[0] is not dataset:
@@ -86,9 +91,11 @@ class PairResults:
             key = _key(dataset, run.suite_name)
             outcomes.setdefault(run.name, {})[key] = first_prediction_outcomes(run)
             items_run.setdefault(run.name, {})[key] = len(run.scores)
-            ties.setdefault(run.name, {})[key] = sum(
-                item_stat_values(score).get(TIE, 0.0) == 1.0 for score in run.scores)
-        return cls(dataset, tuple(outcomes), outcomes, items_run, ties)
+            ties.setdefault(run.name, {})[key] = tie_count(run)
+            lost = left_out(run.suite.meta.extra)
+            if lost is not None:
+                left[key] = lost
+        return cls(dataset, tuple(outcomes), outcomes, items_run, ties, left)
 
     @property
     def files(self) -> dict[str, SourceFile]:
@@ -169,7 +176,7 @@ def group_table(results: PairResults, lost: dict[str, set[str]] | None = None) -
     keys = results.paradigms
     rows_in = {OVERALL: keys, **results.groups(keys)}
     everything = results.groups(list(results.files))
-    paper = paper_figures(results.dataset.name)
+    paper = paper_figures(results.dataset)
     rows = []
     for name, members in rows_in.items():
         cells = []
@@ -193,7 +200,7 @@ def paradigm_table(results: PairResults) -> Table:
     """One row per paradigm run, grouped: its items scored, our models' accuracy (Wilson
     interval) and the paper's figures."""
     rows = []
-    paper = paper_figures(results.dataset.name)
+    paper = paper_figures(results.dataset)
     files = results.files
     for key in results.paradigms:
         scored = []
@@ -211,11 +218,14 @@ def paradigm_table(results: PairResults) -> Table:
         # One count when every model that ran it scored as many, else each model's in column order.
         counts = set(scored) - {"–"}
         figures = paper.by_paradigm.get(key, {}) if paper else {}
+        lost = results.left_out.get(key)
+        dropped = f" ({len(lost.skipped)} left out)" if lost and lost.skipped else ""
         rows.append((key, (files[key].group,
-                           counts.pop() if len(counts) == 1 else " · ".join(scored), *cells,
+                           (counts.pop() if len(counts) == 1 else " · ".join(scored)) + dropped,
+                           *cells,
                            *(fmt(figures[c]) if c in figures else "–"
                              for c in (paper.columns if paper else ())))))
-    return Table("paradigm", ("group" if results.dataset is not BLIMP else "phenomenon",
+    return Table("paradigm", (results.dataset.group_label,
                               "items scored", *results.models, *_paper_headers(paper)),
                  tuple(rows))
 
@@ -226,16 +236,52 @@ def _paper_headers(paper: PaperFigures | None) -> list[str]:
 
 def ties_text(results: PairResults) -> str:
     """Per model, how many scored pairs were ties, and the paradigms that had any."""
-    parts = []
-    for model in results.models:
-        ties = results.ties.get(model, {})
-        scored = sum(len(values) for values in results.outcomes[model].values())
-        where = ", ".join(f"{key} {count}" for key, count in sorted(ties.items()) if count)
-        parts.append(f"{model}: {sum(ties.values())} of {scored} scored pairs"
-                     + (f" ({where})" if where else ""))
-    return ("Ties (the two sentences exactly as surprising: scored as failures "
-            "unless the run says `ties=pass`; lm-evaluation-harness counts them right): " + "; ".join(parts)
-            + ".")
+    scored = {model: sum(len(values) for values in results.outcomes[model].values())
+              for model in results.models}
+    return ties_line({model: results.ties.get(model, {}) for model in results.models}, scored,
+                     "pairs", "the two sentences exactly as surprising: scored as failures "
+                     "unless the run says `ties=pass`; lm-evaluation-harness counts them right")
+
+
+def left_out_text(results: PairResults) -> str:
+    """How many pairs of each paradigm run its conversion left out (``(k left out)`` in the
+    items column), and where their ids are."""
+    lost = {key: found for key, found in sorted(results.left_out.items()) if found.skipped}
+    total = sum(found.pairs for found in results.left_out.values())
+    if not lost:
+        return (f"Pairs left out at conversion: none (of the {total:,} pairs of the paradigms "
+                "run).")
+    where = ", ".join(f"{key} {len(found.skipped)} of {found.pairs:,}"
+                      for key, found in lost.items())
+    return (f"Pairs left out at conversion (identical sentences, an id used twice, a line that "
+            f"cannot be read; never scored): {sum(len(f.skipped) for f in lost.values())} of "
+            f"{total:,} pairs: {where}. Each one's line, id and reason: `{LEFT_OUT_NAME}` beside "
+            "this file.")
+
+
+@dataclass(frozen=True)
+class LeftOutRow:
+    """One pair a run's suite left out at conversion: ``left_out_pairs.csv``."""
+
+    dataset: str
+    suite: str
+    line: int
+    pair_id: str
+    reason: str
+
+
+def left_out_rows(runs: Sequence[RunRecord]) -> list[LeftOutRow]:
+    """The left-out pairs of every minimal-pair suite run (once per suite), by suite and line."""
+    rows: dict[str, list[LeftOutRow]] = {}
+    for run in runs:
+        found = left_out(run.suite.meta.extra) if pair_file(run) else None
+        if found is None or run.suite_name in rows:
+            continue
+        rows[run.suite_name] = [
+            LeftOutRow(found.dataset, run.suite_name, int(pair["line"]), pair_id,
+                       str(pair["reason"]))
+            for pair, pair_id in zip(found.skipped, found.ids(), strict=True)]
+    return [row for suite in sorted(rows) for row in rows[suite]]
 
 
 def pairs_summary_markdown(runs: Sequence[RunRecord],
@@ -245,14 +291,14 @@ def pairs_summary_markdown(runs: Sequence[RunRecord],
                                    for dataset in DATASETS.values())))
 
 
-def dataset_summary_markdown(runs: Sequence[RunRecord], dataset: DataSet = BLIMP,
+def dataset_summary_markdown(runs: Sequence[RunRecord], dataset: DataSet,
                              unreadable: Sequence[UnreadableRun] = ()) -> str:
     """One data set's section of summary.md ('' when none of ``runs`` is of it); means that
     lack runs that could not be read say so."""
     results = PairResults.of(runs, dataset)
     if not results.models:
         return ""
-    paper = paper_figures(dataset.name)
+    paper = paper_figures(dataset)
     notes = [
         f"{dataset.title} accuracy: the share of scorable pairs whose good sentence has the lower "
         "total surprisal (prediction 0, `(*;%good%) < (*;%bad%)`: the sum of the sentence's "
@@ -262,6 +308,7 @@ def dataset_summary_markdown(runs: Sequence[RunRecord], dataset: DataSet = BLIMP
         "unweighted means over paradigms. `(k/n)` after a value: only k of the row's n "
         "paradigms count in it (those this model ran, or those the paper has a figure for).",
         ties_text(results),
+        left_out_text(results),
         _paper_note(dataset, paper),
         f"Where in the sentence the pairs differ and which region the models' preference comes "
         f"from: `{dataset.name}_regions.png` and `{dataset.name}_regions.csv` beside this file.",
@@ -276,18 +323,7 @@ def dataset_summary_markdown(runs: Sequence[RunRecord], dataset: DataSet = BLIMP
 
 
 def _paper_note(dataset: DataSet, paper: PaperFigures | None) -> str:
-    if dataset is BLIMP:
-        return ("Warstadt et al. (2020) columns: the per-paradigm accuracies of the BLiMP "
-                "repository's corrected results (models_summary.jsonl; TACL 2020, "
-                "https://doi.org/10.1162/tacl_a_00321) and human agreement, averaged over the same "
-                "paradigms as ours (compare them with our columns, not with item accuracy; "
-                "docs/blimp.md says exactly what is compared).")
     if paper is not None:
-        return (f"{paper.citation} columns: the paper's per-case accuracies (its Tables 1-3: "
-                "LSTM language models trained on one language or on all five, mBERT, and English "
-                "BERT as the paper quotes Goldberg 2019), whole-sentence comparisons as ours, "
-                "averaged over the same paradigms; the paper pooled the inanimate cases with the "
-                "animate ones and printed a dash where mBERT lacked the verbs, so those have no "
-                "figure (docs/multilingual.md).")
-    return (f"The paper's figures are not held here: see {CITED[dataset.name]} "
+        return dataset.paper_note
+    return (f"The paper's figures are not held here: see {dataset.cited}, {dataset.paper_url} "
             "(docs/multilingual.md).")

@@ -23,13 +23,13 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display, and safe in threads and on servers
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from scipy.stats import sem  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from scipy.stats import sem
 
-from syntaxgym_helm.report.intervals import suite_estimate  # noqa: E402
-from syntaxgym_helm.report.runs import RunRecord  # noqa: E402
-from syntaxgym_helm.report.summary import RunAccuracy  # noqa: E402
+from syntaxgym_helm.report.intervals import suite_estimate
+from syntaxgym_helm.report.runs import RunRecord
+from syntaxgym_helm.report.summary import RunAccuracy
 
 MAX_PANELS_PER_ROW = 3
 DODGE = 0.06  # horizontal offset between conditions, so their error bars do not hide each other
@@ -91,7 +91,7 @@ def plot_suite(runs: Sequence[RunRecord], path: Path) -> Path:
                     "95% Wilson interval", fontsize=13)
     figure.tight_layout()
     # tight_layout leaves a placeholder layout engine, for which savefig would draw the whole
-    # figure once more before drawing it (a third of a plot's time) to lay out nothing.
+    # figure once more before drawing it, only to lay out nothing.
     figure.set_layout_engine(None)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)

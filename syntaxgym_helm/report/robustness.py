@@ -60,7 +60,7 @@ def _key(run: RunRecord) -> tuple[str, str, str, str]:
 
 
 def _outcomes(run: RunRecord) -> dict[int, float]:
-    return {score.item_number: float(score.passed) for score in run.scores if score.scorable}
+    return {score.item_number: float(bool(score.passed)) for score in run.scores if score.scorable}
 
 
 def pairings(runs: Sequence[RunRecord]) -> list[Pairing]:
@@ -144,7 +144,7 @@ def robustness_tables(runs: Sequence[RunRecord], unreadable: Sequence[Unreadable
                      if suite == ALL_SUITES else "" for context in contexts]
             body.append((suite, (fmt(baselines[model, suite]),
                                  *((_cell(r) if r else "–") + mark
-                                   for r, mark in zip(present, marks)))))
+                                   for r, mark in zip(present, marks, strict=True)))))
         tables.append((model, Table("suite", tuple(columns), tuple(body))))
     return tables
 

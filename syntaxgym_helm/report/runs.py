@@ -38,6 +38,7 @@ from syntaxgym_helm.harness.scored_items import (
 )
 from syntaxgym_helm.harness.run_spec import suite_group_name
 from syntaxgym_helm.core.context import ContextSpec, spec_from_args
+from syntaxgym_helm.core.run_options import RunOptions, options_from
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
 from syntaxgym_helm.core.suite import Suite
 from syntaxgym_helm.report.heap import collection_paused
@@ -167,20 +168,21 @@ def load_run(run_dir: Path, rescore: bool = False) -> RunRecord:
                   "run again from scenario_state.json", file=sys.stderr)
     from helm.benchmark.adaptation.scenario_state import ScenarioState
 
-    first_token = _metric_arg(spec, "first_token", "error")
-    ties = _metric_arg(spec, "ties", "fail")
+    options = _metric_options(spec)
     data = _read_json(run_dir / "scenario_state.json")
     # check_types=False: HELM's dataclasses use forward references dacite cannot resolve.
     state = dacite.from_dict(ScenarioState, data, config=dacite.Config(check_types=False))
     by_instance: dict[str, list[Any]] = {}
     for request_state in state.request_states:
+        if request_state.instance.id is None:  # HELM's adapter numbers every instance
+            raise RunsError(f"{run_dir}: an instance of scenario_state.json has no id")
         by_instance.setdefault(request_state.instance.id, []).append(request_state)
     if not by_instance:
         raise RunsError(f"{run_dir} has no request states")
     scored = []
     for instance_id, states in by_instance.items():
         states.sort(key=lambda s: s.reference_index)
-        scored.append((evaluate_request_states(states, first_token=first_token, ties=ties),
+        scored.append((evaluate_request_states(states, options),
                        instance_id, read_item_payload(states[0].instance.extra_data[ITEM_KEY])))
     scored.sort(key=lambda entry: entry[0].item_number)
     suite = _merge_items([one_item for _, _, one_item in scored], source=str(run_dir))
@@ -195,7 +197,7 @@ def load_run(run_dir: Path, rescore: bool = False) -> RunRecord:
         scores=tuple(score for score, _, _ in scored),
         instance_ids=tuple(instance_id for _, instance_id, _ in scored),
         prefix=state.adapter_spec.global_prefix,
-        first_token=first_token,
+        first_token=options.first_token,
         context=spec_from_args(spec["scenario_spec"]["args"]),
     )
 
@@ -234,11 +236,12 @@ def _read_json(path: Path) -> Any:
                         "a disk filled up, or a copy was cut short") from None
 
 
-def _metric_arg(spec: dict[str, Any], name: str, default: str) -> str:
+def _metric_options(spec: dict[str, Any]) -> RunOptions:
+    """The run options the run's metric arguments record (defaults for those not recorded)."""
     for metric in spec.get("metric_specs", []):
         if metric["class_name"].endswith("SyntaxGymMetric"):
-            return str(metric.get("args", {}).get(name, default))
-    return default
+            return options_from(metric.get("args", {}), where="run_spec.json: ")
+    return RunOptions()
 
 
 def _merge_items(one_item_suites: Sequence[dict[str, Any]], source: str) -> Suite:

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from functools import partial
+from typing import Callable, Mapping, Sequence
 
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES
 from syntaxgym_helm.harness.stats import (
     ACCURACY,
     FIRST_PREDICTION_ACCURACY,
+    TIE,
     UNSCORABLE,
     item_stat_values,
 )
@@ -141,8 +143,9 @@ class _Column:
             text = fmt(_paper_mean(self, suites))
             counted = [s for s in suites if self.paper and self.paper(s) is not None]
         else:
-            counted = [s for s in suites if self.outcomes(s) is not None]
-            text = mean_estimate([self.outcomes(s) for s in counted]).text()  # type: ignore[misc]
+            found = {s: o for s in suites if (o := self.outcomes(s)) is not None}
+            counted = list(found)
+            text = mean_estimate(list(found.values())).text()
         return text + fewer_mark(len(counted), sum(1 for s in suites if s in self.unreadable),
                                  "suites")
 
@@ -158,15 +161,17 @@ def accuracy_table(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun
     for label, accuracies in by_label.items():
         model = next(run.model for run in runs if run.name == label)
         lost = missing.get(model, frozenset()) - set(accuracies)
-        columns.append(_Column(label, outcomes=lambda s, a=accuracies:
-                               _outcomes(a, s, "accuracy"), unreadable=lost))
+        columns.append(_Column(label, outcomes=partial(_outcomes, accuracies, measure="accuracy"),
+                               unreadable=lost))
         paper = paper_model(model)
         if paper:
-            columns.append(_Column(f"{label} (first pred.)", outcomes=lambda s, a=accuracies:
-                                   _outcomes(a, s, "first_prediction"), unreadable=lost))
+            columns.append(_Column(
+                f"{label} (first pred.)",
+                outcomes=partial(_outcomes, accuracies, measure="first_prediction"),
+                unreadable=lost))
             columns.append(_Column(f"{SHORT_CITATION} {paper}",
-                                   paper=lambda s, a=accuracies, p=paper:
-                                   paper_accuracy(p, s) if s in a else None, unreadable=lost))
+                                   paper=partial(_paper_where_run, accuracies, paper),
+                                   unreadable=lost))
     suites = suite_order({run.suite_name for run in runs}
                          | {s for column in columns for s in column.unreadable})
     sg_suites = [s for s in suites if suite_circuit(s)]
@@ -203,6 +208,11 @@ def missing_suites(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun
             for model in {run.model for run in runs}}
 
 
+def _paper_where_run(accuracies: dict[str, RunAccuracy], paper: str, suite: str) -> float | None:
+    """The paper's accuracy of model ``paper`` on ``suite``, where our model ran it."""
+    return paper_accuracy(paper, suite) if suite in accuracies else None
+
+
 def _outcomes(accuracies: dict[str, RunAccuracy], suite: str, measure: str
               ) -> tuple[float, ...] | None:
     accuracy = accuracies.get(suite)
@@ -235,6 +245,35 @@ def coverage_table(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun
     return Table("items scored", tuple(labels),
                  tuple((s, tuple(cells.get((s, label), "–") for label in labels))
                        for s in suites))
+
+
+def tie_count(run: RunRecord) -> int:
+    """How many of a run's items met a tie (the metric's ``syntaxgym_tie`` stat)."""
+    return sum(item_stat_values(score).get(TIE, 0.0) == 1.0 for score in run.scores)
+
+
+def ties_line(ties: Mapping[str, Mapping[str, int]], scored: Mapping[str, int], what: str,
+              why: str) -> str:
+    """``Ties (why): model: n of m scored <what> (suite k, ...); ...``: per model (``ties``: its
+    tie count per suite; ``scored``: its scored items), how many ties and where."""
+    parts = []
+    for model, by_suite in ties.items():
+        where = ", ".join(f"{key} {count}" for key, count in sorted(by_suite.items()) if count)
+        parts.append(f"{model}: {sum(by_suite.values())} of {scored[model]} scored {what}"
+                     + (f" ({where})" if where else ""))
+    return f"Ties ({why}): " + "; ".join(parts) + "."
+
+
+def ties_markdown(runs: Sequence[RunRecord]) -> str:
+    """The suites' tie counts per model, as the minimal-pair sections give theirs."""
+    ties: dict[str, dict[str, int]] = {}
+    scored: dict[str, int] = {}
+    for run in runs:
+        ties.setdefault(run.name, {})[run.suite_name] = tie_count(run)
+        scored[run.name] = scored.get(run.name, 0) + RunAccuracy.of(run).scorable
+    return ties_line(ties, scored, "items", (
+        "a prediction compared two exactly equal values: scored as a failure unless the run "
+        "says `ties=pass`; the HELM stat `syntaxgym_tie`"))
 
 
 def unreadable_markdown(unreadable: Sequence[UnreadableRun]) -> str:
@@ -275,5 +314,6 @@ def summary_markdown(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableR
         unreadable_markdown(unreadable),
         accuracy_table(runs, unreadable).markdown() + "\n\n" + INTERVALS_NOTE,
         coverage_table(runs, unreadable).markdown(),
+        ties_markdown(runs) if runs else "",
         *notes,
     ] if part) + "\n"

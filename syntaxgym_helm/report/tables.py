@@ -76,7 +76,7 @@ def prediction_rows(run: RunRecord) -> list[PredictionRow]:
 def region_rows(run: RunRecord) -> Iterator[RegionRow]:
     """The rows one at a time (a BLiMP paradigm has 10,000: :func:`write_csv` writes each as it
     comes)."""
-    for item, score in zip(run.suite.items, run.scores):
+    for item, score in zip(run.suite.items, run.scores, strict=False):
         values = {condition.condition_name: condition for condition in score.conditions}
         for condition in item.conditions:
             scored = values.get(condition.condition_name)

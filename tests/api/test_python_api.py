@@ -231,3 +231,43 @@ def test_importing_the_package_loads_neither_helm_nor_the_api() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True)
     assert done.stdout.splitlines() == ["[]", "syntaxgym_helm.api.evaluate"]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"max_items": 2.5}, TypeError, r"max_items=2.5 \(float\) is not a whole number or None"),
+    ({"max_items": "3"}, TypeError, r"max_items='3' \(str\) is not a whole number or None"),
+    ({"max_items": True}, TypeError, r"max_items=True \(bool\) is not a whole number"),
+    ({"num_threads": 0}, ValueError, "num_threads=0 is too small: it takes 1 or more"),
+    ({"context_sentences": "3"}, TypeError, r"context_sentences='3' \(str\) is not a whole"),
+    ({"ties": "maybe"}, ValueError, "ties='maybe' is not one of fail, pass"),
+    ({"tie": "pass"}, TypeError, "unexpected keyword argument tie; the run options are: "
+                                 "suites_dir, prefix, first_token, ties, context"),
+    ({"options": {"ties": "pass"}}, TypeError, "is not a RunOptions"),
+])
+def test_arguments_of_the_wrong_type_or_name_are_refused_before_anything_runs(
+        kwargs, error, message) -> None:
+    from syntaxgym_helm import evaluate
+
+    with pytest.raises(error, match=message):
+        evaluate(SUITE, model="nobody/none", **kwargs)
+
+
+@pytest.mark.slow
+def test_the_tie_policy_reaches_the_scoring_from_the_api() -> None:
+    """Two identical sentences tie: ``ties=fail`` (the default) fails the item, ``ties=pass``
+    (also given as a RunOptions) passes it, and both count the tie."""
+    from syntaxgym_helm import RunOptions, evaluate
+    from syntaxgym_helm.core.suite import parse_suite
+
+    _needs_smollm2()
+    suite = parse_suite({
+        "meta": {"name": "tied", "metric": "sum"}, "region_meta": {"1": "sentence"},
+        "predictions": [{"type": "formula", "formula": "(1;%a%) < (1;%b%)"}],
+        "items": [{"item_number": 1, "conditions": [
+            {"condition_name": name,
+             "regions": [{"region_number": 1, "content": "The keys are here."}]}
+            for name in ("a", "b")]}]})
+    failed = evaluate(suite, model=MODEL)
+    passed = evaluate(suite, model=MODEL, options=RunOptions(ties="pass"))
+    assert [item.passed for item in failed.items] == [False]
+    assert [item.passed for item in passed.items] == [True]

@@ -265,9 +265,10 @@ def run_item(client, instance, prefix: str) -> list[Any]:
 def score(states: list[Any], first_token: str = "error"):
     from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM import order)
 
+    from syntaxgym_helm.core.run_options import RunOptions
     from syntaxgym_helm.harness.metric import evaluate_request_states
 
-    return evaluate_request_states(states, first_token)
+    return evaluate_request_states(states, RunOptions(first_token=first_token))
 
 
 def tokens_of(states: list[Any]) -> list[list[tuple[str, float]]]:

@@ -18,33 +18,49 @@ from typing import Any, Iterator
 import pytest
 
 from fixtures import BLIMP_EXCERPTS_DIR, FULL_BLIMP_DIR
-from syntaxgym_helm.core.blimp.convert import (
+from syntaxgym_helm.core.minimal_pairs import catalogue
+from syntaxgym_helm.core.minimal_pairs.blimp import BLIMP as BLIMP_DATASET
+from syntaxgym_helm.core.minimal_pairs.blimp import (
+    BLIMP_COMMIT,
     ONE_PREFIX,
+    PARADIGMS,
     TWO_PREFIX,
-    WHOLE_SENTENCE,
-    BlimpConversion,
     BlimpError,
-    convert_file,
-    convert_lines,
-)
-from syntaxgym_helm.core.blimp.fetch import BLIMP_DIR_ENV, resolve_blimp_suite
-from syntaxgym_helm.core.blimp.paper import (
-    PAPER_COLUMNS,
     blimp_groups,
+    paradigm_of_suite,
+)
+from syntaxgym_helm.core.minimal_pairs.blimp_cut import REGION_NAMES, split_pair
+from syntaxgym_helm.core.minimal_pairs.blimp_paper import (
+    PAPER_COLUMNS,
     paper_means,
     paper_paradigms,
 )
-from syntaxgym_helm.core.blimp.regions import REGION_NAMES, split_pair
-from syntaxgym_helm.core.blimp.sources import (
-    BLIMP_COMMIT,
-    PARADIGMS,
-    paradigm_of_suite,
-)
+from syntaxgym_helm.core.minimal_pairs.convert import WHOLE_SENTENCE, convert_data
+from syntaxgym_helm.core.minimal_pairs.convert import Conversion as BlimpConversion
+from syntaxgym_helm.core.minimal_pairs.fetch import resolve_named
 from syntaxgym_helm.core.suite import load_suite, parse_suite
 from syntaxgym_helm.core.validation import check_suite
 
 FIXTURES = BLIMP_EXCERPTS_DIR
 BLIMP = FULL_BLIMP_DIR
+BLIMP_DIR_ENV = BLIMP_DATASET.env_var
+
+
+def convert_file(path: Path) -> BlimpConversion:
+    """A BLiMP file converted, as ``syntaxgym-helm convert blimp PATH`` does."""
+    return catalogue.convert_file(BLIMP_DATASET, path)
+
+
+def convert_lines(lines: list[str], uid: str, source: str) -> BlimpConversion:
+    """The lines of a file ``<uid>.jsonl`` converted (``source`` names it in messages)."""
+    data = "".join(f"{line}\n" for line in lines).encode("utf-8")
+    return convert_data(BLIMP_DATASET, BLIMP_DATASET.describe(f"{uid}.jsonl"), data, source)
+
+
+def resolve_blimp_suite(name: str, cache_dir: Path, data_dir: Path | None = None,
+                        url: str | None = None) -> Path:
+    """The converted suite ``name``, fetched as ``suite=blimp_<UID>`` fetches it."""
+    return resolve_named(BLIMP_DATASET, name, cache_dir, data_dir, url)
 
 
 def regions(conversion: BlimpConversion, index: int, condition: str) -> tuple[str, ...]:
@@ -337,14 +353,14 @@ def test_an_unknown_name_suggests_close_ones(tmp_path: Path) -> None:
 def served_blimp(tmp_path: Path) -> Iterator[str]:
     """A real HTTP server on loopback serving two of the BLiMP files."""
     root = tmp_path / "www"
-    root.mkdir()
+    (root / "data").mkdir(parents=True)
     for uid in ("causative", "wh_island"):
-        shutil.copy(BLIMP / "data" / f"{uid}.jsonl", root)
+        shutil.copy(BLIMP / "data" / f"{uid}.jsonl", root / "data")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}" + "/{uid}.jsonl"
+    yield f"http://127.0.0.1:{server.server_address[1]}" + "/{path}"
     server.shutdown()
 
 
@@ -356,9 +372,9 @@ def test_download_is_checked_and_cached(tmp_path: Path, served_blimp: str,
     assert load_suite(path).name == "blimp_causative"
     assert (cache / "blimp" / "causative.jsonl").read_bytes() == (
         BLIMP / "data" / "causative.jsonl").read_bytes()
-    (tmp_path / "www" / "causative.jsonl").write_text("changed\n")  # the cache is used now
+    (tmp_path / "www" / "data" / "causative.jsonl").write_text("changed\n")  # the cache is used now
     assert load_suite(resolve_blimp_suite("blimp_causative", cache, url=served_blimp))
-    (tmp_path / "www" / "wh_island.jsonl").write_text("{}\n")
+    (tmp_path / "www" / "data" / "wh_island.jsonl").write_text("{}\n")
     with pytest.raises(BlimpError, match="does not match its recorded SHA-256"):
         resolve_blimp_suite("blimp_wh_island", cache, url=served_blimp)
     assert not (cache / "blimp" / "wh_island.jsonl").exists()

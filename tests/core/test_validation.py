@@ -497,11 +497,11 @@ def random_suite_like(rng: random.Random) -> Any:
 
     def condition(name: str) -> Any:
         return {"condition_name": maybe(lambda: name),
-                "regions": maybe(lambda: [maybe(lambda: region_(n)) for n in (1, 2, 3)])}
+                "regions": maybe(lambda: [maybe(lambda n=n: region_(n)) for n in (1, 2, 3)])}
 
     def item(number: int) -> Any:
         return {"item_number": maybe(lambda: number),
-                "conditions": maybe(lambda: [maybe(lambda: condition(c)) for c in "abc"])}
+                "conditions": maybe(lambda: [maybe(lambda c=c: condition(c)) for c in "abc"])}
 
     def prediction() -> Any:
         text = rng.choice(["(1;%a%) < (1;%b%)", "[(2;%a%) > (2;%c%)] & (*;%b%) < 0",
@@ -516,7 +516,7 @@ def random_suite_like(rng: random.Random) -> Any:
                                "metric": maybe(lambda: rng.choice(["sum", "all", ["min"]]))}),
         "region_meta": maybe(lambda: {"1": "r1", "2": "r2", "3": "r3"}),
         "predictions": maybe(lambda: [maybe(prediction) for _ in range(rng.randint(1, 2))]),
-        "items": maybe(lambda: [maybe(lambda: item(n)) for n in range(1, rng.randint(2, 4))]),
+        "items": maybe(lambda: [maybe(lambda n=n: item(n)) for n in range(1, rng.randint(2, 4))]),
     }
     return {key: value for key, value in suite.items() if rng.random() >= bad}
 
@@ -595,10 +595,10 @@ def test_fuzz_random_input_raises_only_suite_errors(tmp_path: Path) -> None:
         expect_suite_error_only(data, f"random suite-like JSON {case}")
         valid += check_suite(data).ok
     path = tmp_path / "fuzz.json"
-    for case in range(200):
+    for _ in range(200):
         path.write_bytes(bytes(rng.randrange(256) for _ in range(rng.randint(0, 200))))
         expect_file_suite_error_only(path)
-    for case in range(3000):
+    for _ in range(3000):
         text = random_formula(rng)
         try:
             parse_formula(text)
@@ -620,7 +620,7 @@ def test_fuzz_mutated_real_suites_raise_only_suite_errors(real_suites: list[str]
         mutate(data, rng)
         expect_suite_error_only(data, f"mutated real suite {case}")
     path = tmp_path / "fuzz.json"
-    for case in range(200):
+    for _ in range(200):
         text = bytearray(rng.choice(real_suites).encode())
         for _ in range(rng.randint(1, 5)):
             text[rng.randrange(len(text))] = rng.randrange(256)

@@ -192,7 +192,7 @@ def test_region_values_match_hand_sums_and_first_token_is_real(helm_output: Path
     by_instance: dict[str, list] = {}
     for request_state in state.request_states:
         by_instance.setdefault(request_state.instance.id, []).append(request_state)
-    for instance_id, states in by_instance.items():
+    for states in by_instance.values():
         score = evaluate_request_states(states)
         hand = hand_scores["number_prep"][score.item_number][0]
         for condition, regions in score.region_values().items():

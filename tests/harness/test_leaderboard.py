@@ -243,7 +243,7 @@ def test_config_and_show_say_what_to_run_first(tmp_path: Path,
 
 
 def test_blimp_groups_overall_by_field_and_phenomenon_with_whole_sentence_accuracy() -> None:
-    from syntaxgym_helm.core.blimp.paper import blimp_groups
+    from syntaxgym_helm.core.minimal_pairs.blimp import blimp_groups
     from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY
 
     groups = {group["name"]: group for group in schema(registry_suites())["run_groups"]}

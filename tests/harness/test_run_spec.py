@@ -147,3 +147,62 @@ def test_ties_pass_is_named_and_handed_to_the_metric_and_fail_leaves_the_spec_as
     assert lenient.metric_specs[0].args["ties"] == "pass"
     with pytest.raises(RunSpecError, match="ties='half' is not one of fail, pass"):
         get_syntaxgym_spec(suite="clams_en_simple_agrmt", ties="half")
+
+
+def _changed_value(field, tmp_path) -> str:
+    """A value other than the default for each run option, as a run entry writes it."""
+    from typing import get_type_hints
+
+    from syntaxgym_helm.core.options import choices_of
+    from syntaxgym_helm.core.run_options import RunOptions
+
+    special = {"context": "unrelated", "prefix": "<s>", "suites_dir": str(tmp_path)}
+    if field.name in special:
+        return special[field.name]
+    annotation = get_type_hints(RunOptions)[field.name]
+    choices = [c for c in choices_of(annotation) if c != field.default]
+    if choices:
+        return str(choices[-1])
+    if annotation is bool:
+        return str(not field.default).lower()
+    if annotation in (int, float):
+        return str(field.default + 1)
+    return "x"
+
+
+def test_every_run_option_reaches_the_scenario_the_metric_the_api_and_the_cli(tmp_path) -> None:
+    """Each field of RunOptions, set from a run entry's string, comes back whole from what the
+    run spec records (as HELM builds the scenario and the metric from it), from the Python API's
+    keywords and from the command line's flags."""
+    import argparse
+    import dataclasses
+
+    from helm.common.object_spec import create_object
+
+    from syntaxgym_helm.api.evaluate import api_options
+    from syntaxgym_helm.cli.run_options import add_run_option_arguments, flag, run_options_from
+    from syntaxgym_helm.core.run_options import RunOptions, options_from
+
+    parser = argparse.ArgumentParser()
+    add_run_option_arguments(parser)
+    for field in dataclasses.fields(RunOptions):
+        text = _changed_value(field, tmp_path)
+        # The context's count and seed are recorded with a context only.
+        given = ({"context": "unrelated"} if field.metadata.get("group") == "context" else {})
+        given[field.name] = text
+        expected = options_from(given)
+        assert getattr(expected, field.name) != field.default, field.name
+        spec = get_syntaxgym_spec(suite="number_prep", **given)
+        scenario = create_object(spec.scenario_spec)
+        metric = create_object(spec.metric_specs[0])
+        value = getattr(expected, field.name)
+        # Recorded by the scenario's arguments or the metric's (or both), and read back there.
+        readers = [made for made, args in ((scenario, spec.scenario_spec.args),
+                                           (metric, spec.metric_specs[0].args))
+                   if field.name in args]
+        assert readers, f"{field.name} is recorded nowhere"
+        assert all(getattr(made.options, field.name) == value for made in readers), field.name
+        typed = {name: getattr(expected, name) for name in given}
+        assert api_options(None, typed) == expected
+        flags = [part for name, value in given.items() for part in (flag(name), value)]
+        assert run_options_from(parser.parse_args(flags)) == expected

@@ -18,9 +18,8 @@ import pytest
 from PIL import Image
 
 from syntaxgym_helm.cli.main import main
-from syntaxgym_helm.core.blimp.convert import BLIMP
-from syntaxgym_helm.core.blimp.paper import PAPER_COLUMNS, paper_means, paper_paradigms
-from syntaxgym_helm.core.blimp.sources import PARADIGMS
+from syntaxgym_helm.core.minimal_pairs.blimp import BLIMP, PARADIGMS
+from syntaxgym_helm.core.minimal_pairs.blimp_paper import PAPER_COLUMNS, paper_means, paper_paradigms
 from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY
 from syntaxgym_helm.harness.stats import prediction_accuracy_name
 from syntaxgym_helm.report.pairs_plots import _heat_value, _layout
@@ -69,8 +68,8 @@ def test_the_fixture_is_what_the_tests_expect(runs: list[RunRecord]) -> None:
 
 def test_paradigm_accuracy_is_helms_first_prediction_stat_with_the_paper_beside_it(
         runs: list[RunRecord]) -> None:
-    text = blimp_summary_markdown(runs)
-    models = list(BlimpResults.of(runs).models)
+    text = blimp_summary_markdown(runs, BLIMP)
+    models = list(BlimpResults.of(runs, BLIMP).models)
     for uid in UIDS:
         cells = _row_cells(text, uid)
         assert cells[0] == PARADIGMS[uid].phenomenon and cells[1] == "4/4"
@@ -85,10 +84,10 @@ def test_paradigm_accuracy_is_helms_first_prediction_stat_with_the_paper_beside_
 
 def test_phenomena_and_overall_are_unweighted_means_over_paradigms(
         runs: list[RunRecord]) -> None:
-    text = blimp_summary_markdown(runs)
+    text = blimp_summary_markdown(runs, BLIMP)
     smollm = {run.suite_name.removeprefix("blimp_"): _stat(run, FIRST_PREDICTION_ACCURACY)
               for run in runs if run.model == SMOLLM}
-    models = list(BlimpResults.of(runs).models)
+    models = list(BlimpResults.of(runs, BLIMP).models)
     cells = _row_cells(text, "**overall**")
     assert cells[0] == "5/67"
     assert cells[1 + models.index(SMOLLM)].startswith(f"{sum(smollm.values()) / 5:.3f} [")

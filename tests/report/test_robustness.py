@@ -26,9 +26,10 @@ from syntaxgym_helm.report.runs import RunRecord, assign_labels
 
 UNRELATED = ContextSpec("unrelated", 3, 0)
 ACCEPTABLE = ContextSpec("acceptable", 3, 0)
+NO_CONTEXT = ContextSpec()
 
 
-def _run(suite_name: str, passed: list[bool | None], context: ContextSpec = ContextSpec(),
+def _run(suite_name: str, passed: list[bool | None], context: ContextSpec = NO_CONTEXT,
          model: str = "org/model") -> RunRecord:
     """A run whose items pass, fail or (None) could not be scored."""
     suite = load_suite(HU2020 / f"{suite_name}.json")

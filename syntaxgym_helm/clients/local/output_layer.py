@@ -3,6 +3,8 @@ hidden states, never holding a whole vocabulary of logits per position (:class:`
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 
 from syntaxgym_helm.clients.local import cpu_kernels
@@ -46,7 +48,7 @@ class OutputLayer:
 
     @property
     def weight(self) -> torch.Tensor:
-        return self.head.weight
+        return cast(torch.Tensor, self.head.weight)  # a Tensor: checked in __init__
 
     @property
     def bias(self) -> torch.Tensor | None:

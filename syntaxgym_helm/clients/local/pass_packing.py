@@ -86,7 +86,7 @@ def plan_outputs(rows: Sequence[PackedRow], computed: Sequence[PackedRow], lengt
             if encoded[sequence].boundaries:
                 refs = refs + refs
                 targets += [BOUNDARY] * len(targets)
-            for (is_new, where), target in zip(refs, targets):
+            for (is_new, where), target in zip(refs, targets, strict=False):
                 if is_new:
                     key = batch_of[id(row)] * length + where
                     plan.new_at.append(plan.count)

@@ -7,10 +7,9 @@ Why: a pass's matrix products keep every core busy, but the rest of a pass does 
 (planning, packing, the store, the results) runs on one core, and its many small tensor
 operations (norms, rotary embeddings, activations, copies, the attention of a few rows) gain
 little from a second thread. Two workers of one thread each keep both cores of a 2-core machine
-busy through those parts, at the cost of a second pass's activations in memory. On 2 cores of an
-Intel Xeon, the engine alone scored 4 BLiMP paradigms in 43.2 and 46.4 s this way against 51.2
-and 57.1 s with one worker of two threads, measured alternately; inside ``helm-run`` the gain was
-smaller (docs/scaling.md, BENCHMARKS.md), so one worker stays the default.
+busy through those parts, at the cost of a second pass's activations in memory. The engine alone
+gains from it; inside ``helm-run`` the gain is smaller (docs/scaling.md, BENCHMARKS.md), so one
+worker stays the default.
 
 The stretches are contiguous in lexicographic order, so the prompts that share a prefix go to the
 same worker and the prefix is computed once (only where two stretches meet is a prefix computed
@@ -43,7 +42,7 @@ def stretches(encoded: Sequence[EncodedPrompt], count: int) -> list[list[int]]:
     for i in order:
         ids = encoded[i].ids
         shared = 0
-        for a, b in zip(ids, previous):
+        for a, b in zip(ids, previous, strict=False):
             if a != b:
                 break
             shared += 1
@@ -52,7 +51,7 @@ def stretches(encoded: Sequence[EncodedPrompt], count: int) -> list[list[int]]:
     total = sum(work)
     cuts: list[list[int]] = [[] for _ in range(max(1, count))]
     done = 0
-    for i, w in zip(order, work):
+    for i, w in zip(order, work, strict=False):
         # The stretch this prompt's work starts in, so each holds about total / count.
         part = min(len(cuts) - 1, done * len(cuts) // max(total, 1))
         cuts[part].append(i)
@@ -99,7 +98,7 @@ class PassWorkers:
             try:
                 computed = self.passes[worker].run([encoded[i] for i in indices],
                                                    self.stores[worker], limits, onednn, answered)
-                for i, logprobs in zip(indices, computed):
+                for i, logprobs in zip(indices, computed, strict=True):
                     results[i] = logprobs
             except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below
                 failures.append(exc)

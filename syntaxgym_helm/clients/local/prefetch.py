@@ -102,7 +102,7 @@ def _is_syntaxgym_client_class(class_name: str) -> bool:
 
         cls = get_class_by_name(class_name)
         return isinstance(cls, type) and issubclass(cls, SyntaxGymClient)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a class that does not load is not ours: HELM reports it
         return False
 
 
@@ -133,7 +133,7 @@ def syntaxgym_clients(executor: Any, scenario_state: Any) -> dict[str, tuple[Any
                     found[name] = (client, requests)
     except HelmCompatibilityError:
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - an optimisation: warned, and the run goes on
         hwarn(f"syntaxgym prefetch: could not find the run's SyntaxGymClients "
               f"({type(exc).__name__}: {exc}); their requests are computed as HELM sends them")
     return found
@@ -149,7 +149,7 @@ def prefetch_requests(clients: dict[str, tuple[Any, list]]) -> int:
             continue
         try:
             queued += client.prefetch(requests)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - an optimisation: warned, and the run goes on
             hwarn(f"syntaxgym prefetch: could not prefetch the requests of {name} "
                   f"({type(exc).__name__}: {exc}); they are computed as HELM sends them")
     return queued
@@ -162,7 +162,7 @@ def flush(clients: dict[str, tuple[Any, list]]) -> None:
     for name, (client, _) in clients.items():
         try:
             client.flush()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - warned; the answers stand
             hwarn(f"syntaxgym prefetch: could not commit the request cache of {name} "
                   f"({type(exc).__name__}: {exc})")
 

@@ -72,7 +72,7 @@ class PrefixStore:
         if slots is None:
             return cache
         slots = slots.to(self.device)
-        for layer, (keys, values) in enumerate(zip(self.keys, self.values)):
+        for layer, (keys, values) in enumerate(zip(self.keys, self.values, strict=True)):
             cache.update(keys[slots].transpose(1, 2), values[slots].transpose(1, 2), layer)
         return cache
 
@@ -85,7 +85,7 @@ class PrefixStore:
         slot, fresh = self.index.insert(ROOT, token, 0)
         if slot is None or not fresh:
             return
-        for mine, theirs in zip(self.keys + self.values, other.keys + other.values):
+        for mine, theirs in zip(self.keys + self.values, other.keys + other.values, strict=True):
             mine[slot] = theirs[source]
         self.hidden[slot] = other.hidden[source]
         self.normaliser[slot] = other.normaliser[source]
@@ -102,15 +102,16 @@ class PrefixStore:
         fresh = insert_rows(self.index, rows)
         if not fresh:
             return
-        fill_slots, fill_rows, fill_positions = zip(*fresh)
+        fill_slots, fill_rows, fill_positions = zip(*fresh, strict=True)
         fill_outputs = [output_rows[b * length + i] for _, b, i in fresh]
         device = self.device
         slots = torch.tensor(fill_slots, device=device)
         batch = torch.tensor(fill_rows, device=device)
         position = torch.tensor(fill_positions, device=device)
-        for layer, keys, values in zip(kv.layers, self.keys, self.values):
-            keys[slots] = layer.keys[batch, :, past_length + position, :]
-            values[slots] = layer.values[batch, :, past_length + position, :]
+        for layer, keys, values in zip(kv.layers, self.keys, self.values, strict=True):
+            layer_keys, layer_values = layer_tensors(layer)
+            keys[slots] = layer_keys[batch, :, past_length + position, :]
+            values[slots] = layer_values[batch, :, past_length + position, :]
         self.hidden[slots] = hidden[batch, position]
         assert normaliser is not None
         outputs = torch.tensor(fill_outputs, device=device)
@@ -138,6 +139,12 @@ def cache_keyword(model: torch.nn.Module) -> str:
             return name
     raise ValueError(f"{type(model).__name__}.forward takes no past keys and values "
                      "(neither `cache` nor `past_key_values`)")
+
+
+def layer_tensors(layer: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """The keys and values of one filled attention layer of a :class:`DynamicCache` (typed
+    here: transformers types a cache's layers as a union that includes layers without them)."""
+    return layer.keys, layer.values
 
 
 def returned_cache(output: Any) -> DynamicCache:

@@ -131,7 +131,7 @@ class PrefixIndex:
         return self.several_calls[slot], -self.depth[slot], self.last_used[slot]
 
     def clear(self) -> None:
-        self.__init__(self.capacity)  # type: ignore[misc]
+        self.__init__(self.capacity)  # type: ignore[misc]  # every field back to its start
 
 
 def insert_rows(index: PrefixIndex, rows: Sequence["PackedRow"]) -> list[tuple[int, int, int]]:
@@ -148,8 +148,8 @@ def insert_rows(index: PrefixIndex, rows: Sequence["PackedRow"]) -> list[tuple[i
                 continue  # the parent could not be stored
             slot, new = index.insert(parent_slot, row.tokens[i], row.depths[i])
             slot_of[i] = slot
-            if new:
-                fresh.append((slot, b, i))  # type: ignore[arg-type]
+            if new and slot is not None:  # (a newly taken slot is never None)
+                fresh.append((slot, b, i))
     return fresh
 
 

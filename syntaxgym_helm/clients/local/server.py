@@ -13,22 +13,25 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from concurrent.futures import Future
-from typing import Any, Callable, ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 def freeze_long_lived_objects() -> None:
     """Take every object that exists now out of the cyclic garbage collector's scans
     (``gc.freeze()``).
 
-    Once a model is loaded, the process holds some 400,000 objects that live until it exits (the
-    modules of torch and transformers, the model, the tokenizer). Python's full collections and,
-    above all, its finalization at exit scan them all: on 2 CPU cores a ``helm-run`` with
-    SmolLM2-135M spent 2.1 s exiting after HELM's last line, and 0.45 s with them frozen
-    (``BENCHMARKS.md``, exit phase). Objects made later are collected as before; the frozen ones
-    are garbage only at exit, when the operating system takes the memory back anyway.
+    Once a model is loaded, the process holds hundreds of thousands of objects that live until it
+    exits (the modules of torch and transformers, the model, the tokenizer). Python's full
+    collections and, above all, its finalization at exit scan them all, which made a ``helm-run``
+    take seconds to exit after HELM's last line (``BENCHMARKS.md``, exit phase). Objects made later
+    are collected as before; the frozen ones are garbage only at exit, when the operating system
+    takes the memory back anyway.
     """
     gc.freeze()
 
@@ -74,7 +77,7 @@ class ModelServer:
         self._memo: OrderedDict[str, PromptLogprobs | PromptError] = OrderedDict()
         self._waiting: set[threading.Thread] = set()
         self._callers: dict[threading.Thread, float] = {}
-        self._bar = None
+        self._bar: tqdm[Any] | None = None
         self._thread = threading.Thread(target=self._run, name="syntaxgym-local-engine",
                                         daemon=True)
         self._thread.start()
@@ -248,7 +251,7 @@ class ModelServer:
         if bar is not None and errors:
             bar.update(len(errors))
 
-    def _complete(self, results: list[tuple[str, PromptLogprobs | PromptError]]) -> None:
+    def _complete(self, results: Sequence[tuple[str, PromptLogprobs | PromptError]]) -> None:
         with self._cond:
             futures = []
             for prompt, result in results:
@@ -265,7 +268,7 @@ class ModelServer:
         if self._bar is not None:
             self._bar.update(sum(1 for _, r in results if isinstance(r, PromptLogprobs)))
 
-    def _progress_bar(self, count: int):
+    def _progress_bar(self, count: int) -> tqdm[Any] | None:
         if not self.progress:
             return None
         if self._bar is None:
@@ -274,7 +277,7 @@ class ModelServer:
             # disable=None: shown on a terminal, silent when the output goes to a file.
             self._bar = tqdm(total=0, desc="syntaxgym local engine", unit=" prompts",
                              disable=None, dynamic_ncols=True)
-        self._bar.total += count
+        self._bar.total = (self._bar.total or 0) + count
         self._bar.refresh()
         return self._bar
 

@@ -185,7 +185,7 @@ class Search:
     def _ambiguity(
         self, reach: list[set[int]], one: list[int | None], other: list[int | None]
     ) -> str:
-        k = next(k for k, (a, b) in enumerate(zip(one, other)) if a != b)
+        k = next(k for k, (a, b) in enumerate(zip(one, other, strict=False)) if a != b)
         wild = [f"{j} {self.tokens[j]!r}" for j in range(len(self.tokens)) if self._is_wildcard(j)]
         return (
             f"cannot align token {k} {self.tokens[k]!r} without guessing: it may count for "

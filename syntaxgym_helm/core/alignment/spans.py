@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence, Union
+from typing import Protocol, Sequence
 
 from syntaxgym_helm.core.suite_data import DEFAULT_SEPARATOR, join_regions
 
@@ -16,7 +16,7 @@ class _RegionObject(Protocol):
     def content(self) -> str: ...
 
 
-RegionLike = Union[tuple[int, str], _RegionObject]
+RegionLike = tuple[int, str] | _RegionObject
 """A region as a ``(region_number, content)`` pair or an object with those two attributes."""
 
 

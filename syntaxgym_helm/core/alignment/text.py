@@ -45,8 +45,8 @@ class SentenceBytes:
         self.numbers = [number for number, _ in pairs]
         self.owner_of_char = [IN_PREFIX] * len(prefix) + [IN_GAP] * len(sentence)
         for index, span in enumerate(region_spans(pairs, separator)):
-            for char in range(span.start, span.end):
-                self.owner_of_char[self.prefix_chars + char] = index
+            for offset in range(span.start, span.end):
+                self.owner_of_char[self.prefix_chars + offset] = index
 
     def skip_ws(self, pos: int) -> int:
         while pos < len(self.data) and self.data[pos] in WHITESPACE:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Union
 
 __all__ = ["SPECIAL_BYTES", "Reading", "Segment", "Wild", "readings"]
 
@@ -30,7 +29,7 @@ class Wild:
     across: bool = False
 
 
-Segment = Union[bytes, Wild]
+Segment = bytes | Wild
 
 
 @dataclass(frozen=True)

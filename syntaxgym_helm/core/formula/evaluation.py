@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Union
+from typing import SupportsFloat, SupportsIndex
 
 from syntaxgym_helm.core.errors import EvaluationError
 from syntaxgym_helm.core.formula.lexer import _quote
@@ -56,7 +56,7 @@ _COMPARATORS: dict[str, Callable[[float, float], bool]] = {
     "=": approx_equal,
 }
 
-Values = Union[Callable[[RegionRef], float], Mapping[RegionRef, float]]
+Values = Callable[[RegionRef], float] | Mapping[RegionRef, float]
 
 
 class _ValueLookup:
@@ -97,15 +97,15 @@ class _ValueLookup:
 
 def _as_float(raw: object) -> float | None:
     # bool is an int, and a str may parse as a float, but neither is a region value.
-    if isinstance(raw, (bool, str, bytes)):
+    if isinstance(raw, (bool, str, bytes)) or not isinstance(raw, (SupportsFloat, SupportsIndex)):
         return None
     try:
-        return float(raw)  # type: ignore[arg-type]
+        return float(raw)
     except (TypeError, ValueError, OverflowError):
         return None
 
 
-def _apply(node: Node, arguments: list, lookup: _ValueLookup) -> float | bool:
+def _apply(node: Node, arguments: list[float], lookup: _ValueLookup) -> float | bool:
     if isinstance(node, Number):
         return node.value
     if isinstance(node, RegionRef):
@@ -117,7 +117,7 @@ def _apply(node: Node, arguments: list, lookup: _ValueLookup) -> float | bool:
     if isinstance(node, Call):
         return abs(arguments[0])
     if isinstance(node, Comparison):
-        pairs = zip(node.ops, arguments, arguments[1:])
+        pairs = zip(node.ops, arguments, arguments[1:], strict=False)
         return all([_COMPARATORS[op](a, b) for op, a, b in pairs])
     if isinstance(node, Not):
         return not arguments[0]

@@ -113,8 +113,8 @@ class Formula:
             return {}
         columns: dict[RegionRef, int] = {}
         for token in tokens:
-            if token.kind == "region":
-                columns.setdefault(token.value, token.column)  # type: ignore[arg-type]
+            if isinstance(token.value, RegionRef):  # the value of every region token
+                columns.setdefault(token.value, token.column)
         return columns
 
 

@@ -165,7 +165,8 @@ def _region_error(text: str, start: int) -> FormulaError:
         return FormulaError(message, column=pos + 1, hint=_REGION_SHAPE)
 
     pos = _skip_space(text, start + 1)
-    word = re.match(r"[^ \t\r\n\f\v()\[\];%]*", text[pos:]).group()  # type: ignore[union-attr]
+    match = re.match(r"[^ \t\r\n\f\v()\[\];%]*", text[pos:])
+    word = match.group() if match else ""  # (it matches the empty string too)
     if not word:
         return fail("region reference is missing its region number", pos)
     if word != "*" and not re.fullmatch(r"[0-9]+", word):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +108,7 @@ class Or:
         return render(self)
 
 
-Node = Union[Number, RegionRef, Unary, Binary, Call, Comparison, Not, And, Or]
+Node = Number | RegionRef | Unary | Binary | Call | Comparison | Not | And | Or
 _BOOLEAN_NODES = (Comparison, Not, And, Or)
 
 
@@ -215,7 +214,7 @@ def render(node: Node) -> str:
         return f"{node.function}({render(node.argument)})"
     if isinstance(node, Comparison):
         parts = [_numeric_operand(node.operands[0], _SUM)]
-        for op, operand in zip(node.ops, node.operands[1:]):
+        for op, operand in zip(node.ops, node.operands[1:], strict=True):
             parts += [op, _numeric_operand(operand, _SUM)]
         return " ".join(parts)
     if isinstance(node, Not):

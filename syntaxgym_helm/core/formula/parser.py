@@ -27,6 +27,7 @@ from syntaxgym_helm.core.formula.nodes import (
     Not,
     Number,
     Or,
+    RegionRef,
     Unary,
     _is_boolean,
 )
@@ -186,7 +187,7 @@ class _Parser:
     def bracketed(self, operands: list[_Parsed], ops: list[_Token], tight: str) -> str:
         """The level written with every run of ``tight`` operators in brackets."""
         runs: list[list[_Parsed]] = [[operands[0]]]
-        for op, operand in zip(ops, operands[1:]):
+        for op, operand in zip(ops, operands[1:], strict=False):
             if op.text == tight:
                 runs[-1].append(operand)
             else:
@@ -242,10 +243,10 @@ class _Parser:
         return self.make(node, op.pos, operand.end, operand)
 
     def atom(self, token: _Token) -> _Parsed:
-        if token.kind == "number":
-            return _Parsed(Number(token.value), token.pos, token.end, 1)  # type: ignore[arg-type]
-        if token.kind == "region":
-            return _Parsed(token.value, token.pos, token.end, 1)  # type: ignore[arg-type]
+        if token.kind == "number" and isinstance(token.value, float):  # always a float
+            return _Parsed(Number(token.value), token.pos, token.end, 1)
+        if token.kind == "region" and isinstance(token.value, RegionRef):  # always a RegionRef
+            return _Parsed(token.value, token.pos, token.end, 1)
         position = self.index if token.kind == "end" else self.index - 1  # `end` is never consumed
         before = self.tokens[position - 1] if position > 0 else None
         after = f" after {_quote(before.text)}" if before is not None else ""

@@ -1,20 +1,28 @@
-"""Every minimal-pair data set by name, and what a suite name or a file belongs to."""
+"""Every minimal-pair data set by name (the one place a data set is registered), and what a
+suite name or a file belongs to."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from syntaxgym_helm.core.blimp.convert import BLIMP
-from syntaxgym_helm.core.blimp.paper import blimp_groups
+from syntaxgym_helm.core.download import sha256_hex
+from syntaxgym_helm.core.minimal_pairs.blimp import BLIMP
 from syntaxgym_helm.core.minimal_pairs.clams import CLAMS
 from syntaxgym_helm.core.minimal_pairs.convert import Conversion, convert_data
-from syntaxgym_helm.core.minimal_pairs.dataset import DataSet, PairDataError, SourceFile, snake
+from syntaxgym_helm.core.minimal_pairs.dataset import (
+    DataSet,
+    PairDataError,
+    PairGroup,
+    SourceFile,
+    snake,
+)
 from syntaxgym_helm.core.minimal_pairs.fetch import read_file
 from syntaxgym_helm.core.minimal_pairs.rublimp import RUBLIMP
 from syntaxgym_helm.core.minimal_pairs.sling import SLING
 from syntaxgym_helm.core.minimal_pairs.turblimp import TURBLIMP
-from syntaxgym_helm.core.download import sha256_hex
+
+__all__ = ["DATASETS", "LANGUAGE_NAMES", "PairGroup", "convert_file", "dataset_of_suite",
+           "get_dataset", "pair_groups", "source_file"]
 
 #: The data sets, in the order tables list them.
 DATASETS: dict[str, DataSet] = {d.name: d for d in (BLIMP, CLAMS, RUBLIMP, TURBLIMP, SLING)}
@@ -58,33 +66,22 @@ LANGUAGE_NAMES = {"en": "English", "fr": "French", "de": "German", "he": "Hebrew
                   "ru": "Russian", "tr": "Turkish", "zh": "Mandarin Chinese"}
 
 
-@dataclass(frozen=True)
-class PairGroup:
-    """A leaderboard group of a data set's suites: its run group name, label and members."""
-
-    name: str
-    label: str
-    suites: tuple[str, ...]
-
-
 def pair_groups(dataset: DataSet) -> list[PairGroup]:
-    """The groups below a data set: BLiMP's fields and phenomena (as the paper), the others'
-    languages (where there are several) and groups (CLAMS's constructions, RuBLiMP's levels,
-    TurBLiMP's base and experimental files, SLING's phenomenon folders)."""
-    if dataset is BLIMP:
-        blimp = blimp_groups()
-        return ([PairGroup(f"syntaxgym_blimp_field_{name}", f"field: {name}", members)
-                 for name, members in blimp.by_field.items()]
-                + [PairGroup(f"syntaxgym_blimp_{name}", f"phenomenon: {name}", members)
-                   for name, members in blimp.by_phenomenon.items()])
+    """The leaderboard's groups below a data set: its own (``leaderboard_groups``: BLiMP's fields
+    and phenomena, as the paper), else its languages (where there are several) and groups
+    (CLAMS's constructions, RuBLiMP's levels, TurBLiMP's base and experimental files, SLING's
+    phenomenon folders)."""
+    if dataset.leaderboard_groups is not None:
+        return dataset.leaderboard_groups()
     files = dataset.files()
     groups = []
     if len(dataset.languages) > 1:
-        groups += [PairGroup(f"syntaxgym_{dataset.name}_language_{language}",
-                             f"language: {LANGUAGE_NAMES[language]}",
-                             tuple(f.suite for f in files if f.language == language))
+        groups += [PairGroup(name=f"syntaxgym_{dataset.name}_language_{language}",
+                             label=f"language: {LANGUAGE_NAMES[language]}",
+                             suites=tuple(f.suite for f in files if f.language == language))
                    for language in dataset.languages]
     for group in dict.fromkeys(f.group for f in files):
-        groups.append(PairGroup(f"syntaxgym_{dataset.name}_group_{snake(group)}", group,
-                                tuple(f.suite for f in files if f.group == group)))
+        groups.append(PairGroup(name=f"syntaxgym_{dataset.name}_group_{snake(group)}",
+                                label=group,
+                                suites=tuple(f.suite for f in files if f.group == group)))
     return groups

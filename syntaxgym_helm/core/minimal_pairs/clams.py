@@ -10,12 +10,21 @@ no final full stop; see docs/multilingual.md).
 
 from __future__ import annotations
 
+import csv
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from importlib import resources
 from pathlib import PurePosixPath
-from typing import Iterable, Iterator
 
-from syntaxgym_helm.core.minimal_pairs.dataset import (DataSet, Line, MinimalPair, PairProblem,
-                                                      SourceFile, read_files, stem)
+from syntaxgym_helm.core.minimal_pairs.dataset import (
+    DataSet,
+    Line,
+    MinimalPair,
+    PairProblem,
+    PaperFigures,
+    SourceFile,
+    stem,
+)
 
 CITATION = ("Mueller, Nicolai, Petrou-Zeniou, Talmina, Linzen (2020). Cross-Linguistic Syntactic "
             "Evaluation of Word Prediction Models. ACL 2020, 5523-5539. "
@@ -29,7 +38,7 @@ def _read(lines: Iterable[Line], file: SourceFile,
     for number, text in lines:
         label, tab, sentence = text.partition("\t")
         if not tab or label not in _LABELS:
-            yield PairProblem(source, number, None, (
+            yield PairProblem(source=source, line=number, pair_id=None, reason=(
                 f"expected True or False, a TAB and a sentence, not {text[:60]!r}"))
             continue
         if _LABELS[label]:
@@ -39,15 +48,15 @@ def _read(lines: Iterable[Line], file: SourceFile,
         elif pending is None:
             yield _unpaired(source, number, "a False line without its True line before it")
         else:
-            yield MinimalPair(pending[0], pending[1], sentence, pending[0], file.paradigm,
-                              file.language)
+            yield MinimalPair(number=pending[0], good=pending[1], bad=sentence, line=pending[0],
+                              paradigm=file.paradigm, language=file.language)
             pending = None
     if pending is not None:
         yield _unpaired(source, pending[0], "a True line not followed by its False line")
 
 
 def _unpaired(source: str, line: int, what: str) -> PairProblem:
-    return PairProblem(source, line, str(line), what)
+    return PairProblem(source=source, line=line, pair_id=str(line), reason=what)
 
 
 def _group(case: str) -> str:
@@ -62,8 +71,32 @@ def describe(path: str) -> SourceFile:
     language = parts[-2].removesuffix("_evalset") if len(parts) > 1 else ""
     case = stem(path)
     relative = f"{language}_evalset/{case}.txt"
-    return SourceFile(f"clams_{language}_{case}", relative, relative, None, None, language, case,
-                      _group(case))
+    return SourceFile(suite=f"clams_{language}_{case}", path=relative, source_path=relative,
+                      language=language, paradigm=case, group=_group(case))
+
+
+PAPER_FILE = "clams_paper_accuracy.tsv"
+_PAPER_MODELS = {"LSTM LM, monolingual": "LSTM (mono)", "LSTM LM, multilingual": "LSTM (multi)",
+                 "mBERT (bert-base-multilingual-cased)": "mBERT",
+                 "BERT base (English), figures taken by the paper from Goldberg (2019)": "BERT"}
+
+
+@lru_cache(maxsize=1)
+def paper_figures() -> PaperFigures:
+    """The per-case accuracies of the paper's LSTM language models (monolingual, multilingual)
+    and of mBERT, and for English those of English BERT the paper takes from Goldberg (2019)
+    (shipped as ``data/clams_paper_accuracy.tsv``; a case the paper pooled with its inanimate
+    variant or left out has no figure): whole-sentence comparisons, as our prediction 0."""
+    text = resources.files("syntaxgym_helm").joinpath("data", PAPER_FILE).read_text("utf-8")
+    by_paradigm: dict[str, dict[str, float]] = {}
+    for row in csv.DictReader((line for line in text.splitlines() if not line.startswith("#")),
+                              delimiter="\t"):
+        if row["accuracy"] and "+" not in row["case"] and not row["case"].startswith("average"):
+            key = f"{row['language']}_{row['case']}"
+            by_paradigm.setdefault(key, {})[_PAPER_MODELS[row["model"]]] = float(row["accuracy"])
+    return PaperFigures(citation="Mueller et al. (2020)",
+                        columns={name: name for name in _PAPER_MODELS.values()},
+                        by_paradigm=by_paradigm)
 
 
 CLAMS = DataSet(
@@ -71,5 +104,12 @@ CLAMS = DataSet(
     paper_url="https://aclanthology.org/2020.acl-main.490/", licence="Apache-2.0",
     repository="aaronmueller/clams", commit="36b5c9a56ecc51d3eedb6c1a85b805085d631c71",
     languages=("en", "fr", "de", "he", "ru"), read=_read, describe=describe,
-    files=lru_cache(maxsize=1)(lambda: read_files("pairs_clams.tsv")),
-    good_label="the True sentence", bad_label="the False sentence")
+    shared_folder="multilingual/clams", shared_glob="*_evalset/*.txt*",
+    good_label="the True sentence", bad_label="the False sentence",
+    paper_figures=paper_figures,
+    paper_note=("Mueller et al. (2020) columns: the paper's per-case accuracies (its Tables 1-3: "
+                "LSTM language models trained on one language or on all five, mBERT, and English "
+                "BERT as the paper quotes Goldberg 2019), whole-sentence comparisons as ours, "
+                "averaged over the same paradigms; the paper pooled the inanimate cases with the "
+                "animate ones and printed a dash where mBERT lacked the verbs, so those have no "
+                "figure (docs/multilingual.md)."))

@@ -16,8 +16,9 @@ is an error.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
 from syntaxgym_helm.core.minimal_pairs.dataset import (
     DataSet,
@@ -46,7 +47,7 @@ CONDITIONS = ("good", "bad")
 WHOLE_SENTENCE = "(*;%good%) < (*;%bad%)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Conversion:
     """One file converted: the suite (syntaxgym-core JSON), the pairs left out, the counts."""
 
@@ -65,6 +66,33 @@ class Conversion:
         return str(self.suite["meta"]["name"])
 
 
+@dataclass(frozen=True, kw_only=True)
+class LeftOut:
+    """The pairs of a suite's source file that conversion left out, as its meta records them
+    (``meta.<data set>_conversion``): the file's pairs and, per pair left out, its line, id
+    (where the data set has ids) and reason."""
+
+    dataset: str
+    pairs: int
+    skipped: tuple[Mapping[str, Any], ...]
+    id_label: str  # the key of a skipped pair's id (``line``: the data set has no ids)
+
+    def ids(self) -> list[str]:
+        """Each left-out pair's id (its line where the data set has none)."""
+        return [str(pair.get(self.id_label, pair["line"])) for pair in self.skipped]
+
+
+def left_out(meta: Mapping[str, Any]) -> LeftOut | None:
+    """The conversion record of a suite's ``meta`` (None: not a converted minimal-pair suite)."""
+    for key, record in meta.items():
+        if key.endswith("_conversion") and isinstance(record, Mapping) and "skipped" in record:
+            skipped = tuple(record["skipped"])
+            labels = {label for pair in skipped for label in pair} - {"line", "reason"}
+            return LeftOut(dataset=key.removesuffix("_conversion"), pairs=int(record["pairs"]),
+                           skipped=skipped, id_label=labels.pop() if labels else "line")
+    return None
+
+
 def decode_lines(data: bytes, source: str) -> tuple[list[Line], list[PairProblem]]:
     """The file's lines (LF or CRLF ends; a final line end and a byte-order mark are dropped) and
     a problem for each line that is not UTF-8, saying where its first bad byte is."""
@@ -77,7 +105,7 @@ def decode_lines(data: bytes, source: str) -> tuple[list[Line], list[PairProblem
         try:
             text = chunk.decode("utf-8")
         except UnicodeDecodeError as exc:
-            problems.append(PairProblem(source, number, None, (
+            problems.append(PairProblem(source=source, line=number, pair_id=None, reason=(
                 f"not UTF-8 text: byte 0x{chunk[exc.start]:02x} at column {exc.start + 1} "
                 f"({exc.reason})")))
             continue
@@ -113,8 +141,8 @@ def convert_records(dataset: DataSet, file: SourceFile,
                 raise UnconvertiblePair(reason)
             regions = split_pair(dataset, record)
         except UnconvertiblePair as exc:
-            problems.append(PairProblem(source, record.line, record.id_text, str(exc),
-                                        dataset.id_label))
+            problems.append(PairProblem(source=source, line=record.line, pair_id=record.id_text,
+                                        reason=str(exc), id_label=dataset.id_label))
             continue
         seen[record.number] = record.line
         items.append(_item(record.number, regions))
@@ -123,15 +151,17 @@ def convert_records(dataset: DataSet, file: SourceFile,
     if not items:
         reasons = "; ".join(str(problem) for problem in problems[:3]) or "the file has no records"
         raise dataset.error(f"{source}: no pair could be converted ({reasons})")
-    predictions, omitted = [WHOLE_SENTENCE], []
+    predictions: list[str] = [WHOLE_SENTENCE]
+    omitted: list[str] = []
     if dataset.extra_predictions:
         extra, omitted = dataset.extra_predictions(kept, file)
         predictions += extra
-    rules = Counter((regions.split, regions.shape) for _, regions in kept)
+    rules: Counter[tuple[str, str]] = Counter(
+        (regions.split, regions.shape) for _, regions in kept)
     marks = Counter(regions.marked for _, regions in kept if regions.marked)
     after = Counter(regions.marked_after for _, regions in kept if regions.marked_after)
     fallbacks = sum(1 for _, regions in kept if regions.fallback)
-    record: dict[str, Any] = {
+    conversion: dict[str, Any] = {
         "converter_version": CONVERTER_VERSION,
         "pairs": len(kept) + len(problems),
         "items": len(items),
@@ -139,22 +169,23 @@ def convert_records(dataset: DataSet, file: SourceFile,
         "fallbacks": fallbacks,
     }
     if marks:
-        record["marked"] = dict(sorted(marks.items()))
+        conversion["marked"] = dict(sorted(marks.items()))
     if after:
-        record["marked_after"] = dict(sorted(after.items()))
-    record["skipped"] = [{"line": p.line, dataset.id_label: p.pair_id, "reason": p.reason}
+        conversion["marked_after"] = dict(sorted(after.items()))
+    conversion["skipped"] = [{"line": p.line, dataset.id_label: p.pair_id, "reason": p.reason}
                          if dataset.id_label != "line" else {"line": p.line, "reason": p.reason}
                          for p in problems]
-    record["omitted_predictions"] = omitted
+    conversion["omitted_predictions"] = omitted
     meta = {**(dataset.meta_head or default_meta_head)(dataset, file, kept[0][0]),
-            f"{dataset.name}_conversion": record}
+            f"{dataset.name}_conversion": conversion}
     if sha256:
         meta["source_sha256"] = sha256
     suite = {"meta": meta,
              "region_meta": {str(index): name for index, name in enumerate(REGION_NAMES, 1)},
              "predictions": [{"type": "formula", "formula": formula} for formula in predictions],
              "items": items}
-    return Conversion(suite, tuple(problems), rules, fallbacks, marks, after)
+    return Conversion(suite=suite, problems=tuple(problems), rules=rules, fallbacks=fallbacks,
+                      marks=marks, marks_after=after)
 
 
 def _misfit(dataset: DataSet, file: SourceFile, pair: MinimalPair,

@@ -1,21 +1,24 @@
 """What the minimal-pair layer knows of a data set: where its files come from, how one reads.
 
-A :class:`DataSet` names its pinned source (repository and commit: every file is downloaded from
-``raw.githubusercontent.com/<repository>/<commit>/<source path>``), the offline folder variable,
-its languages, how its sentences split into units, and its reader: a function from a file's
-lines to :class:`MinimalPair`\\ s and :class:`PairProblem`\\ s. Each file is a :class:`SourceFile`,
-one suite: its suite name, paths, SHA-256 and pair count. The four data sets beyond BLiMP list
-their files in ``syntaxgym_helm/data/pairs_<name>.tsv`` (:func:`read_files`); BLiMP's are in
-:mod:`syntaxgym_helm.core.blimp.sources`.
+A :class:`DataSet` is a data set's whole declaration: its pinned source (repository and commit:
+every file is downloaded from ``raw.githubusercontent.com/<repository>/<commit>/<source path>``),
+the offline folder variable, its languages, how its sentences split into units, its reader (a
+function from a file's lines to :class:`MinimalPair`\\ s and :class:`PairProblem`\\ s: for files of
+rows with columns, a :class:`~.columns.Columns` declaration), and what the leaderboard and the
+report show of it. Each file is a :class:`SourceFile`, one suite: its suite name, paths, SHA-256
+and pair count, listed in ``syntaxgym_helm/data/pairs_<name>.tsv`` (:func:`read_files`).
+:mod:`.catalogue` registers the data sets; docs/adding_a_dataset.md lists every step of adding one.
 """
 
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from syntaxgym_helm.core.errors import SyntaxGymError
 from syntaxgym_helm.core.minimal_pairs.regions import Cut, Fold, Sentence
@@ -26,7 +29,7 @@ class PairDataError(SyntaxGymError):
     converts), or a suite name is unknown."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MinimalPair:
     """One pair as a data set gives it: the grammatical and the ungrammatical sentence, its
     number (the item number: the data set's id, else the line the pair starts on), paradigm and
@@ -51,7 +54,7 @@ class MinimalPair:
         return self.pair_id or str(self.number)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PairProblem:
     """A record that did not become an item: where it is (1-based line), its id and why."""
 
@@ -67,35 +70,56 @@ class PairProblem:
         return f"{self.source} line {self.line}{pair}: {self.reason}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SourceFile:
     """One file of a data set, one suite."""
 
     suite: str  # e.g. clams_en_simple_agrmt
-    path: str  # in an offline folder laid out as the project's shared copy, e.g. en_evalset/simple_agrmt.txt
+    #: In an offline folder laid out as the project's shared copy, e.g. en_evalset/simple_agrmt.txt
+    path: str
     source_path: str  # in the source repository, e.g. en_evalset/simple_agrmt.txt
-    sha256: str | None  # of the uncompressed file at the pinned commit; None: a user's file
-    pairs: int | None  # pairs in the file (lines, not only the convertible ones)
+    sha256: str | None = None  # of the uncompressed file at the pinned commit; None: a user's file
+    pairs: int | None = None  # pairs in the file (lines, not only the convertible ones)
     language: str
     paradigm: str
     group: str  # the data set's grouping below the language (phenomenon, level, folder)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairGroup:
+    """A leaderboard group of a data set's suites: its run group name, label and members."""
+
+    name: str
+    label: str
+    suites: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaperFigures:
+    """A paper's columns (key: header) and each paradigm's figures (by the suite's name without
+    the data set's prefix, e.g. ``en_simple_agrmt``); a missing figure is absent."""
+
+    citation: str
+    columns: Mapping[str, str]
+    by_paradigm: Mapping[str, Mapping[str, float]]
 
 
 Line = tuple[int, str]  # (1-based line number, text without its line end)
 Reader = Callable[[Iterable[Line], SourceFile, str], Iterator["MinimalPair | PairProblem"]]
 #: A data set's own cut of a pair: (cut, split name, why it fell back) or None to use the default.
 OwnCut = Callable[[MinimalPair, Sentence, Sentence], "tuple[Cut | None, str, str] | None"]
-#: Extra predictions after the whole-sentence one: (formulas, notes on those left out).
 MetaHead = Callable[["DataSet", SourceFile, MinimalPair], "dict[str, Any]"]
+#: Extra predictions after the whole-sentence one: (formulas, notes on those left out).
 ExtraPredictions = Callable[[Sequence[tuple[MinimalPair, Any]], SourceFile],
                             "tuple[list[str], list[str]]"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DataSet:
-    """A minimal-pair data set: its source, naming, languages and reader."""
+    """A minimal-pair data set, declared: its source, naming, languages, reader, and what the
+    leaderboard, the report and ``scripts/pairs_sources.py`` need of it."""
 
-    name: str  # suite names start with name + "_"
+    name: str  # suite names start with name + "_"; its files are data/pairs_<name>.tsv
     title: str
     citation: str
     short_citation: str  # e.g. "Mueller et al., 2020"
@@ -106,7 +130,10 @@ class DataSet:
     languages: tuple[str, ...]
     read: Reader
     describe: Callable[[str], SourceFile]  # a path (in the offline layout) to its file's facts
-    files: Callable[[], tuple[SourceFile, ...]]
+    #: Where its files lie in the project's shared copy (``../shared/<folder>``) and their names
+    #: there (a glob), for scripts/pairs_sources.py.
+    shared_folder: str
+    shared_glob: str
     good_label: str = "the good sentence"
     bad_label: str = "the bad sentence"
     #: What the data calls a pair's id; ``line`` where pairs are numbered by their line.
@@ -118,6 +145,18 @@ class DataSet:
     #: The suite's meta before its conversion record (default: convert.default_meta_head).
     meta_head: MetaHead | None = None
     error: type[PairDataError] = PairDataError
+    #: What a file's group is (the report's column header): group, phenomenon, ...
+    group_label: str = "group"
+    #: The leaderboard's groups of its suites (default: languages, where several, then groups).
+    leaderboard_groups: Callable[[], list[PairGroup]] | None = None
+    #: The figures its paper publishes per paradigm (None: not held here) and what the report
+    #: says of them.
+    paper_figures: Callable[[], PaperFigures] | None = None
+    paper_note: str = ""
+    #: A file's group and extra columns of its row in data/pairs_<name>.tsv, read from its bytes
+    #: (default: the group :attr:`describe` gives, no extra column), and the table's note on them.
+    table_row: Callable[[SourceFile, bytes], Mapping[str, str]] | None = None
+    table_note: str = ""
 
     @property
     def env_var(self) -> str:
@@ -132,17 +171,35 @@ class DataSet:
         """The download address pattern: ``{path}`` is a file's source path."""
         return f"https://raw.githubusercontent.com/{self.repository}/{self.commit}/{{path}}"
 
+    @property
+    def table(self) -> str:
+        """The package's list of its files: ``data/pairs_<name>.tsv``."""
+        return f"pairs_{self.name}.tsv"
+
+    @property
+    def cited(self) -> str:
+        """Its paper as prose cites it: ``Mueller et al. (2020)``."""
+        authors, _, year = self.short_citation.rpartition(", ")
+        return f"{authors} ({year})"
+
+    def files(self) -> tuple[SourceFile, ...]:
+        """Its files, as ``data/pairs_<name>.tsv`` lists them."""
+        return read_files(self.table)
+
     def by_suite(self) -> dict[str, SourceFile]:
         return {file.suite: file for file in self.files()}
 
 
+@cache
 def read_files(table: str) -> tuple[SourceFile, ...]:
     """The files listed in the package's ``data/<table>`` (tab-separated, ``#`` comments)."""
     text = resources.files("syntaxgym_helm").joinpath("data", table).read_text("utf-8")
     rows = csv.DictReader((line for line in text.splitlines()
                            if line and not line.startswith("#")), delimiter="\t")
-    return tuple(SourceFile(row["suite"], row["path"], row["source_path"], row["sha256"],
-                            int(row["pairs"]), row["language"], row["paradigm"], row["group"])
+    return tuple(SourceFile(suite=row["suite"], path=row["path"], source_path=row["source_path"],
+                            sha256=row["sha256"], pairs=int(row["pairs"]),
+                            language=row["language"], paradigm=row["paradigm"],
+                            group=row["group"])
                  for row in rows)
 
 
@@ -157,44 +214,3 @@ def stem(path: str) -> str:
     """A file's name without ``.txt``/``.csv``/``.jsonl`` and any ``.gz``."""
     name = PurePosixPath(path).name.removesuffix(".gz")
     return name.rsplit(".", 1)[0]
-
-
-def csv_pairs(lines: Iterable[Line], source: str, columns: Sequence[str],
-              make: Callable[[int, dict[str, str]], "MinimalPair | PairProblem"],
-              optional: Sequence[str] = (), delimiter: str = ",",
-              quoting: int = csv.QUOTE_MINIMAL) -> Iterator[MinimalPair | PairProblem]:
-    """``make(line, {column: value})`` of each row of a CSV file with a header (every row one
-    line), or a :class:`PairProblem` for a row that does not parse or has another number of
-    fields. The header must hold ``columns`` and may hold ``optional`` ones: any other column, or
-    a missing one, is a :class:`PairDataError` naming the file and line, since no row can be read
-    then."""
-    lines = iter(lines)
-    first = next(lines, None)
-    if first is None:
-        return
-    number, text = first
-    header = next(csv.reader([text], delimiter=delimiter, quoting=quoting))
-    missing = [name for name in columns if name not in header]
-    unknown = [name for name in header if name not in columns and name not in optional]
-    if missing or unknown or len(set(header)) != len(header):
-        said = "; ".join(part for part in (
-            missing and f"the column(s) {', '.join(map(repr, missing))} are missing",
-            unknown and f"unknown column(s) {', '.join(map(repr, unknown))}",
-            len(set(header)) != len(header) and "a column is named twice") if part)
-        raise PairDataError(f"{source} line {number}: the header {text!r} does not fit: {said} "
-                            f"(expected {delimiter.join(columns)}"
-                            + (f", optionally {', '.join(optional)})" if optional else ")"))
-    for number, text in lines:
-        if not text.strip():
-            continue
-        try:
-            row = next(csv.reader([text], delimiter=delimiter, quoting=quoting, strict=True))
-        except csv.Error as exc:
-            yield PairProblem(source, number, None, f"not a CSV row: {exc}")
-            continue
-        if len(row) != len(header):
-            yield PairProblem(source, number, None, (
-                f"{len(row)} fields separated by {delimiter!r}, where the header has "
-                f"{len(header)}"))
-            continue
-        yield make(number, dict(zip(header, row)))

@@ -44,7 +44,7 @@ def find_file(dataset: DataSet, name: str) -> SourceFile:
 def convert_named(dataset: DataSet, name: str, cache_dir: str | Path,
                   data_dir: str | Path | None = None, url: str | None = None) -> Conversion:
     """The conversion of suite ``name`` from its checked source. ``url`` is the download address
-    pattern (``{path}``: the source path; ``{uid}``: the paradigm), for tests' local servers."""
+    pattern (``{path}``: the file's source path), for tests' local servers."""
     file = find_file(dataset, name)
     data = source_bytes(dataset, file, Path(cache_dir), data_dir, url or dataset.url)
     return convert_data(dataset, file, data, file.path, file.sha256)
@@ -96,7 +96,7 @@ def source_bytes(dataset: DataSet, file: SourceFile, cache_dir: Path,
         data = safe_files.read_regular_file(cached)
         if sha256_hex(data) == file.sha256:
             return data
-    address = url.format(path=file.source_path, uid=file.paradigm)
+    address = url.format(path=file.source_path)
     try:
         data, _ = fetch(address)
     except DownloadError as exc:

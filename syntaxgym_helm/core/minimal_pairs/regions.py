@@ -18,23 +18,26 @@ How a pair is cut (its ``split``):
   words (they may include shared words around the difference, e.g. ``doğum gününü`` where only
   ``gününü`` differs); ``next_word`` is the data set's later mark when it follows at once
   (TurBLiMP's ``critical_region``);
-- BLiMP's own ``one_prefix`` and ``two_prefix`` cuts (:mod:`syntaxgym_helm.core.blimp.regions`).
+- BLiMP's own ``one_prefix`` and ``two_prefix`` cuts (:mod:`.blimp_cut`).
 
 How a marked word sits against the difference is recorded per pair (``marked``): ``exact`` (it is
 the difference), ``covers`` (it holds the difference and shared words around it), ``inside`` (the
 difference is larger: a reordering, a moved particle), ``apart`` (elsewhere in the sentence) or
 ``missing`` (not found). The later mark's place (``marked_after``) is the region it is found in
-first (``next_word``, ``rest``, ``critical``, ``prefix``, in that order) or ``missing``. The ``shape`` of the difference is counted apart: ``one_span``,
-``several_spans`` (merged into one critical region with the shared units between) or
-``reordering`` (the same words, ignoring case and glued punctuation, in another order).
+first (``next_word``, ``rest``, ``critical``, ``prefix``, in that order) or ``missing``. The
+``shape`` of the difference is counted apart: ``one_span``, ``several_spans`` (merged into one
+critical region with the shared units between) or ``reordering`` (the same words, ignoring case
+and glued punctuation, in another order).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 Shape = Literal["one_span", "several_spans", "reordering"]
 REGION_NAMES = ("prefix", "critical", "next_word", "rest")
@@ -60,7 +63,7 @@ class Cut:
     next_bad: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PairRegions:
     """One pair as regions: ``good`` and ``bad`` hold the four regions' contents in order."""
 
@@ -80,7 +83,7 @@ class Sentence:
     cut by the character spans of its words instead, so its regions keep that whitespace inside
     them (and :func:`regions_of` refuses the pair where a region boundary falls on it)."""
 
-    __slots__ = ("text", "units", "spans")
+    __slots__ = ("spans", "text", "units")
 
     def __init__(self, text: str, separator: str) -> None:
         self.text = text
@@ -101,8 +104,9 @@ class Sentence:
             return (join(units[:start]), join(units[start:end]), join(units[end:next_end]),
                     join(units[next_end:]))
         bounds = (0, start, end, next_end, len(units))
-        return tuple(self.text[spans[a][0]:spans[b - 1][1]] if a < b else ""  # type: ignore[return-value]
-                     for a, b in zip(bounds, bounds[1:]))
+        first, critical, next_word, rest = (self.text[spans[a][0]:spans[b - 1][1]] if a < b else ""
+                                            for a, b in itertools.pairwise(bounds))
+        return first, critical, next_word, rest
 
 
 def diff_cut(good: Sequence[str], bad: Sequence[str]) -> tuple[int, int, int]:
@@ -144,17 +148,19 @@ def word_diff(good: Sentence, bad: Sentence, cut: tuple[int, int, int] | None = 
 
 
 def regions_of(good: Sentence, bad: Sentence, cut: Cut, split: str, shape: Shape,
-               separator: str, **extra: str | None) -> PairRegions:
+               separator: str, *, fallback: str = "", marked: str | None = None,
+               marked_after: str | None = None) -> PairRegions:
     """The pair's regions from ``cut``; :class:`UnconvertiblePair` unless the regions of each
     sentence, joined by ``separator``, give it back exactly."""
     regions = (good.cut(cut.start, cut.end_good, cut.next_good, separator),
                bad.cut(cut.start, cut.end_bad, cut.next_bad, separator))
-    for sentence, parts in zip((good, bad), regions):
+    for sentence, parts in zip((good, bad), regions, strict=True):
         if sentence.spans and separator.join(part for part in parts if part) != sentence.text:
             raise UnconvertiblePair(
                 f"{sentence.text!r} does not separate its words by single spaces, so regions "
                 "joined by spaces cannot give it back")
-    return PairRegions(regions[0], regions[1], split, shape, **extra)  # type: ignore[arg-type]
+    return PairRegions(good=regions[0], bad=regions[1], split=split, shape=shape,
+                       fallback=fallback, marked=marked, marked_after=marked_after)
 
 
 def locate(units: Sequence[str], phrase: str, fold: Fold) -> list[int]:

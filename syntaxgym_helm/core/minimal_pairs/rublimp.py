@@ -9,28 +9,19 @@ hyphens ignored). Items are numbered by the data's ``id``.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Iterable, Iterator
+import csv
 
-from syntaxgym_helm.core.minimal_pairs.dataset import (DataSet, Line, MinimalPair, PairProblem,
-                                                      SourceFile, csv_pairs, read_files, stem)
+from syntaxgym_helm.core.minimal_pairs.columns import Columns
+from syntaxgym_helm.core.minimal_pairs.dataset import DataSet, SourceFile, stem
 
 CITATION = ("Taktasheva, Bazhukov, Koncha, Fenogenova, Artemova, Mikhailov (2024). RuBLiMP: "
             "Russian Benchmark of Linguistic Minimal Pairs. EMNLP 2024. "
             "https://arxiv.org/abs/2406.19232 (data Apache-2.0)")
-COLUMNS = ("id", "source_sentence", "target_sentence", "source_word", "target_word", "level",
-           "phenomenon", "PID", "subtype", "domain", "tree_depth")
-
-
-def _read(lines: Iterable[Line], file: SourceFile,
-          source: str) -> Iterator[MinimalPair | PairProblem]:
-    def pair(number: int, row: dict[str, str]) -> MinimalPair | PairProblem:
-        if not (row["id"].isascii() and row["id"].isdigit()):
-            return PairProblem(source, number, row["id"], f"id {row['id']!r} is not a whole number")
-        return MinimalPair(int(row["id"]), row["source_sentence"], row["target_sentence"], number,
-                           row["PID"], "ru", row["id"], row["source_word"], row["target_word"])
-
-    return csv_pairs(lines, source, COLUMNS, pair)
+COLUMNS = Columns(
+    required=("id", "source_sentence", "target_sentence", "source_word", "target_word", "level",
+              "phenomenon", "PID", "subtype", "domain", "tree_depth"),
+    good="source_sentence", bad="target_sentence", pair_id="id", paradigm="PID",
+    marked=("source_word", "target_word"))
 
 
 def _fold(text: str) -> str:
@@ -39,14 +30,20 @@ def _fold(text: str) -> str:
 
 def describe(path: str) -> SourceFile:
     name = stem(path)
-    return SourceFile(f"rublimp_{name}", f"{name}.csv", f"datasets/{name}.csv", None, None, "ru",
-                      name, "")
+    return SourceFile(suite=f"rublimp_{name}", path=f"{name}.csv",
+                      source_path=f"datasets/{name}.csv", language="ru", paradigm=name, group="")
+
+
+def _level(file: SourceFile, data: bytes) -> dict[str, str]:
+    """A file's group: the level of its first row (Morphology, Syntax or Semantics)."""
+    return {"group": next(csv.DictReader(data.decode("utf-8").splitlines()))["level"]}
 
 
 RUBLIMP = DataSet(
     name="rublimp", title="RuBLiMP", citation=CITATION,
-    short_citation="Taktasheva et al., 2024", paper_url="https://arxiv.org/abs/2406.19232", licence="Apache-2.0",
-    repository="RussianNLP/RuBLiMP", commit="9f0d8dfa993b2c0f0acf12660258540376779543",
-    languages=("ru",), read=_read, describe=describe,
-    files=lru_cache(maxsize=1)(lambda: read_files("pairs_rublimp.tsv")),
-    good_label="source_sentence", bad_label="target_sentence", id_label="id", fold=_fold)
+    short_citation="Taktasheva et al., 2024", paper_url="https://arxiv.org/abs/2406.19232",
+    licence="Apache-2.0", repository="RussianNLP/RuBLiMP",
+    commit="9f0d8dfa993b2c0f0acf12660258540376779543", languages=("ru",), read=COLUMNS.read,
+    describe=describe, shared_folder="multilingual/rublimp", shared_glob="*.csv",
+    good_label="source_sentence", bad_label="target_sentence", id_label="id", fold=_fold,
+    table_row=_level)

@@ -11,12 +11,18 @@ separator (``meta.region_separator`` is ``""``), so every prompt is the sentence
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
-from typing import Iterable, Iterator
 
-from syntaxgym_helm.core.minimal_pairs.dataset import (DataSet, Line, MinimalPair, PairProblem,
-                                                      SourceFile, read_files, snake, stem)
+from syntaxgym_helm.core.minimal_pairs.dataset import (
+    DataSet,
+    Line,
+    MinimalPair,
+    PairProblem,
+    SourceFile,
+    snake,
+    stem,
+)
 
 CITATION = ("Song, Krishna, Bhatt, Iyyer (2022). SLING: Sino Linguistic Evaluation of Large "
             "Language Models. EMNLP 2022. https://aclanthology.org/2022.emnlp-main.305/; the "
@@ -32,12 +38,13 @@ def _read(lines: Iterable[Line], file: SourceFile,
         if not text.strip():
             continue
         if text.count(SEPARATOR) != 1:
-            yield PairProblem(source, number, str(number), (
+            yield PairProblem(source=source, line=number, pair_id=str(number), reason=(
                 f"a line must hold the good sentence, {SEPARATOR} and the bad sentence; this one "
                 f"has {text.count(SEPARATOR)} {SEPARATOR}"))
             continue
         good, _, bad = text.partition(SEPARATOR)
-        yield MinimalPair(number, good, bad, number, file.paradigm, "zh")
+        yield MinimalPair(number=number, good=good, bad=bad, line=number, paradigm=file.paradigm,
+                          language="zh")
 
 
 def describe(path: str) -> SourceFile:
@@ -45,9 +52,9 @@ def describe(path: str) -> SourceFile:
     top = max((i for i, part in enumerate(parts) if part in PHENOMENA), default=len(parts) - 1)
     folders = [*parts[top:-1], stem(path)]
     relative = "/".join([*parts[top:-1], f"{stem(path)}.txt"])
-    return SourceFile("sling_" + "_".join(map(snake, folders)), relative,
-                      f"SLING_Data_txt/{relative}", None, None, "zh", stem(path),
-                      parts[top] if top < len(parts) - 1 else "")
+    return SourceFile(suite="sling_" + "_".join(map(snake, folders)), path=relative,
+                      source_path=f"SLING_Data_txt/{relative}", language="zh",
+                      paradigm=stem(path), group=parts[top] if top < len(parts) - 1 else "")
 
 
 SLING = DataSet(
@@ -55,6 +62,6 @@ SLING = DataSet(
     paper_url="https://aclanthology.org/2022.emnlp-main.305/", licence="MIT",
     repository="Yixiao-Song/SLING_Data_Code", commit="5a7f791fbb9db6d2fee66e128fe89c80ac1f993b",
     languages=("zh",), read=_read, describe=describe,
-    files=lru_cache(maxsize=1)(lambda: read_files("pairs_sling.tsv")),
+    shared_folder="multilingual/sling", shared_glob="**/*.txt",
     good_label="the sentence before @@@", bad_label="the sentence after @@@",
     separator="")

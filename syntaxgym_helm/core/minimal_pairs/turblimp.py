@@ -13,36 +13,21 @@ folding (I to ı, İ to i). Items are numbered by their line (the header is line
 
 from __future__ import annotations
 
-import csv
-from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Iterable, Iterator
 
-from syntaxgym_helm.core.minimal_pairs.dataset import (DataSet, Line, MinimalPair, PairProblem,
-                                                      SourceFile, csv_pairs, read_files, stem)
+from syntaxgym_helm.core.minimal_pairs.columns import Columns
+from syntaxgym_helm.core.minimal_pairs.dataset import DataSet, SourceFile, stem
 
 CITATION = ("Başar, Padovani, Jumelet, Bisazza (2025). TurBLiMP: A Turkish Benchmark of "
             "Linguistic Minimal Pairs. arXiv:2506.13487 (data CC BY 4.0)")
-COLUMNS = ("good_sentence", "bad_sentence", "good_cue", "bad_cue", "critical_region",
-           "phenomenon")
 NOTHING, NO_REGION = "∅", "-"
+COLUMNS = Columns(
+    required=("good_sentence", "bad_sentence", "good_cue", "bad_cue", "critical_region",
+              "phenomenon"),
+    optional=("subtype",), good="good_sentence", bad="bad_sentence",
+    marked=("good_cue", "bad_cue"), nothing=NOTHING, after="critical_region",
+    no_after=NO_REGION, delimiters=(";", ","), quoted=False)
 _EXPERIMENT = "argument_structure_"
-
-
-def _read(lines: Iterable[Line], file: SourceFile,
-          source: str) -> Iterator[MinimalPair | PairProblem]:
-    lines = list(lines)
-    delimiter = ";" if lines and ";" in lines[0][1] else ","
-
-    def pair(number: int, row: dict[str, str]) -> MinimalPair:
-        good, bad = ("" if row[key].strip() == NOTHING else row[key]
-                     for key in ("good_cue", "bad_cue"))
-        after = row["critical_region"].strip()
-        return MinimalPair(number, row["good_sentence"], row["bad_sentence"], number,
-                           file.paradigm, "tr", str(number), good, bad,
-                           None if after == NO_REGION else after)
-
-    return csv_pairs(lines, source, COLUMNS, pair, ("subtype",), delimiter, csv.QUOTE_NONE)
 
 
 def turkish_fold(text: str) -> str:
@@ -59,13 +44,14 @@ def describe(path: str) -> SourceFile:
     else:
         relative = f"base/{name}.csv"
         suite, group = f"turblimp_{name.removeprefix('augmented_')}", "base"
-    return SourceFile(suite, relative, f"data/{relative}", None, None, "tr", name, group)
+    return SourceFile(suite=suite, path=relative, source_path=f"data/{relative}", language="tr",
+                      paradigm=name, group=group)
 
 
 TURBLIMP = DataSet(
     name="turblimp", title="TurBLiMP", citation=CITATION,
-    short_citation="Başar et al., 2025", paper_url="https://arxiv.org/abs/2506.13487", licence="CC BY 4.0",
-    repository="ezgibasar/TurBLiMP", commit="297de13fb7a0ce524fe32e8b175c6b5255d66960",
-    languages=("tr",), read=_read, describe=describe,
-    files=lru_cache(maxsize=1)(lambda: read_files("pairs_turblimp.tsv")),
+    short_citation="Başar et al., 2025", paper_url="https://arxiv.org/abs/2506.13487",
+    licence="CC BY 4.0", repository="ezgibasar/TurBLiMP",
+    commit="297de13fb7a0ce524fe32e8b175c6b5255d66960", languages=("tr",), read=COLUMNS.read,
+    describe=describe, shared_folder="multilingual/turblimp", shared_glob="*/*.csv",
     good_label="good_sentence", bad_label="bad_sentence", fold=turkish_fold)

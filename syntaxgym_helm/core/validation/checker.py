@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import dacite
 
@@ -69,13 +69,13 @@ class Checker:
     def warn(self, path: str, message: str) -> None:
         self.report.warnings.append(f"{self.report.source}:{path}: {message}")
 
-    def build(self, cls: Callable[..., _T], data: Any, path: str, what: str) -> _T | None:
+    def build(self, cls: type[_T], data: Any, path: str, what: str) -> _T | None:
         """dacite's ``from_dict`` with its error turned into a located SuiteError."""
         if not isinstance(data, dict):
             self.error(path, f"{what} must be a JSON object, got {describe(data)}")
             return None
         try:
-            return dacite.from_dict(cls, data, config=dacite.Config(check_types=True))  # type: ignore[arg-type]
+            return dacite.from_dict(cls, data, config=dacite.Config(check_types=True))
         except dacite.MissingValueError as exc:
             self.error(join_path(path, exc.field_path),
                        f"{what} lacks the required field \"{exc.field_path}\"",
@@ -102,7 +102,11 @@ class Checker:
         return True
 
 
-def join_path(path: str, field_path: str) -> str:
+def join_path(path: str, field_path: str | None) -> str:
+    """``field_path`` (dacite's path of the field inside the object; None: the object itself)
+    under ``path``."""
+    if field_path is None:
+        return path
     return f"{path}.{field_path}" if path else field_path
 
 

@@ -20,7 +20,7 @@ from syntaxgym_helm.core.validation.raw import NAME_RE, RawFormulaPrediction, Ra
 _LEGACY_KEYS = ("region_number", "l_operand", "relation", "r_operand")
 
 
-def check_predictions(checker: Checker, data: list, region_meta: dict[int, str] | None,
+def check_predictions(checker: Checker, data: list[Any], region_meta: dict[int, str] | None,
                       condition_names: set[str], base: str = "predictions") -> list[Prediction]:
     """The valid predictions (parsed, and naming only declared regions and known conditions);
     ``base`` is where the list is (``meta.string_predictions`` in an older format)."""
@@ -69,7 +69,7 @@ def _formula_text(checker: Checker, raw: Any, path: str) -> str | None:
     return prediction.formula
 
 
-def _legacy_text(checker: Checker, raw: dict, path: str) -> str | None:
+def _legacy_text(checker: Checker, raw: dict[str, Any], path: str) -> str | None:
     """The formula for a legacy ``{"region_number", "l_operand", "relation", "r_operand"}``."""
     legacy = checker.build(RawLegacyPrediction, raw, path, "a legacy prediction")
     if legacy is None:

@@ -31,7 +31,7 @@ from syntaxgym_helm.core.validation.raw import (
 )
 
 
-def check_meta(checker: Checker, data: dict) -> SuiteMeta | None:
+def check_meta(checker: Checker, data: dict[str, Any]) -> SuiteMeta | None:
     raw = checker.build(RawMeta, data, "meta", "meta")
     if raw is None:
         return None
@@ -67,7 +67,7 @@ def _check_separator(checker: Checker, separator: str | None) -> str | None:
     return separator
 
 
-def _check_metrics(checker: Checker, metric: str | list | None) -> tuple[str, ...] | None:
+def _check_metrics(checker: Checker, metric: str | list[Any] | None) -> tuple[str, ...] | None:
     if metric is None:
         return ("sum",)
     if metric == "all":
@@ -93,7 +93,7 @@ def _metric_hint() -> str:
     return f"use one of {', '.join(METRICS)}, a list of them, or \"all\""
 
 
-def check_region_meta(checker: Checker, data: dict) -> dict[int, str] | None:
+def check_region_meta(checker: Checker, data: dict[str, Any]) -> dict[int, str] | None:
     if not data:
         checker.error("region_meta", "no regions are declared",
                       hint="declare region names as {\"1\": \"subject\", \"2\": \"verb\", ...}")
@@ -120,7 +120,7 @@ def check_region_meta(checker: Checker, data: dict) -> dict[int, str] | None:
     return dict(sorted(numbers.items()))
 
 
-def check_items(checker: Checker, data: list, region_meta: dict[int, str] | None,
+def check_items(checker: Checker, data: list[Any], region_meta: dict[int, str] | None,
                 separator: str = DEFAULT_SEPARATOR) -> list[tuple[int, Item]]:
     """The valid items with their indices in ``data``; ``separator`` joins their regions."""
     if not data:
@@ -222,11 +222,10 @@ def _check_condition(checker: Checker, data: Any, path: str,
 
 
 # The usual item, condition and region (a dict of exactly its two fields, each of exactly its
-# type) are built without dacite: the 34 Hu et al. suites have 24,000 regions, and dacite was 60%
-# of the time spent loading them (which happens while the model loads); the four multilingual
-# data sets' 187 suites have 439,000 items, and dacite was half of the time spent validating them.
-# Anything else goes through dacite, which says what is wrong; it builds the same raw object when
-# nothing is.
+# type) are built without dacite: suites hold hundreds of thousands of them, and dacite's checks
+# of each would be most of the time spent loading and validating suites (a run loads its suite
+# while the model loads). Anything else goes through dacite, which says what is wrong; it builds
+# the same raw object when nothing is.
 
 def _raw_item(checker: Checker, data: Any, path: str) -> RawItem | None:
     if (type(data) is dict and len(data) == 2 and type(data.get("item_number")) is int

@@ -106,7 +106,7 @@ def _check(checker: Checker, data: Any) -> None:
                                  tuple(item for _, item in items), checker.report.source)
 
 
-def _has_old_predictions(data: dict) -> bool:
+def _has_old_predictions(data: dict[str, Any]) -> bool:
     """Whether the suite is in the older format: formulas in ``meta.string_predictions`` and
     ``predictions`` empty or absent. With both filled, ``predictions`` counts (the other stays
     in ``meta`` as an unknown field)."""
@@ -115,7 +115,7 @@ def _has_old_predictions(data: dict) -> bool:
             and data.get("predictions", []) == [])
 
 
-def _old_predictions(checker: Checker, meta: dict) -> list | None:
+def _old_predictions(checker: Checker, meta: dict[str, Any]) -> list[Any] | None:
     path = f"meta.{_OLD_PREDICTIONS}"
     formulas = meta[_OLD_PREDICTIONS]
     if not isinstance(formulas, list):

@@ -1,4 +1,4 @@
-"""BLiMP's own cuts of a pair into the four regions of :mod:`syntaxgym_helm.core.minimal_pairs`.
+"""BLiMP's own cuts of a pair into the four regions of :mod:`.regions`.
 
 Every BLiMP suite has the regions ``prefix`` (1), ``critical`` (2), ``next_word`` (3) and
 ``rest`` (4); each holds whole whitespace-separated words, punctuation staying glued to its word as
@@ -21,7 +21,7 @@ difference is counted apart from the split (:func:`.minimal_pairs.regions.differ
 from __future__ import annotations
 
 import string
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from syntaxgym_helm.core.minimal_pairs.convert import pair_regions
 from syntaxgym_helm.core.minimal_pairs.dataset import MinimalPair
@@ -40,8 +40,9 @@ _PUNCTUATION = frozenset(string.punctuation)
 
 
 def split_pair(record: Mapping[str, object]) -> PairRegions:
-    """The regions of a BLiMP record (its sentences must be strings; see :mod:`.convert`)."""
-    pair = MinimalPair(0, str(record["sentence_good"]), str(record["sentence_bad"]), 0, "", "en",
+    """The regions of a BLiMP record (its sentences must be strings; see :mod:`.blimp`)."""
+    pair = MinimalPair(number=0, good=str(record["sentence_good"]),
+                       bad=str(record["sentence_bad"]), line=0, paradigm="", language="en",
                        fields=record)
     return pair_regions(pair, labels=("sentence_good", "sentence_bad"), own_cut=blimp_cut)
 
@@ -111,7 +112,7 @@ def _expect(words: Sequence[str], at: int, expected: Sequence[str], field: str,
     found = words[at:at + len(expected)]
     ok = bool(expected) and len(found) == len(expected) and all(
         _same_word(actual, wanted, last=index == len(expected) - 1)
-        for index, (actual, wanted) in enumerate(zip(found, expected)))
+        for index, (actual, wanted) in enumerate(zip(found, expected, strict=True)))
     if not ok:
         raise _FieldMismatch(f"{field} {' '.join(expected)!r} is not word {at + 1} of {sentence}")
     return at + len(expected)

@@ -1,0 +1,119 @@
+"""A data set whose files are rows with columns, declared: which column holds what.
+
+A :class:`Columns` is the reader of such a data set (as lm-evaluation-harness's task YAML names
+the columns of a data set): every file has a header, one pair per row, each row one line; the
+declaration names the columns holding the good and the bad sentence and, where the data has them,
+the pair's id, its paradigm, the critical words of each side and a later word where the violation
+shows. Its :meth:`Columns.read` is the data set's ``read`` (:class:`~.dataset.DataSet`).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from syntaxgym_helm.core.minimal_pairs.dataset import (
+    Line,
+    MinimalPair,
+    PairDataError,
+    PairProblem,
+    SourceFile,
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Columns:
+    """The columns of a data set's CSV files and what each holds."""
+
+    #: Columns every header must have, and those it may have besides (any other is an error).
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    good: str  # the grammatical sentence
+    bad: str  # the ungrammatical one
+    #: The pair's id, a whole number (the item number); None: pairs are numbered by their line.
+    pair_id: str | None = None
+    #: The pair's paradigm, which must be the file's; None: the file's paradigm.
+    paradigm: str | None = None
+    #: The critical words of the good and the bad sentence (the layer's marks), and the value
+    #: meaning "no word on this side".
+    marked: tuple[str, str] | None = None
+    nothing: str | None = None
+    #: A later word where the violation shows, and the value meaning "none".
+    after: str | None = None
+    no_after: str | None = None
+    #: The column separator: the first of these found in the header line (else the last one).
+    delimiters: tuple[str, ...] = (",",)
+    #: Whether fields may be quoted (``"a, b"``); False: quotes are text.
+    quoted: bool = True
+
+    def read(self, lines: Iterable[Line], file: SourceFile,
+             source: str) -> Iterator[MinimalPair | PairProblem]:
+        """The file's pairs and problems (a :data:`~.dataset.Reader`)."""
+        lines = list(lines)
+        header = lines[0][1] if lines else ""
+        delimiter = next((d for d in self.delimiters if d in header), self.delimiters[-1])
+
+        def pair(number: int, row: dict[str, str]) -> MinimalPair | PairProblem:
+            pair_id = str(number)
+            if self.pair_id is not None:
+                pair_id = row[self.pair_id]
+                if not (pair_id.isascii() and pair_id.isdigit()):
+                    return PairProblem(source=source, line=number, pair_id=pair_id,
+                                       reason=f"{self.pair_id} {pair_id!r} is not a whole number")
+            marks = ((None, None) if self.marked is None else
+                     tuple("" if row[key].strip() == self.nothing else row[key]
+                           for key in self.marked))
+            after = row[self.after].strip() if self.after is not None else None
+            return MinimalPair(
+                number=int(pair_id), good=row[self.good], bad=row[self.bad], line=number,
+                paradigm=row[self.paradigm] if self.paradigm else file.paradigm,
+                language=file.language, pair_id=pair_id, marked_good=marks[0],
+                marked_bad=marks[1], marked_after=None if after == self.no_after else after)
+
+        return csv_pairs(lines, source, self.required, pair, self.optional, delimiter,
+                         csv.QUOTE_MINIMAL if self.quoted else csv.QUOTE_NONE)
+
+
+def csv_pairs(lines: Iterable[Line], source: str, columns: Sequence[str],
+              make: Callable[[int, dict[str, str]], MinimalPair | PairProblem],
+              optional: Sequence[str] = (), delimiter: str = ",",
+              quoting: Literal[0, 3] = csv.QUOTE_MINIMAL,
+              ) -> Iterator[MinimalPair | PairProblem]:
+    """``make(line, {column: value})`` of each row of a CSV file with a header (every row one
+    line), or a :class:`PairProblem` for a row that does not parse or has another number of
+    fields. The header must hold ``columns`` and may hold ``optional`` ones: any other column, or
+    a missing one, is a :class:`PairDataError` naming the file and line, since no row can be read
+    then."""
+    lines = iter(lines)
+    first = next(lines, None)
+    if first is None:
+        return
+    number, text = first
+    header = next(csv.reader([text], delimiter=delimiter, quoting=quoting))
+    missing = [name for name in columns if name not in header]
+    unknown = [name for name in header if name not in columns and name not in optional]
+    if missing or unknown or len(set(header)) != len(header):
+        said = "; ".join(part for part in (
+            missing and f"the column(s) {', '.join(map(repr, missing))} are missing",
+            unknown and f"unknown column(s) {', '.join(map(repr, unknown))}",
+            len(set(header)) != len(header) and "a column is named twice") if part)
+        raise PairDataError(f"{source} line {number}: the header {text!r} does not fit: {said} "
+                            f"(expected {delimiter.join(columns)}"
+                            + (f", optionally {', '.join(optional)})" if optional else ")"))
+    for number, text in lines:
+        if not text.strip():
+            continue
+        try:
+            row = next(csv.reader([text], delimiter=delimiter, quoting=quoting, strict=True))
+        except csv.Error as exc:
+            yield PairProblem(source=source, line=number, pair_id=None,
+                              reason=f"not a CSV row: {exc}")
+            continue
+        if len(row) != len(header):
+            yield PairProblem(source=source, line=number, pair_id=None, reason=(
+                f"{len(row)} fields separated by {delimiter!r}, where the header has "
+                f"{len(header)}"))
+            continue
+        yield make(number, dict(zip(header, row, strict=True)))
