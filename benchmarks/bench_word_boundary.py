@@ -103,7 +103,7 @@ def main() -> None:
         "| model | set | items | accuracy | with `~bow` | items whose verdict changes |",
         "|---|---|---|---|---|---|",
     ]
-    for model, plain, bow, counts, changed, plain_s, bow_s in rows:
+    for model, plain, bow, counts, changed, _, _ in rows:
         for name in sets:
             lines.append(f"| `{model}` | {name} | {counts[name]:,} | {accuracy(plain[name]):.3f} "
                          f"| {accuracy(bow[name]):.3f} | {changed[name]:,} |")

@@ -1,7 +1,8 @@
 """Regenerate the committed leaderboard files: ``configs/schema_syntaxgym.yaml`` (every registered
-and built-in suite) and ``run_specs/syntaxgym_{hu2020,sg_score,builtin,blimp}.conf`` and
-``run_specs/syntaxgym_context{,_hu2020}.conf`` (the built-in or Hu et al. suites under every kind of
-context).
+and built-in suite), ``run_specs/syntaxgym_{hu2020,sg_score,builtin}.conf``, one
+``run_specs/syntaxgym_<data set>.conf`` per minimal-pair data set (``blimp``, ``clams``, ...), and
+``run_specs/syntaxgym_context{,_hu2020}.conf`` (the built-in or Hu et al. suites under every kind
+of context).
 
 Run it after changing the registry, the built-in suites or the metric's stats; ``--check`` writes
 nothing and fails when a committed file differs (``tests/harness/test_leaderboard.py`` checks the

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from syntaxgym_helm.api.helm_engine import executor, local_path_of, model_deployment, run_requests
+from syntaxgym_helm.api.model_resolution import resolved_model
 from syntaxgym_helm.api.results import ConditionScore, SuiteResult, item_result
 from syntaxgym_helm.clients.cache_dirs import cache_root
 from syntaxgym_helm.core.context import spec_from_args
@@ -50,7 +51,10 @@ def evaluate(
     ``suite``: a registered name (the 34 of Hu et al. 2020, the built-in ``sgh_*`` suites,
     ``blimp_<paradigm>``), a suite file, an http(s) URL, or a :class:`~syntaxgym_helm.core.suite.Suite`.
     ``model``: a HELM model name: an embedded one (``syntaxgym/smollm2-135m-instruct-q4_1``), one
-    of HELM's, or one declared in ``local_path``'s ``model_deployments.yaml``. The run options
+    of HELM's, or one declared in ``local_path``'s ``model_deployments.yaml``; or a checkpoint:
+    a folder (config + weights), a GGUF file or a Hub id, causal, masked or encoder-decoder
+    (read from its config), a masked LM's variant after ``~`` (``/path/bert~within_word_l2r``;
+    docs/models.md). The run options
     (``prefix``, ``first_token``, ``ties``, ``context``, ``context_sentences``, ``context_seed``,
     ``suites_dir``: every field of :class:`~syntaxgym_helm.core.run_options.RunOptions`, as the
     run entry's arguments, docs/python_api.md) are given as keywords, or as ``options`` (keywords
@@ -71,6 +75,7 @@ def evaluate(
     run_spec = run_spec_of(str(suite) if not isinstance(suite, Suite) else loaded.name,
                            run_options)
     folder = local_path_of(local_path)
+    model = resolved_model(model, folder)  # a checkpoint's path or Hub id: registered with HELM
     adapter_spec = replace(run_spec.adapter_spec, model=model,
                            model_deployment=model_deployment(model, folder))
     run_spec = resolve_auto_prefix(replace(run_spec, adapter_spec=adapter_spec))

@@ -19,11 +19,9 @@ from typing import Any, Sequence
 from syntaxgym_helm.api.surprisal_scoring import COLUMNS, WordSurprisal, score_texts
 from syntaxgym_helm.core.word_texts import (
     WordedText,
-    plan_windows,
     read_plain_texts,
     read_words_tsv,
     texts_from_strings,
-    word_tokens,
 )
 
 __all__ = ["SurprisalTable", "WordSurprisal", "read_plain_texts", "read_words_tsv",

@@ -91,7 +91,7 @@ def score_texts(engine, texts: Sequence[WordedText], window: int,
             jobs.append((t, part.start, tuple(kept[p] for p in part.words),
                          [spans[p] for p in part.words], list(ids), marks))
     results = token_and_boundary_logprobs(engine, prompts) if prompts else []
-    for (t, start, indices, spans_of, ids, marks), (logprobs, boundary) in zip(jobs, results):
+    for (t, start, indices, spans_of, _, marks), (logprobs, boundary) in zip(jobs, results):
         for k, span in zip(indices, spans_of):
             _measure(measures[t][k], span, start, logprobs, boundary, marks)
     return _rows(texts, measures)

@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "syntaxgym_helm.cli.leaderboard",
     "syntaxgym_helm.cli.pairs",
     "syntaxgym_helm.cli.evaluate",
+    "syntaxgym_helm.cli.model",
     "syntaxgym_helm.cli.surprisal",
 )
 

@@ -19,6 +19,9 @@ HF_CLIENT = "syntaxgym_helm.clients.huggingface.CheckedHuggingFaceClient"
 HF_TOKENIZER = "syntaxgym_helm.clients.huggingface.CheckedHuggingFaceTokenizer"
 EMBEDDED_HF_CLIENT = "syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceClient"
 EMBEDDED_HF_TOKENIZER = "syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceTokenizer"
+#: The masked-LM (pseudo-log-likelihood) and encoder-decoder clients.
+MASKED_CLIENT = "syntaxgym_helm.clients.masked.client.MaskedLMClient"
+SEQ2SEQ_CLIENT = "syntaxgym_helm.clients.seq2seq.client.Seq2SeqClient"
 #: The client for OpenAI-compatible servers and APIs.
 SERVED_CLIENT = "syntaxgym_helm.clients.served.EchoCompletionsClient"
 
@@ -32,6 +35,12 @@ NO_TOKENIZER_WINDOW_SERVICE = (
 
 #: Clients that score every prompt after the model's beginning-of-text token themselves.
 LOCAL_CLIENTS = frozenset({LOCAL_CLIENT, EMBEDDED_LOCAL_CLIENT})
+#: Clients that score every token of the prompt with a context of their own (the masked LM sees
+#: the whole sentence, the decoder its start token): ``prefix=auto`` gives them nothing either.
+CONTEXT_OWN_CLIENTS = LOCAL_CLIENTS | {MASKED_CLIENT, SEQ2SEQ_CLIENT}
+#: Clients the executor hands a run's requests before HELM sends them (``prefetch``).
+PREFETCHING_CLIENTS = CONTEXT_OWN_CLIENTS
 
 ALL = (LOCAL_CLIENT, EMBEDDED_LOCAL_CLIENT, HF_CLIENT, HF_TOKENIZER, EMBEDDED_HF_CLIENT,
-       EMBEDDED_HF_TOKENIZER, SERVED_CLIENT, NO_TOKENIZER_WINDOW_SERVICE)
+       EMBEDDED_HF_TOKENIZER, SERVED_CLIENT, NO_TOKENIZER_WINDOW_SERVICE, MASKED_CLIENT,
+       SEQ2SEQ_CLIENT)

@@ -7,7 +7,7 @@ torch code, which ends in a C++ abort (``terminate called without an active exce
 134). The request cache's last batch of answers is lost, and so is everything the engine computed
 ahead of HELM's requests.
 
-:func:`install` (called when the plugin registers with HELM, in the main thread) handles SIGINT
+:func:`install` (called where a run starts, in the main thread: :mod:`.registration`) handles SIGINT
 and SIGTERM instead, in a process where the plugin's clients are at work or that is ``helm-run``:
 it stores what the local engines computed for the run but HELM has not asked for yet
 (:meth:`~syntaxgym_helm.clients.local.client.SyntaxGymClient.save_computed`), commits every open

@@ -2,10 +2,10 @@
 
 HELM logs the prompts of a run's first instance in full ("Sample prompts"), one log line per line
 of the prompt. A prompt that a window service truncated to the model's context is one line of up
-to the context's length: 145,845 characters for Gemma-3-270M's 32,768 tokens, one unreadable line
-that terminals and log viewers choke on. :func:`install_log_line_limit` (called when the plugin
-registers with HELM) puts a filter on HELM's logger that keeps the start and end of any message
-longer than :data:`MAX_LOG_LINE` characters and says how much was left out; nothing else changes.
+to the context's length (over a hundred thousand characters for a long context), one unreadable
+line that terminals and log viewers choke on. :func:`install_log_line_limit` (called where a run
+starts: :mod:`.registration`) puts a filter on HELM's logger that keeps the start and end of any
+message longer than :data:`MAX_LOG_LINE` characters and says how much was left out; nothing else changes.
 """
 
 from __future__ import annotations

@@ -7,10 +7,11 @@ the Python API or any of its modules installs none of them: they change HELM and
 they are installed where a run begins:
 
 - ``helm-run`` (and anything else that loads HELM plugins) loads :mod:`syntaxgym_helm.plugin`;
-- the ``syntaxgym`` run spec function and :class:`~syntaxgym_helm.harness.scenario.SyntaxGymScenario`
-  install them, for the worker processes of HELM's parallel runners (``MultiGPURunner``'s forkserver
-  workers, each ``SlurmRunner`` job), which load no plugins but construct the scenario a run spec
-  names before anything else of the run;
+- the ``syntaxgym`` run spec function and
+  :class:`~syntaxgym_helm.harness.scenario.SyntaxGymScenario` install them, for the worker
+  processes of HELM's parallel runners (``MultiGPURunner``'s forkserver workers, each
+  ``SlurmRunner`` job), which load no plugins but construct the scenario a run spec names before
+  anything else of the run;
 - the Python API installs them before its first run (:mod:`syntaxgym_helm.api.helm_engine`), and
   the leaderboard before it reads HELM's model registry.
 """

@@ -45,7 +45,7 @@ from helm.benchmark.run_spec import RunSpec, get_run_spec_function, run_spec_fun
 from helm.benchmark.scenarios.scenario import ScenarioSpec
 from helm.benchmark.tokenizer_config_registry import get_tokenizer_config
 
-from syntaxgym_helm.clients.class_paths import LOCAL_CLIENTS
+from syntaxgym_helm.clients.class_paths import CONTEXT_OWN_CLIENTS
 from syntaxgym_helm.clients.registration import install_run_hooks
 from syntaxgym_helm.core.context import ContextError, ContextSpec, parse_context
 from syntaxgym_helm.core.run_options import (
@@ -161,8 +161,8 @@ def model_prefix(model: str, model_deployment: str = "") -> str:
         deployment = get_model_deployment(name)
     except Exception:  # noqa: BLE001 - an unknown model fails later, in HELM, with its own message
         return ""
-    if deployment.client_spec.class_name in LOCAL_CLIENTS:
-        return ""  # it puts the beginning-of-text token before the sentence itself
+    if deployment.client_spec.class_name in CONTEXT_OWN_CLIENTS:
+        return ""  # it scores the sentence's first token in a context of its own
     config = get_tokenizer_config(deployment.tokenizer_name or "")
     return (config.prefix_token or "") if config else ""
 

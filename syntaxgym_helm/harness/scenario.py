@@ -23,7 +23,6 @@ import json
 from typing import Any, List
 
 from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
-from helm.common.hierarchical_logger import hlog
 from helm.benchmark.scenarios.scenario import (
     TEST_SPLIT,
     Input,
@@ -33,6 +32,7 @@ from helm.benchmark.scenarios.scenario import (
     Scenario,
     ScenarioMetadata,
 )
+from helm.common.hierarchical_logger import hlog
 
 from syntaxgym_helm.clients.registration import install_run_hooks
 from syntaxgym_helm.core.context import ContextSpec, item_contexts, spec_from_args

@@ -35,8 +35,10 @@ class PredictionRow:
     problem: str  # why it is unscorable (empty when it is not)
 
 
-@dataclass  # not frozen: a frozen dataclass sets each field through object.__setattr__, which
-class RegionRow:  # took a second more for BLiMP's 643,000 rows
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, which is slow
+# at the hundreds of thousands of rows of a large data set.
+@dataclass
+class RegionRow:
     """One region of one condition of one item, in bits."""
 
     model: str

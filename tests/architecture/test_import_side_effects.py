@@ -1,5 +1,6 @@
 """Importing the package, the Python API or any module of the run changes nothing in HELM or the
-process; the plugin's hooks are installed where a run starts (:mod:`syntaxgym_helm.clients.registration`).
+process; the plugin's hooks are installed where a run starts
+(:mod:`syntaxgym_helm.clients.registration`).
 
 Each check runs in a fresh interpreter: HELM is imported first and what the plugin could change is
 noted (HELM's ``Executor.execute``, the SIGINT and SIGTERM handlers, the loggers' filters and

@@ -207,3 +207,26 @@ def test_validate_names_a_repeated_key_and_reads_the_older_format(
         f"  warning: {older}:meta.string_predictions: predictions read from "
         "meta.string_predictions (an older suite format, with an empty \"predictions\" list)",
         "1 valid, 1 invalid"]
+
+
+def test_evaluate_has_a_flag_for_every_run_option(capsys: pytest.CaptureFixture[str]) -> None:
+    import dataclasses
+
+    from syntaxgym_helm.core.run_options import RunOptions
+
+    with pytest.raises(SystemExit):
+        cli.main(["evaluate", "--help"])
+    text = capsys.readouterr().out
+    for field in dataclasses.fields(RunOptions):
+        assert "--" + field.name.replace("_", "-") in text, field.name
+    assert "{error,exclude}" in text and "{fail,pass}" in text
+
+
+def test_evaluate_refuses_a_bad_option_before_loading_anything(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["evaluate", "sgh_agreement_pp", "--model", "nobody/none",
+                     "--context-sentences", "three"]) == 2
+    assert "context_sentences='three' is not a whole number" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["evaluate", "sgh_agreement_pp", "--model", "m", "--ties", "half"])
+    assert "invalid choice: 'half'" in capsys.readouterr().err

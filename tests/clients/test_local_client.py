@@ -674,3 +674,45 @@ def test_packed_layers_originals_stay_handed_back_while_scoring(sentences, tmp_p
     # The embeddings are read back a page per row looked up, not a 2 MB folio around it.
     table = model.get_input_embeddings().weight
     assert _resident_bytes(table) < 0.1 * table.numel() * 4
+
+
+# ------------------------------------------------------------------------------------------------
+# Engine settings
+# ------------------------------------------------------------------------------------------------
+
+def test_a_model_deployments_yaml_args_build_one_checked_engine_settings() -> None:
+    """HELM passes a deployment's ``args`` as keywords, typed by YAML (or quoted): the client
+    reads them into one EngineSettings, each value by its setting's type."""
+    import yaml
+
+    from syntaxgym_helm.clients.local.engine_settings import EngineSettings
+
+    text = (Path(__file__).resolve().parents[2] / "configs" / "local_checkpoint"
+            / "model_deployments.yaml").read_text()
+    args = yaml.safe_load(text)["model_deployments"][0]["client_spec"]["args"]
+    args.update(batch_size="64", prefetch="false", max_wait_ms=5, dtype="torch.float32",
+                max_sequence_length=None)
+    client = SyntaxGymClient(BlackHoleCacheConfig(), **args)
+    assert client.settings == EngineSettings(bos_text="<|endoftext|>", batch_size=64,
+                                             prefetch=False, max_wait_ms=5)
+    assert client.prefetch_enabled is False and client.dtype == "float32"
+    assert client.settings.engine_args()["batch_size"] == 64
+    assert client.settings.server_args()["max_wait_s"] == pytest.approx(0.005)
+    # A settings object, changed by keywords.
+    given = SyntaxGymClient(BlackHoleCacheConfig(), "never-loaded",
+                            settings=EngineSettings(workers=2), batch_size=8)
+    assert (given.settings.workers, given.settings.batch_size) == (2, 8)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"batch_size": 0}, "batch_size=0 is too small: it takes 1 or more"),
+    ({"dtype": "fp8"}, "dtype='fp8' is not one of float32, float, bfloat16, float16, half"),
+    ({"prefetch": "maybe"}, "prefetch='maybe' is not true or false"),
+    ({"workers": 1.5}, r"workers=1.5 \(float\) is not a whole number"),
+    ({"batchsize": 8}, "unknown argument batchsize; the options are: gguf_file, device, dtype"),
+])
+def test_a_bad_engine_setting_is_refused_naming_it(args, message) -> None:
+    from syntaxgym_helm.clients.local.engine_settings import EngineSettingError
+
+    with pytest.raises(EngineSettingError, match=f"SyntaxGymClient: {message}"):
+        SyntaxGymClient(BlackHoleCacheConfig(), "never-loaded", **args)

@@ -18,9 +18,9 @@ from typing import Any, Iterator
 import pytest
 
 from fixtures import BLIMP_EXCERPTS_DIR, FULL_BLIMP_DIR
-from syntaxgym_helm.core.minimal_pairs import catalogue
-from syntaxgym_helm.core.minimal_pairs.blimp import BLIMP as BLIMP_DATASET
+from syntaxgym_helm.core.minimal_pairs import catalogue, convert
 from syntaxgym_helm.core.minimal_pairs.blimp import (
+    BLIMP as BLIMP_DATASET,
     BLIMP_COMMIT,
     ONE_PREFIX,
     PARADIGMS,
@@ -29,15 +29,19 @@ from syntaxgym_helm.core.minimal_pairs.blimp import (
     blimp_groups,
     paradigm_of_suite,
 )
-from syntaxgym_helm.core.minimal_pairs.blimp_cut import REGION_NAMES, split_pair
 from syntaxgym_helm.core.minimal_pairs.blimp_paper import (
     PAPER_COLUMNS,
     paper_means,
     paper_paradigms,
 )
-from syntaxgym_helm.core.minimal_pairs.convert import WHOLE_SENTENCE, convert_data
-from syntaxgym_helm.core.minimal_pairs.convert import Conversion as BlimpConversion
+from syntaxgym_helm.core.minimal_pairs.convert import (
+    WHOLE_SENTENCE,
+    Conversion as BlimpConversion,
+    convert_data,
+)
+from syntaxgym_helm.core.minimal_pairs.dataset import MinimalPair
 from syntaxgym_helm.core.minimal_pairs.fetch import resolve_named
+from syntaxgym_helm.core.minimal_pairs.regions import REGION_NAMES, PairRegions
 from syntaxgym_helm.core.suite import load_suite, parse_suite
 from syntaxgym_helm.core.validation import check_suite
 
@@ -55,6 +59,13 @@ def convert_lines(lines: list[str], uid: str, source: str) -> BlimpConversion:
     """The lines of a file ``<uid>.jsonl`` converted (``source`` names it in messages)."""
     data = "".join(f"{line}\n" for line in lines).encode("utf-8")
     return convert_data(BLIMP_DATASET, BLIMP_DATASET.describe(f"{uid}.jsonl"), data, source)
+
+
+def split_pair(record: dict[str, str]) -> PairRegions:
+    """The regions of one BLiMP record, as the conversion cuts them."""
+    pair = MinimalPair(number=0, good=record["sentence_good"], bad=record["sentence_bad"],
+                       line=1, paradigm="", language="en", fields=record)
+    return convert.split_pair(BLIMP_DATASET, pair)
 
 
 def resolve_blimp_suite(name: str, cache_dir: Path, data_dir: Path | None = None,

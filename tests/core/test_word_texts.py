@@ -73,9 +73,9 @@ def test_word_tokens_give_leading_spaces_and_character_pieces_to_the_word_after(
 
 
 def test_a_token_across_two_words_makes_both_unmeasurable():
-    (first, _), (second, problem) = word_tokens(["ab", "cd"], ["ab c", "d"])[0], \
-        word_tokens(["ab", "cd"], ["ab c", "d"])[1]
-    assert problem.startswith("a token covers parts")
+    (first, problem_1), (second, problem_2) = word_tokens(["ab", "cd"], ["ab c", "d"])
+    assert first == [0] and second == [0, 1]
+    assert problem_1.startswith("a token covers parts") and problem_1 == problem_2
 
 
 @pytest.mark.parametrize("seed", range(30))

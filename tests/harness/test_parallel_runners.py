@@ -1,9 +1,9 @@
 """HELM's own parallel runner runs the plugin's models with no YAML: ``MultiGPURunner`` on CPU.
 
 ``MultiGPURunner`` runs each run spec in a forkserver worker that loads no plugins; the worker
-imports the scenario class the run spec names, and that import registers the embedded models and
-the prefetch hook (:mod:`syntaxgym_helm.clients.registration`). The test runs four built-in suites
-twice, in fresh folders with no ``prod_env`` YAML: once with HELM's default runner (the session's
+makes the scenario the run spec names, and the scenario installs the run's hooks, the embedded
+models and the prefetch hook (:mod:`syntaxgym_helm.clients.registration`), as the plugin does. The
+test runs four built-in suites twice, in fresh folders with no ``prod_env`` YAML: once with HELM's default runner (the session's
 ``builtin_runs``), once with ``MultiGPURunner`` and two workers, SmolLM2-135M alone (each worker
 loads the models of its runs, and how the runner runs them does not depend on the model: a second
 model only doubled the loading); every run's per-instance stats must be the default runner's.

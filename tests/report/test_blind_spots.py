@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+from collections.abc import Collection
 from pathlib import Path
 
 from fixtures import FULL_MULTILINGUAL_DIR, HU2020_DIR
@@ -27,7 +28,7 @@ BOS = "<|endoftext|>"
 ANAPHOR = FULL_MULTILINGUAL_DIR / "turblimp" / "base" / "augmented_anaphor_agreement.csv"
 
 
-def scored_run(suite: Suite, flat: set[int] = frozenset()) -> RunRecord:
+def scored_run(suite: Suite, flat: Collection[int] = ()) -> RunRecord:
     """A run of ``suite`` whose model gives each word ``-len(word)`` nats, or ``-1`` to every word
     of the items in ``flat`` (so that two conditions' one-word regions tie)."""
     scores = []

@@ -19,9 +19,13 @@ from PIL import Image
 
 from syntaxgym_helm.cli.main import main
 from syntaxgym_helm.core.minimal_pairs.blimp import BLIMP, PARADIGMS
-from syntaxgym_helm.core.minimal_pairs.blimp_paper import PAPER_COLUMNS, paper_means, paper_paradigms
-from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY
-from syntaxgym_helm.harness.stats import prediction_accuracy_name
+from syntaxgym_helm.core.minimal_pairs.blimp_paper import (
+    PAPER_COLUMNS,
+    paper_means,
+    paper_paradigms,
+)
+from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY, prediction_accuracy_name
+from syntaxgym_helm.report.build import write_report
 from syntaxgym_helm.report.pairs_plots import _heat_value, _layout
 from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow, analyse
 from syntaxgym_helm.report.pairs_summary import (
@@ -30,7 +34,6 @@ from syntaxgym_helm.report.pairs_summary import (
     group_table,
     split_pairs as split_blimp,
 )
-from syntaxgym_helm.report.build import write_report
 from syntaxgym_helm.report.runs import RunRecord, find_run_dirs, load_runs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -30,7 +30,7 @@ import sys
 from collections import Counter, defaultdict
 from typing import Any, Callable
 
-from syntaxgym_helm.clients.class_paths import LOCAL_CLIENT
+from syntaxgym_helm.clients.class_paths import LOCAL_CLIENT, PREFETCHING_CLIENTS
 from syntaxgym_helm.helm_compat import (
     HelmCompatibilityError,
     auto_client_of,
@@ -90,7 +90,7 @@ def prefetch_enabled() -> bool:
 def _is_syntaxgym_client_class(class_name: str) -> bool:
     """Whether a deployment's client class is SyntaxGymClient or a subclass (only classes from
     this package or from modules already imported are looked at: nothing new is imported)."""
-    if class_name == LOCAL_CLIENT:
+    if class_name == LOCAL_CLIENT or class_name in PREFETCHING_CLIENTS:
         return True
     module_name, _, attribute = class_name.rpartition(".")
     if module_name not in sys.modules and not module_name.startswith("syntaxgym_helm."):

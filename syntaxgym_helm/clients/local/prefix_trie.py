@@ -51,11 +51,10 @@ class PrefixIndex:
     takes first the slots used in one call only, then those used in several (the beginnings that
     run after run share); within each, the deepest first, the least recently used first among
     equals. The deepest first, because a short prefix begins more sentences, of this call and of
-    the next (BLiMP's paradigms share 62,409 prefixes with the ones run before them, 94% of them
-    one to four tokens after the beginning of text); and no slot is evicted before its
-    descendants. (On all of BLiMP, each paradigm a call, the least recently used first computes
-    788,760 positions, keeping the slots of several calls longer 778,075, and taking the deepest
-    first among them 763,714; the floor is 715,754: ``benchmarks/bench_pass_planning.py``.)
+    the next (the prefixes that a data set's suites share are mostly a few tokens after the
+    beginning of text); and no slot is evicted before its descendants. Each of these choices
+    computes fewer positions over all of BLiMP than the plain least recently used first
+    (``benchmarks/bench_pass_planning.py`` measures them against the floor; BENCHMARKS.md).
     """
 
     def __init__(self, capacity: int) -> None:

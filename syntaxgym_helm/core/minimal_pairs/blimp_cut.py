@@ -23,28 +23,11 @@ from __future__ import annotations
 import string
 from collections.abc import Mapping, Sequence
 
-from syntaxgym_helm.core.minimal_pairs.convert import pair_regions
 from syntaxgym_helm.core.minimal_pairs.dataset import MinimalPair
-from syntaxgym_helm.core.minimal_pairs.regions import (
-    REGION_NAMES,
-    Cut,
-    PairRegions,
-    Sentence,
-    UnconvertiblePair,
-    difference_shape,
-)
+from syntaxgym_helm.core.minimal_pairs.regions import Cut, Sentence
 
-__all__ = ["REGION_NAMES", "PairRegions", "UnconvertiblePair", "blimp_cut", "difference_shape",
-           "split_pair"]
+__all__ = ["blimp_cut"]
 _PUNCTUATION = frozenset(string.punctuation)
-
-
-def split_pair(record: Mapping[str, object]) -> PairRegions:
-    """The regions of a BLiMP record (its sentences must be strings; see :mod:`.blimp`)."""
-    pair = MinimalPair(number=0, good=str(record["sentence_good"]),
-                       bad=str(record["sentence_bad"]), line=0, paradigm="", language="en",
-                       fields=record)
-    return pair_regions(pair, labels=("sentence_good", "sentence_bad"), own_cut=blimp_cut)
 
 
 def blimp_cut(pair: MinimalPair, good: Sentence, bad: Sentence) -> tuple[Cut | None, str, str]:

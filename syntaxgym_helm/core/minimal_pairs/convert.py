@@ -24,13 +24,11 @@ from syntaxgym_helm.core.minimal_pairs.dataset import (
     DataSet,
     Line,
     MinimalPair,
-    OwnCut,
     PairProblem,
     SourceFile,
 )
 from syntaxgym_helm.core.minimal_pairs.regions import (
     REGION_NAMES,
-    Fold,
     PairRegions,
     Sentence,
     UnconvertiblePair,
@@ -205,18 +203,12 @@ def _misfit(dataset: DataSet, file: SourceFile, pair: MinimalPair,
 
 
 def split_pair(dataset: DataSet, pair: MinimalPair) -> PairRegions:
-    """The pair's regions by the first rule that applies (see :mod:`.regions`)."""
-    return pair_regions(pair, dataset.separator, (dataset.good_label, dataset.bad_label),
-                        dataset.own_cut, dataset.fold)
-
-
-def pair_regions(pair: MinimalPair, separator: str = " ",
-                 labels: tuple[str, str] = ("the good sentence", "the bad sentence"),
-                 own_cut: OwnCut | None = None, fold: Fold = str.casefold) -> PairRegions:
-    """:func:`split_pair` with the data set's parts given one by one: how its sentences split
-    into units, what it calls them, its own cut and its case folding."""
+    """The pair's regions by the first rule that applies (see :mod:`.regions`): the data set's
+    own cut, its marks, else the difference, with its separator and case folding."""
+    separator, own_cut, fold = dataset.separator, dataset.own_cut, dataset.fold
     if pair.good == pair.bad:
-        raise UnconvertiblePair(f"{labels[0]} and {labels[1]} are the same sentence")
+        raise UnconvertiblePair(
+            f"{dataset.good_label} and {dataset.bad_label} are the same sentence")
     good, bad = Sentence(pair.good, separator), Sentence(pair.bad, separator)
     difference = diff_cut(good.units, bad.units)
     shape = difference_shape(good.units, bad.units, difference)

@@ -1,0 +1,174 @@
+"""Masked-LM and encoder-decoder scores beside minicons 0.3.39's, on the same sentences and weights.
+
+The sentences are BLiMP minimal pairs (``--blimp-dir``, the first ``--pairs`` of each of
+``--paradigms``). The model is a real architecture at a small size built from its config (no
+masked or encoder-decoder checkpoint can be installed here): a WordPiece (BERT) or byte-level BPE
+(RoBERTa) tokenizer and a ``--hidden``-wide, ``--layers``-deep model, seeded, trained for a few
+steps on the sentences and saved to a folder; ``--model DIR`` scores a checkpoint of your own
+instead (a Hub model's folder).
+
+Each side runs as its own process, back to back, timed whole (``/usr/bin/time``: wall seconds and
+peak resident memory): this plugin through its Python API (``score_sentences(sentences,
+"DIR~VARIANT")``: the code path of a ``helm-run``), and minicons (``minicons_masked_driver.py`` in
+its own virtual environment, ``--minicons-python``, batches of ``--batch-size`` sentences, the
+transformers-5 fix applied). It prints the largest difference of a token logprob (nats), the
+tokens counted alike, the verdicts (good sentence's sum above the bad one's) that differ, and the
+two processes' times and memory with their ratio, and the load average seen before each run.
+
+    python benchmarks/compare_minicons_masked.py --blimp-dir ../shared/blimp/data \\
+        --minicons-python /work/venvs/minicons/bin/python [--kind bert|roberta|t5] [--output BENCHMARKS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests" / "clients"))
+
+PARADIGMS = ("regular_plural_subject_verb_agreement_1", "anaphor_number_agreement",
+             "npi_present_1", "wh_vs_that_with_gap")
+
+
+def blimp_sentences(folder: Path, paradigms, pairs: int) -> list[str]:
+    sentences: list[str] = []
+    for paradigm in paradigms:
+        lines = (folder / f"{paradigm}.jsonl").read_text(encoding="utf-8").splitlines()[:pairs]
+        for line in lines:
+            row = json.loads(line)
+            sentences += [row["sentence_good"], row["sentence_bad"]]
+    return sentences
+
+
+def build_model(kind: str, sentences: list[str], folder: Path, hidden: int, layers: int) -> Path:
+    """A ``kind`` model of the given size, seeded, a few steps trained on ``sentences``."""
+    import tiny_checkpoints as tiny
+    import transformers as tf
+
+    tiny.SENTENCES = tuple(sentences)
+    sizes = dict(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                 intermediate_size=4 * hidden)
+    original = tiny._model
+
+    def sized(kind_: str, tokenizer):
+        model = original(kind_, tokenizer)
+        if kind_ == "t5":
+            config = model.config
+            config.update(dict(d_model=hidden, d_ff=4 * hidden, num_layers=layers,
+                               num_decoder_layers=layers, num_heads=4, d_kv=hidden // 4))
+            return tf.T5ForConditionalGeneration(config)
+        config = model.config
+        config.update(sizes)
+        return type(model)(config)
+
+    tiny._model = sized
+    return tiny.build_checkpoint(kind, folder, steps=4)
+
+
+def timed(command: list[str], env: dict[str, str]) -> dict[str, float]:
+    load = os.getloadavg()[0]
+    finished = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M", *command], env=env,
+                              capture_output=True, text=True, timeout=7200)
+    if finished.returncode != 0:
+        raise RuntimeError(f"{command[:3]} failed:\n{finished.stderr[-3000:]}")
+    line = [x for x in finished.stderr.splitlines() if x.startswith("TIME ")][-1].split()
+    return {"seconds": float(line[1]), "peak_mib": int(line[2]) / 1024, "load": load}
+
+
+def ours_worker(request_file: str, output_file: str) -> None:
+    from syntaxgym_helm.api.evaluate import score_sentences
+
+    request = json.load(open(request_file, encoding="utf-8"))
+    model = request["folder"] + ("" if request["variant"] == "original"
+                                 else f"~{request['variant']}")
+    scores = score_sentences(request["sentences"], model)
+    json.dump({"tokens": [list(s.tokens) for s in scores],
+               "logprobs": [[0.0] + [-b * 0.6931471805599453 for b in s.surprisals[1:]]
+                            for s in scores]}, open(output_file, "w"))
+
+
+def compare(ours: dict, theirs: dict, kind: str) -> dict[str, float]:
+    """Token by token: ours start with the start token (0.0), minicons' masked scores do not."""
+    worst, same_count, verdicts = 0.0, 0, 0
+    sums = []
+    for a, b in zip(ours["logprobs"], theirs["logprobs"]):
+        a, b = a[1:], (b if kind == "masked" else b[1:])
+        if len(a) == len(b):
+            same_count += 1
+            worst = max(worst, max((abs(x - y) for x, y in zip(a, b)), default=0.0))
+        sums.append((sum(a), sum(b)))
+    for good, bad in zip(sums[0::2], sums[1::2]):
+        verdicts += (good[0] > bad[0]) != (good[1] > bad[1])
+    ours_accuracy = sum(g[0] > b[0] for g, b in zip(sums[0::2], sums[1::2])) / max(1, len(sums) // 2)
+    return {"worst": worst, "same_count": same_count, "sentences": len(sums),
+            "verdicts_differ": verdicts, "accuracy": ours_accuracy}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--blimp-dir", type=Path, default=ROOT.parent / "shared/blimp/data")
+    parser.add_argument("--paradigms", nargs="+", default=list(PARADIGMS[:2]))
+    parser.add_argument("--pairs", type=int, default=200)
+    parser.add_argument("--kind", choices=("bert", "roberta", "t5"), default="bert")
+    parser.add_argument("--variants", nargs="+", default=["original", "within_word_l2r"])
+    parser.add_argument("--model", type=Path, help="a checkpoint folder (default: build one)")
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--minicons-python", default="/work/venvs/minicons/bin/python")
+    parser.add_argument("--ours-worker", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--output", type=Path, help="write the result as a BENCHMARKS.md section")
+    args = parser.parse_args()
+    if args.ours_worker:
+        return ours_worker(*args.ours_worker)
+    sentences = blimp_sentences(args.blimp_dir, args.paradigms, args.pairs)
+    work = Path(tempfile.mkdtemp(prefix="masked_minicons."))
+    folder = args.model or build_model(args.kind, sentences, work / args.kind, args.hidden,
+                                       args.layers)
+    kind = "seq2seq" if args.kind == "t5" else "masked"
+    variants = ["original"] if kind == "seq2seq" else args.variants
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    lines = [f"{len(sentences)} sentences ({len(args.paradigms)} BLiMP paradigms x {args.pairs} "
+             f"pairs), {args.kind} at hidden {args.hidden}, {args.layers} layers; minicons batch "
+             f"size {args.batch_size}", "",
+             "| variant | max token diff (nats) | same tokens | verdicts differ | accuracy | "
+             "ours s / MiB (load) | minicons s / MiB (load) | time ratio | memory ratio |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for variant in variants:
+        request = work / f"request-{variant}.json"
+        json.dump({"folder": str(folder), "kind": kind, "variant": variant,
+                   "batch_size": args.batch_size, "sentences": sentences}, open(request, "w"))
+        ours_out, theirs_out = work / f"ours-{variant}.json", work / f"minicons-{variant}.json"
+        ours_run = timed([sys.executable, __file__, "--ours-worker", str(request), str(ours_out)],
+                         env)
+        theirs_run = timed([args.minicons_python, str(ROOT / "benchmarks" /
+                                                      "minicons_masked_driver.py"),
+                            str(request), str(theirs_out)], env)
+        result = compare(json.load(open(ours_out)), json.load(open(theirs_out)), kind)
+        lines.append(
+            f"| {variant} | {result['worst']:.2e} | {result['same_count']}/{result['sentences']} "
+            f"| {result['verdicts_differ']} | {result['accuracy']:.3f} "
+            f"| {ours_run['seconds']:.1f} / {ours_run['peak_mib']:.0f} ({ours_run['load']:.1f}) "
+            f"| {theirs_run['seconds']:.1f} / {theirs_run['peak_mib']:.0f} "
+            f"({theirs_run['load']:.1f}) | {ours_run['seconds'] / theirs_run['seconds']:.2f}x "
+            f"| {ours_run['peak_mib'] / theirs_run['peak_mib']:.2f}x |")
+        print(lines[-1], flush=True)
+    text = "\n".join(lines)
+    print(text)
+    if args.output:
+        from markdown_sections import write_section
+
+        write_section(args.output, f"## Masked and encoder-decoder LMs beside minicons\n\n{text}\n",
+                      f"benchmarks/compare_minicons_masked.py ({args.kind})")
+
+
+if __name__ == "__main__":
+    main()

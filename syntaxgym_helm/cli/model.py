@@ -1,0 +1,84 @@
+"""``syntaxgym-helm model add PATH_OR_HUB_ID [--name NAME] [--pll original|within_word_l2r|both]
+[--kind causal|masked|seq2seq] [--local-path prod_env]``: a checkpoint as a HELM model, no YAML
+written by hand.
+
+It reads the checkpoint's kind from its config (:mod:`syntaxgym_helm.clients.model_kind`), checks
+that it can be scored, and writes its deployment, metadata (display name) and tokenizer entries
+into ``prod_env/``'s ``model_deployments.yaml``, ``model_metadata.yaml`` and
+``tokenizer_configs.yaml`` (:mod:`syntaxgym_helm.clients.checkpoint_models`), replacing entries of
+the same names and keeping every other; then it prints the ``helm-run`` command that runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+FILES = {"model_deployments": "model_deployments.yaml", "models": "model_metadata.yaml",
+         "tokenizer_configs": "tokenizer_configs.yaml"}
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    model = commands.add_parser(
+        "model", help="add a checkpoint (folder, GGUF file or Hub id) to prod_env/ as a HELM "
+                      "model", description="add: write a checkpoint's HELM entries into prod_env/")
+    actions = model.add_subparsers(dest="action", required=True)
+    add = actions.add_parser("add", help="write the deployment, metadata and tokenizer entries")
+    add.add_argument("source", metavar="PATH_OR_HUB_ID",
+                     help="a folder with config.json and weights, a .gguf file, or a Hub id")
+    add.add_argument("--name", help="the HELM model name (default: local/<folder name>, or the "
+                                    "Hub id)")
+    add.add_argument("--pll", choices=("original", "within_word_l2r", "both"), default="both",
+                     help="masked LMs: the pseudo-log-likelihood variants to deploy, each its own "
+                          "model name and leaderboard row (default: both)")
+    add.add_argument("--kind", choices=("causal", "masked", "seq2seq"),
+                     help="override the kind read from config.json")
+    add.add_argument("--local-path", type=Path, default=Path("prod_env"), metavar="DIR",
+                     help="helm-run's --local-path (default: prod_env)")
+    add.set_defaults(handler=_add)
+
+
+def _add(args: argparse.Namespace) -> int:
+    from syntaxgym_helm.api.model_resolution import check_masked_tokenizer
+    from syntaxgym_helm.clients.checkpoint_models import KIND_WORDS, checkpoint_entries
+    from syntaxgym_helm.clients.model_kind import CheckpointError, inspect_checkpoint
+
+    variants = ("original", "within_word_l2r") if args.pll == "both" else (args.pll,)
+    try:
+        checkpoint = inspect_checkpoint(args.source, args.kind)
+        if checkpoint.kind == "masked":
+            for variant in variants:
+                check_masked_tokenizer(checkpoint, variant)
+    except CheckpointError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    entries = checkpoint_entries(checkpoint, args.name, variants)
+    written = write_entries(args.local_path, entries)
+    names = [entry["name"] for entry in entries["model_deployments"]]
+    print(f"{checkpoint.source}: a {KIND_WORDS[checkpoint.kind]}; wrote {', '.join(map(str, written))}")
+    print("run it with:")
+    runs = " ".join(f"syntaxgym:suite=sgh_agreement_pp,model={name}" for name in names)
+    print(shlex.join(["helm-run", "--run-entries", *runs.split(), "--suite", "mine",
+                      "--local-path", str(args.local_path), "--max-eval-instances", "1000"]))
+    return 0
+
+
+def write_entries(folder: Path, entries: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    """Merge ``entries`` into the YAML files of ``folder`` (an entry replaces one of its name)."""
+    import yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for key, file in FILES.items():
+        path = folder / file
+        data = (yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None) or {}
+        new_names = {entry["name"] for entry in entries[key]}
+        kept = [entry for entry in data.get(key) or [] if entry.get("name") not in new_names]
+        data[key] = kept + entries[key]
+        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True),
+                        encoding="utf-8")
+        written.append(path)
+    return written

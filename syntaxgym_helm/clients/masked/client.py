@@ -1,0 +1,91 @@
+"""The HELM client of masked LMs: pseudo-log-likelihood token scores (:mod:`.pll`)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from helm.common.cache import CacheConfig
+
+from syntaxgym_helm.clients.batch_scoring_client import BatchScoringClient, CheckpointUnusable
+from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
+from syntaxgym_helm.clients.masked.pll import check_variant
+
+
+#: The sentence the output head's shortcut is checked on when a model loads (:class:`~.pll.TargetLogits`).
+PROBE = "The keys to the old cabinet are on the table."
+
+
+class MaskedLMClient(BatchScoringClient):
+    """Scores echo requests on a masked LM by pseudo-log-likelihood.
+
+    Args: ``pll``: ``original`` (default) or ``within_word_l2r`` (:mod:`.pll`); the others as
+    :class:`~syntaxgym_helm.clients.batch_scoring_client.BatchScoringClient`'s.
+    """
+
+    CACHE_FORMAT = "syntaxgym-masked-pll-v1"
+
+    def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str,
+                 pll: str = "original", **kwargs: Any) -> None:
+        self.pll = check_variant(pll)
+        super().__init__(cache_config, pretrained_model_name_or_path, **kwargs)
+
+    def _key_fields(self) -> dict[str, Any]:
+        return {"pll": self.pll}
+
+    def _load(self) -> None:
+        from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+        from syntaxgym_helm.clients.local.prompt_encoding import context_length
+        from syntaxgym_helm.clients.masked.pll import (
+            MaskedSentence,
+            TargetLogits,
+            UnscorableTokenizer,
+            check_tokenizer,
+            encode_sentences,
+        )
+
+        where = self.pretrained_model_name_or_path
+        tokenizer = AutoTokenizer.from_pretrained(where, revision=self.revision,
+                                                  trust_remote_code=self.trust_remote_code)
+        try:
+            check_tokenizer(tokenizer, self.pll, where)
+        except UnscorableTokenizer as error:
+            raise CheckpointUnusable(str(error)) from None
+        try:
+            model = AutoModelForMaskedLM.from_pretrained(
+                where, dtype=self._torch_dtype(), revision=self.revision,
+                trust_remote_code=self.trust_remote_code)
+        except ValueError as error:  # transformers: no masked-LM class for this config
+            raise CheckpointUnusable(f"{where}: cannot be loaded as a masked LM ({error})") from None
+        self._tokenizer = tokenizer
+        self._model = model.to(self.device).eval()
+        self._max_length = min(context_length(model, tokenizer),
+                               _tokenizer_limit(tokenizer) or 10**9)
+        probe = encode_sentences(tokenizer, [PROBE], self.pll, self._max_length)[0]
+        self._target_logits = TargetLogits(self._model)
+        if isinstance(probe, MaskedSentence):
+            self._target_logits.check(probe, tokenizer.mask_token_id, self.device)
+        else:
+            self._target_logits.off()
+
+    def _score(self, prompts: Sequence[str]) -> list[PromptLogprobs | PromptError]:
+        from syntaxgym_helm.clients.masked.pll import (
+            MaskedSentence,
+            encode_sentences,
+            score_sentences,
+        )
+
+        encoded = encode_sentences(self._tokenizer, prompts, self.pll, self._max_length)
+        good = [e for e in encoded if isinstance(e, MaskedSentence)]
+        pad = self._tokenizer.pad_token_id
+        scored = iter(score_sentences(
+            self._model, good, mask_id=self._tokenizer.mask_token_id,
+            pad_id=pad if pad is not None else 0, device=self.device,
+            max_batch_tokens=self.max_batch_tokens, counts=self.counts,
+            target_logits=self._target_logits))
+        return [next(scored) if isinstance(e, MaskedSentence) else e for e in encoded]
+
+
+def _tokenizer_limit(tokenizer) -> int | None:
+    value = getattr(tokenizer, "model_max_length", None)
+    return value if isinstance(value, int) and 0 < value < 10**8 else None

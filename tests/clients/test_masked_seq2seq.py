@@ -1,0 +1,248 @@
+"""Masked LMs (pseudo-log-likelihood) and encoder-decoder LMs, scored through the path a Hub
+checkpoint takes: a folder given to the Python API's ``model=``, its kind read from its config,
+registered with HELM, requests made by HELM's adapter and executor.
+
+The checkpoints are small real-architecture models the tests build and train for a few steps
+(:mod:`tiny_checkpoints`); every score is checked against plain transformers computed here, one
+masked copy (or one sentence) per forward pass, independently of the plugin's batching.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+
+import pytest
+
+from tiny_checkpoints import SENTENCES, build_checkpoint
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from syntaxgym_helm.api.evaluate import score_sentences  # noqa: E402
+from syntaxgym_helm.clients.model_kind import CheckpointError, inspect_checkpoint  # noqa: E402
+
+#: The test sentences, plus characters the tokenizers never saw ([UNK], byte pieces).
+PROMPTS = (*SENTENCES[:4], SENTENCES[6], SENTENCES[7], SENTENCES[9], "Zyx Ω≈ç√ quux.")
+TOLERANCE_NATS = 1e-4
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("checkpoints")
+    return {kind: build_checkpoint(kind, root / kind) for kind in
+            ("bert", "roberta", "modernbert", "t5")}
+
+
+def _nats(bits: float) -> float:
+    return -bits * math.log(2)
+
+
+@functools.lru_cache(maxsize=None)
+def _loaded(folder: Path, kind: str):
+    classes = {"masked": transformers.AutoModelForMaskedLM,
+               "seq2seq": transformers.AutoModelForSeq2SeqLM}
+    return (transformers.AutoTokenizer.from_pretrained(folder),
+            classes[kind].from_pretrained(folder).eval())
+
+
+def _reference_pll(folder: Path, sentence: str, variant: str) -> list[float]:
+    """Plain transformers: one forward pass per masked copy."""
+    tokenizer, model = _loaded(folder, "masked")
+    encoded = tokenizer(sentence, return_special_tokens_mask=True)
+    ids, words = encoded["input_ids"], encoded.word_ids()
+    targets = [i for i, special in enumerate(encoded["special_tokens_mask"]) if not special]
+    values = []
+    for target in targets:
+        copy = list(ids)
+        masked = [target] + ([j for j in targets if j > target and words[j] == words[target]]
+                             if variant == "within_word_l2r" else [])
+        for position in masked:
+            copy[position] = tokenizer.mask_token_id
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([copy])).logits[0, target]
+        values.append(torch.log_softmax(logits, -1)[ids[target]].item())
+    return values
+
+
+def _reference_seq2seq(folder: Path, sentence: str) -> list[float]:
+    tokenizer, model = _loaded(folder, "seq2seq")
+    start = tokenizer.convert_ids_to_tokens(model.config.decoder_start_token_id)
+    ids = tokenizer(f"{start} {sentence}", add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([[tokenizer.eos_token_id]]),
+                       decoder_input_ids=torch.tensor([ids])).logits[0]
+    logprobs = torch.log_softmax(logits, -1)
+    return [logprobs[i, ids[i + 1]].item() for i in range(len(ids) - 1)]
+
+
+@pytest.mark.parametrize(("kind", "variant"), [
+    ("bert", "original"),
+    pytest.param("bert", "within_word_l2r", marks=pytest.mark.slow),
+    pytest.param("roberta", "original", marks=pytest.mark.slow),
+    ("roberta", "within_word_l2r"),
+    pytest.param("modernbert", "original", marks=pytest.mark.slow),
+    pytest.param("modernbert", "within_word_l2r", marks=pytest.mark.slow),
+])
+def test_masked_lm_scores_equal_plain_transformers(checkpoints, kind, variant):
+    model = str(checkpoints[kind]) + ("" if variant == "original" else f"~{variant}")
+    scores = score_sentences(list(PROMPTS), model)
+    for sentence, score in zip(PROMPTS, scores):
+        assert "".join(score.tokens[1:]) == sentence, "token texts are the prompt's pieces"
+        assert math.isnan(score.surprisals[0]) and score.tokens[0] in ("[CLS]", "<s>")
+        expected = _reference_pll(checkpoints[kind], sentence, variant)
+        got = [_nats(bits) for bits in score.surprisals[1:]]
+        assert len(got) == len(expected)
+        assert max(abs(a - b) for a, b in zip(got, expected)) < TOLERANCE_NATS
+
+
+def test_within_word_l2r_changes_only_the_earlier_pieces_of_words(checkpoints):
+    folder = checkpoints["bert"]
+    original = _reference_pll(folder, SENTENCES[6], "original")
+    l2r = score_sentences([SENTENCES[6]], f"{folder}~within_word_l2r")[0]
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    words = tokenizer(SENTENCES[6], add_special_tokens=False).word_ids()
+    changed = [abs(_nats(bits) - value) > 1e-7
+               for bits, value in zip(l2r.surprisals[1:], original)]
+    last_of_word = [i == len(words) - 1 or words[i + 1] != words[i] for i in range(len(words))]
+    assert any(changed)
+    assert not any(c and last for c, last in zip(changed, last_of_word))
+
+
+def test_encoder_decoder_scores_equal_plain_transformers(checkpoints):
+    scores = score_sentences(list(PROMPTS), str(checkpoints["t5"]))
+    for sentence, score in zip(PROMPTS, scores):
+        assert "".join(score.tokens[1:]) == sentence and score.tokens[0] == "<pad>"
+        expected = _reference_seq2seq(checkpoints["t5"], sentence)
+        got = [_nats(bits) for bits in score.surprisals[1:]]
+        assert len(got) == len(expected)
+        assert max(abs(a - b) for a, b in zip(got, expected)) < TOLERANCE_NATS
+
+
+def test_passes_stay_under_the_token_bound_and_give_the_same_scores(checkpoints):
+    from collections import Counter
+
+    from syntaxgym_helm.clients.masked.pll import encode_sentences, pass_plan, score_sentences
+
+    folder = checkpoints["roberta"]
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    model = transformers.AutoModelForMaskedLM.from_pretrained(folder).eval()
+    encoded = encode_sentences(tokenizer, PROMPTS, "original", 512)
+    for bound in (40, 200):
+        for copies in pass_plan(encoded, bound):
+            width = max(len(encoded[i].ids) for i, _ in copies)
+            assert len(copies) == 1 or len(copies) * width <= bound
+    counts: Counter[str] = Counter()
+    small = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
+                            pad_id=tokenizer.pad_token_id, device="cpu", max_batch_tokens=40,
+                            counts=counts)
+    large = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
+                            pad_id=tokenizer.pad_token_id, device="cpu", max_batch_tokens=10**6)
+    assert counts["passes"] > 1
+    for a, b in zip(small, large):
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < TOLERANCE_NATS
+
+
+def test_the_kind_is_read_from_the_config(checkpoints, tmp_path):
+    kinds = {name: inspect_checkpoint(folder).kind for name, folder in checkpoints.items()}
+    assert kinds == {"bert": "masked", "roberta": "masked", "modernbert": "masked",
+                     "t5": "seq2seq"}
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        n_embd=16, n_layer=1, n_head=2, vocab_size=50, n_positions=32))
+    gpt2.save_pretrained(tmp_path / "gpt2")
+    assert inspect_checkpoint(tmp_path / "gpt2").kind == "causal"
+
+
+# -- bad input: a clear error naming the path and what to do ----------------------------------
+
+def test_a_folder_without_config_or_weights_is_refused(checkpoints, tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match=r"empty: no config.json.*save_pretrained"):
+        inspect_checkpoint(tmp_path / "empty")
+    (tmp_path / "no_weights").mkdir()
+    (tmp_path / "no_weights" / "config.json").write_text(
+        (checkpoints["bert"] / "config.json").read_text())
+    with pytest.raises(CheckpointError, match=r"no_weights: config.json but no weights"):
+        inspect_checkpoint(tmp_path / "no_weights")
+
+
+def test_a_gguf_file_that_is_not_a_model_is_refused(tmp_path):
+    (tmp_path / "notes.gguf").write_text("not a model")
+    with pytest.raises(CheckpointError, match=r"notes.gguf: not a GGUF model file"):
+        inspect_checkpoint(tmp_path / "notes.gguf")
+
+
+def test_an_architecture_the_plugin_cannot_score_is_refused(checkpoints, tmp_path):
+    folder = tmp_path / "classifier"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"architectures": ["BertForSequenceClassification"], '
+                                        '"model_type": "vit"}')
+    (folder / "model.safetensors").write_bytes(
+        (checkpoints["bert"] / "model.safetensors").read_bytes())
+    with pytest.raises(CheckpointError, match=r"classifier: cannot score this architecture"):
+        inspect_checkpoint(folder)
+
+
+def test_a_masked_lm_without_a_mask_token_is_refused_and_the_run_goes_on(checkpoints, tmp_path):
+    import shutil
+
+    from helm.common.cache import BlackHoleCacheConfig
+    from helm.common.request import Request
+
+    from syntaxgym_helm.clients.masked.client import MaskedLMClient
+
+    folder = tmp_path / "no_mask"
+    shutil.copytree(checkpoints["bert"], folder)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    tokenizer.mask_token = None
+    tokenizer.save_pretrained(folder)
+    with pytest.raises(ValueError, match=r"no_mask: the tokenizer has no mask token"):
+        score_sentences(["The key is here."], str(folder))
+    client = MaskedLMClient(BlackHoleCacheConfig(), str(folder))
+    result = client.make_request(Request(model="local/no_mask", model_deployment="local/no_mask",
+                                         prompt="The key is here.", echo_prompt=True,
+                                         max_tokens=0))
+    assert not result.success and "no mask token" in (result.error or "")
+    assert result.error_flags is not None and not result.error_flags.is_fatal
+    assert score_sentences(["The key is here."], str(checkpoints["bert"]))  # others unharmed
+
+
+def test_within_word_l2r_needs_a_tokenizer_that_knows_words(checkpoints, tmp_path):
+    import shutil
+
+    from tokenizers import Tokenizer
+
+    folder = tmp_path / "no_words"
+    shutil.copytree(checkpoints["bert"], folder)
+    raw = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    raw.pre_tokenizer = None
+    raw.save(str(folder / "tokenizer.json"))
+    with pytest.raises(ValueError, match=r"no_words: pll=within_word_l2r needs to know which word"):
+        score_sentences(["The key is here."], f"{folder}~within_word_l2r")
+    assert score_sentences(["The key is here."], str(folder))  # original needs no words
+
+
+def test_a_variant_on_a_model_that_is_not_masked_is_refused(checkpoints):
+    with pytest.raises(ValueError, match=r"~within_word_l2r applies to masked LMs"):
+        score_sentences(["The key."], f"{checkpoints['t5']}~within_word_l2r")
+
+
+def test_model_add_writes_entries_helm_reads(checkpoints, tmp_path, capsys):
+    from helm.benchmark.config_registry import register_configs_from_directory
+    from helm.benchmark.model_deployment_registry import get_model_deployment
+    from helm.benchmark.model_metadata_registry import get_model_metadata
+
+    from syntaxgym_helm.cli.main import main
+
+    prod_env = tmp_path / "prod_env"
+    assert main(["model", "add", str(checkpoints["bert"]), "--name", "lab/bert-tiny",
+                 "--local-path", str(prod_env)]) == 0
+    assert main(["model", "add", str(checkpoints["t5"]), "--local-path", str(prod_env)]) == 0
+    assert "model=lab/bert-tiny~within_word_l2r" in capsys.readouterr().out
+    register_configs_from_directory(str(prod_env))
+    assert get_model_deployment("lab/bert-tiny~within_word_l2r").client_spec.args["pll"] == \
+        "within_word_l2r"
+    assert get_model_metadata("lab/bert-tiny").display_name == "lab/bert-tiny (PLL original)"
+    assert get_model_metadata("local/t5").display_name == "t5 (encoder-decoder)"
+    assert main(["model", "add", str(tmp_path / "missing"), "--local-path", str(prod_env)]) == 2
