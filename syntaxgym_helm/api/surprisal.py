@@ -55,16 +55,17 @@ def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
     context less 1); ``stride``: the most new tokens a window measures (default: half the
     window), so every word has at least ``window - stride`` tokens of context or the whole text
     before it."""
-    worded = [t if isinstance(t, WordedText) else None for t in texts]
-    if any(t is None for t in worded):
-        worded = texts_from_strings([str(t) for t in texts])
+    worded: list[WordedText] = (
+        [t for t in texts if isinstance(t, WordedText)]
+        if all(isinstance(t, WordedText) for t in texts)
+        else texts_from_strings([str(t) for t in texts]))
     engine = local_engine(model, local_path, device)
     window = window or engine.encoder.max_length - 1
     stride = stride or max(1, window // 2)
     if window > engine.encoder.max_length - 1:
         raise ValueError(f"the window ({window} tokens) exceeds the model's context of "
                          f"{engine.encoder.max_length} tokens less the beginning-of-text token")
-    rows = score_texts(engine, [t for t in worded if t is not None], window, stride)
+    rows = score_texts(engine, worded, window, stride)
     header = {
         "model": model,
         "units": "bits (surprisal = -log2 p(word | words before it))",

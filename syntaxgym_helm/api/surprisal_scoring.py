@@ -80,16 +80,19 @@ def score_texts(engine, texts: Sequence[WordedText], window: int,
                 spans.append((tokens[0], tokens[-1]))
         planned, too_long = plan_windows(spans, len(ids), window, stride)
         for position in too_long:
+            span = spans[position]
+            assert span is not None
             words[kept[position]].flag = "too-long"
             words[kept[position]].reason = (
-                f"the word has {spans[position][1] - spans[position][0] + 1} tokens: more "
-                f"than a window's stride of {stride} tokens can measure")
+                f"the word has {span[1] - span[0] + 1} tokens: more than a window's stride of "
+                f"{stride} tokens can measure")
         for part in planned:
             prompts.append(EncodedPrompt("".join(token_texts[part.start: part.end]),
                                          (encoder.bos_id, *ids[part.start: part.end]),
                                          (encoder.bos_text, *token_texts[part.start: part.end])))
             jobs.append((t, part.start, tuple(kept[p] for p in part.words),
-                         [spans[p] for p in part.words], list(ids), marks))
+                         [s for p in part.words if (s := spans[p]) is not None], list(ids),
+                         marks))
     results = token_and_boundary_logprobs(engine, prompts) if prompts else []
     for (t, start, indices, spans_of, _, marks), (logprobs, boundary) in zip(jobs, results):
         for k, span in zip(indices, spans_of):

@@ -148,9 +148,9 @@ def word_tokens(words: Sequence[str], token_texts: Sequence[str]) -> list[tuple[
     whitespace or of no text (a piece of a character) counts for the word after it; a token that
     covers parts of two words makes both unmeasurable."""
     starts, position = [], 0
-    for word in words:
+    for each in words:
         starts.append(position)
-        position += len(word) + 1
+        position += len(each) + 1
     owners: list[set[int]] = []
     position, word = 0, 0
     for text in token_texts:

@@ -90,7 +90,9 @@ class PlainPasses:
         self.counts.update(prompts=len(encoded), tokens=sum(len(e.ids) for e in encoded),
                            positions=len(encoded) * length, passes=1)
         flat = logits.reshape(-1, logits.shape[-1])
-        sources, targets, counts = [], [], []
+        sources: list[int] = []
+        targets: list[int] = []
+        counts: list[int] = []
         for b, item in enumerate(encoded):
             positions = [b * length + j for j in range(len(item.ids) - 1)]
             sources += positions
