@@ -13,7 +13,8 @@ Until then pyproject.toml's ruff configuration ignores the rules this pass clear
 5. ``ruff check --fix`` once more, then lists what is left: long strings, comments and docstrings,
    which only a person can rewrap.
 
-Then wrap what it lists by hand, run ``make lint`` and the tests, commit, and delete this file.
+Then wrap what it lists by hand, run ``make lint`` and the tests (``tests/architecture`` bounds
+modules and classes: a formatted statement takes more lines), commit, and delete this file.
 Run from the repository root: ``.venv/bin/python .ci/lint_final_pass.py`` (``RUFF=...`` names
 another ruff; the default is the one beside the Python that runs this).
 """

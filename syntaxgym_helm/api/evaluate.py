@@ -13,6 +13,7 @@ no predictions: each sentence's tokens and region surprisals, as the suites' are
 from __future__ import annotations
 
 import os
+import warnings
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -23,16 +24,20 @@ from syntaxgym_helm.api.model_resolution import resolved_model
 from syntaxgym_helm.api.results import ConditionScore, SuiteResult, item_result
 from syntaxgym_helm.clients.cache_dirs import cache_root
 from syntaxgym_helm.core.context import spec_from_args
+from syntaxgym_helm.core.errors import clip
 from syntaxgym_helm.core.options import check_value, option_names
 from syntaxgym_helm.core.registry import load_named_suite
 from syntaxgym_helm.core.run_options import RunOptions
 from syntaxgym_helm.core.suite import Condition, Item, Region, Suite, SuiteMeta
+from syntaxgym_helm.core.suite_data import region_text
 from syntaxgym_helm.harness.metric import DEFAULT_OPTIONS, evaluate_request_states, item_cost
 from syntaxgym_helm.harness.run_spec import resolve_auto_prefix, run_spec_of
 from syntaxgym_helm.harness.scenario import suite_instances
 
 #: The one condition of each sentence :func:`score_sentences` scores.
 SENTENCE_CONDITION = "sentence"
+#: The most sentences a :func:`score_sentences` error describes one by one.
+MAX_FAILURES_SHOWN = 5
 
 
 def evaluate(
@@ -64,6 +69,8 @@ def evaluate(
     ``num_threads``: HELM's ``--num-threads``. A value of the wrong type is a ``TypeError`` and
     one out of range a ``ValueError``, each naming the argument and what it takes.
     """
+    if not isinstance(suite, (str, Path, Suite)):
+        raise TypeError(f"suite must be a name, a path or a Suite, not {type(suite).__name__}")
     check_value("max_items", max_items, int | None)
     if max_items is not None and max_items < 0:
         raise ValueError(f"max_items={max_items} must be 0 or more (None: every item)")
@@ -81,6 +88,7 @@ def evaluate(
     run_spec = resolve_auto_prefix(replace(run_spec, adapter_spec=adapter_spec))
     instances = suite_instances(loaded, spec_from_args(run_spec.scenario_spec.args))
     instances = instances[:max_items] if max_items is not None else instances
+    warn_text_changes(loaded, [item.item_number for item in loaded.items[:len(instances)]])
     states = run_requests(run_spec.adapter_spec, instances,
                           executor(folder, cache_dir, num_threads))
     by_instance = defaultdict(list)
@@ -89,7 +97,8 @@ def evaluate(
     items = {instance.id: item for instance, item in zip(instances, loaded.items)}
     results = tuple(item_result(items[instance.id],
                                 evaluate_request_states(by_instance[instance.id], run_options),
-                                item_cost(by_instance[instance.id]))
+                                item_cost(by_instance[instance.id]),
+                                loaded.notes.get(items[instance.id].item_number, ()))
                     for instance in instances)
     return SuiteResult(loaded.name, model, loaded.meta.main_metric,
                        run_spec.adapter_spec.global_prefix, results)
@@ -124,12 +133,18 @@ def score_sentences(sentences: Sequence[str | Sequence[str]], model: str,
                   for number, sentence in enumerate(sentences, start=1))
     regions = max((len(item.conditions[0].regions) for item in items), default=0)
     suite = Suite(SuiteMeta("sentences"), {n: f"region {n}" for n in range(1, regions + 1)}, (),
-                  items)
+                  items, notes=_sentence_notes(items, sentences))
     result = evaluate(suite, model, **options)
-    failed = [f"sentence {item.item_number} ({item.conditions[0].sentence!r}): "
-              + "; ".join(item.problems) for item in result.items if item.problems]
+    # The reason first, then which sentence (cut: a sentence can be 36,000 characters long).
+    failed = [f"sentence {item.item_number}: {clip('; '.join(item.problems), 300)} (the "
+              f"sentence: {clip(item.conditions[0].sentence, 80)!r}, "
+              f"{len(item.conditions[0].sentence):,} characters)"
+              for item in result.items if item.problems]
     if failed:
-        raise ValueError("could not score " + " | ".join(failed))
+        shown = " | ".join(failed[:MAX_FAILURES_SHOWN])
+        more = len(failed) - MAX_FAILURES_SHOWN
+        raise ValueError(f"could not score {len(failed)} of {len(items)} sentences: {shown}"
+                         + (f" | and {more} more" if more > 0 else ""))
     return [item.conditions[0] for item in result.items]
 
 
@@ -138,5 +153,31 @@ def _sentence_item(number: int, sentence: str | Sequence[str]) -> Item:
     if not all(isinstance(part, str) for part in parts) or not "".join(parts).strip():
         raise ValueError(f"sentence {number}: {sentence!r} is not a non-empty text or list of "
                          "region texts")
-    regions = tuple(Region(index, part.strip()) for index, part in enumerate(parts, start=1))
+    # As a suite's regions are read (region_text), so that both score the same text.
+    regions = tuple(Region(index, region_text(part)) for index, part in enumerate(parts, start=1))
     return Item(number, (Condition(SENTENCE_CONDITION, regions),))
+
+
+def _sentence_notes(items: Sequence[Item], sentences: Sequence[str | Sequence[str]]
+                    ) -> dict[int, tuple[str, ...]]:
+    """What :func:`_sentence_item` changed in each sentence (as a suite's notes say it)."""
+    notes = {}
+    for item, sentence in zip(items, sentences, strict=True):
+        parts = [sentence] if isinstance(sentence, str) else list(sentence)
+        changed = [f"region {region.region_number}: {part!r} is scored as {region.content!r}"
+                   for region, part in zip(item.conditions[0].regions, parts, strict=True)
+                   if region.content != part]
+        if changed:
+            notes[item.item_number] = tuple(changed)
+    return notes
+
+
+def warn_text_changes(suite: Suite, numbers: Sequence[int]) -> None:
+    """A Python warning when reading changed the text of any of the items ``numbers``
+    (each :class:`~syntaxgym_helm.api.results.ItemResult` lists its own in ``notes``)."""
+    changed = [number for number in numbers if number in suite.notes]
+    if changed:
+        first = changed[0]
+        warnings.warn(f"{suite.name}: the text of {len(changed)} item(s) was changed when read "
+                      f"(their results' `notes` say how), e.g. item {first}: "
+                      f"{'; '.join(suite.notes[first])}", UserWarning, stacklevel=3)

@@ -72,7 +72,7 @@ def model_deployment(model: str, local_path: Path) -> str:
     install_run_hooks()
     with _LOCK:
         if local_path.resolve() not in _REGISTERED_PATHS:
-            register_configs_from_directory(str(local_path))
+            register_local_configs(local_path)
             _REGISTERED_PATHS.add(local_path.resolve())
     deployment = get_default_model_deployment_for_model(model)
     if deployment is None:
@@ -90,6 +90,27 @@ def model_deployment(model: str, local_path: Path) -> str:
             "declared in the model_deployments.yaml of local_path (default ./prod_env, as "
             "helm-run's --local-path; configs/local_checkpoint/ shows a local checkpoint's)")
     return deployment
+
+
+class ConfigFileError(ValueError):
+    """A YAML file of ``local_path`` that cannot be read."""
+
+
+def register_local_configs(local_path: Path) -> None:
+    """HELM's ``register_configs_from_directory``; a file that is not YAML is a
+    :class:`ConfigFileError` naming the file, line and column, the reason first (not PyYAML's
+    traceback)."""
+    import yaml
+
+    try:
+        register_configs_from_directory(str(local_path))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = (f"{mark.name}, line {mark.line + 1}, column {mark.column + 1}" if mark
+                 else f"a YAML file of {local_path}")
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigFileError(f"{problem} ({where}): the file is not valid YAML; fix it, or "
+                              "pass local_path= a folder without it") from None
 
 
 def executor(local_path: Path, cache_dir: str | Path | None, num_threads: int) -> Executor:

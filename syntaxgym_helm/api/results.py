@@ -80,6 +80,9 @@ class ItemResult(ItemOutcome):
     predictions: tuple[PredictionOutcome, ...]
     problems: tuple[str, ...]
     cost: ItemCost
+    #: What reading the suite changed in the item's text (whitespace; conditions made the same
+    #: sentence), as ``syntaxgym-helm validate`` and a run's log say it; empty: none.
+    notes: tuple[str, ...] = ()
 
     def condition(self, name: str) -> ConditionScore:
         for condition in self.conditions:
@@ -160,13 +163,15 @@ def _prediction_rows(result: SuiteResult) -> list[dict[str, Any]]:
             for item in result.items for outcome in item.predictions]
 
 
-def item_result(item: Item, score: ItemEvaluation, cost: ItemCost) -> ItemResult:
-    """The result of ``item`` from the metric's evaluation of it."""
+def item_result(item: Item, score: ItemEvaluation, cost: ItemCost,
+                notes: tuple[str, ...] = ()) -> ItemResult:
+    """The result of ``item`` from the metric's evaluation of it (``notes``: its text changes)."""
     values = {v.condition_name: v for v in score.conditions}
     conditions = tuple(_condition_score(condition, values.get(condition.condition_name),
                                         score.metric)
                        for condition in item.conditions)
-    return ItemResult(item.item_number, conditions, score.predictions, score.problems, cost)
+    return ItemResult(item.item_number, conditions, score.predictions, score.problems, cost,
+                      notes)
 
 
 def _condition_score(condition: Condition, values: ConditionValues | None,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import mmap
 import os
 import re
 import shutil
@@ -50,22 +49,23 @@ _LEGACY_TEMPORARIES = (
     re.compile(r"^\.tokenizer\.[a-z0-9_]{8}$"),  # a converted tokenizer
     re.compile(r"^\..+\.\d+\.[0-9a-f]{8}\.tmp$"),  # an assembled GGUF file
 )
-_CHUNK = 64 << 20
+_CHUNK = 16 << 20
 
 
 def file_checksum(path: Path) -> str:
-    """The CRC-32 of a file's bytes, as 8 hex digits (read through a memory map: no copy)."""
+    """The CRC-32 of a file's bytes, as 8 hex digits, read a chunk at a time into one buffer (a
+    memory map of the file would count all of it in the process's resident memory, on top of a
+    model loaded beside it)."""
     crc = 0
-    with open(path, "rb") as stream:
-        size = os.fstat(stream.fileno()).st_size
-        if size:
-            with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                view = memoryview(mapped)  # slices of it are not copied
-                try:
-                    for start in range(0, size, _CHUNK):
-                        crc = zlib.crc32(view[start:start + _CHUNK], crc)
-                finally:
-                    view.release()
+    buffer = bytearray(_CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as stream:
+        while True:
+            count = stream.readinto(buffer)
+            if not count:
+                break
+            crc = zlib.crc32(view[:count], crc)
+    view.release()
     return f"{crc:08x}"
 
 

@@ -16,7 +16,15 @@ bounded by a deadline, and writes one line saying what was kept. In ``helm-run``
 the process at once (``os._exit``: no thread is waited for, no C++ destructor runs under a busy
 engine) with status 128 + the signal (130 for SIGINT, 143 for SIGTERM); a second Ctrl-C while
 saving ends it without waiting. Running the same command again takes every saved answer from the
-cache and computes the rest. In any other process (a script or notebook using the Python API, a
+cache and computes the rest.
+
+A signal while HELM writes a run's files (the metric has called :func:`output_phase`) must not
+leave a folder that passes for complete: the plugin's metric removed the previous run's
+``stats.json`` and ``per_instance_stats.json`` before HELM began, and ``per_instance_stats.json``
+is the file HELM writes last. So if that file is not whole JSON when the signal comes (not yet
+written, or half written: the process ends before its last buffer is flushed), the handler
+removes what there is of it: the folder is then incomplete, which ``syntaxgym-helm report`` names
+and ``helm-run --skip-completed-runs`` runs again, and the line printed says so. In any other process (a script or notebook using the Python API, a
 test runner, HELM's parallel workers) the signal then goes on as before (a ``KeyboardInterrupt``
 the caller may catch; SIGTERM's default), with the answers already saved; where nothing of ours
 is at work, it is handled as before, untouched.
@@ -30,6 +38,7 @@ import sys
 import threading
 import time
 import weakref
+from pathlib import Path
 from typing import Any
 
 from syntaxgym_helm.clients import request_cache
@@ -42,11 +51,43 @@ _PREVIOUS: dict[int, Any] = {}
 _ending = threading.Event()
 _end_process = False
 _fork_hook = False
+#: The last file HELM writes for the run whose output phase has begun (None: none has).
+_output_file: Path | None = None
 
 
 def register(client: Any) -> None:
     """A client whose engine may hold computed answers (it has ``save_computed()``)."""
     _CLIENTS.add(client)
+
+
+def output_phase(last_file: Path) -> None:
+    """HELM is about to write a run's files, ``last_file`` last (see the module doc)."""
+    global _output_file
+    _output_file = Path(last_file)
+
+
+def _leave_output_incomplete() -> str:
+    """When a run's output phase was cut short, remove its half-written last file; what was
+    done, in words ("" when no output phase was under way)."""
+    global _output_file
+    last, _output_file = _output_file, None
+    if last is None:
+        return ""
+    try:
+        import json
+
+        json.loads(last.read_bytes())
+        return ""  # HELM finished writing the run's files
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError):
+        try:
+            last.unlink()
+        except OSError as exc:
+            return (f"; the run folder {last.parent} is incomplete and its {last.name} could "
+                    f"not be removed ({exc}): run it again without --skip-completed-runs")
+    return (f"; the run folder {last.parent} is incomplete (HELM was writing its files): "
+            "`syntaxgym-helm report` names it and `helm-run --skip-completed-runs` runs it again")
 
 
 def install(end_process: bool | None = None) -> bool:
@@ -104,6 +145,9 @@ def _previous(signum: int, frame: Any) -> None:
 
 
 def _handle(signum: int, frame: Any) -> None:
+    incomplete = _leave_output_incomplete() if not _ending.is_set() else ""
+    if incomplete and not (_end_process or _CLIENTS or request_cache.open_caches()):
+        _say(f"syntaxgym-helm: interrupted ({signal.Signals(signum).name}){incomplete}")
     if not (_end_process or _CLIENTS or request_cache.open_caches()) or _ending.is_set():
         if _ending.is_set() and _end_process:  # a second signal while saving: end now
             os._exit(128 + signum)
@@ -113,9 +157,11 @@ def _handle(signum: int, frame: Any) -> None:
     started = time.monotonic()
     name = signal.Signals(signum).name
     try:
-        line = f"syntaxgym-helm: interrupted ({name}); {_save(started + SAVE_DEADLINE_S)}"
+        line = (f"syntaxgym-helm: interrupted ({name}); {_save(started + SAVE_DEADLINE_S)}"
+                f"{incomplete}")
     except BaseException as exc:  # noqa: BLE001 - the process ends whatever happened
-        line = f"syntaxgym-helm: interrupted ({name}); saving failed ({type(exc).__name__}: {exc})"
+        line = (f"syntaxgym-helm: interrupted ({name}); saving failed ({type(exc).__name__}: "
+                f"{exc}){incomplete}")
     line = f"{line} ({time.monotonic() - started:.1f} s)"
     if _end_process:
         _end(line, 128 + signum)
@@ -149,7 +195,7 @@ def _say(line: str) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a closed or broken stream: the other is still tried
             pass
     try:
         # On a terminal, a progress bar may hold the current line.

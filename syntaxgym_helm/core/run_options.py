@@ -138,7 +138,9 @@ def options_from(values: Mapping[str, Any], where: str = "") -> RunOptions:
     """:class:`RunOptions` from run-entry strings or recorded values (``run_spec.json``); an
     unknown name or a bad value is a :class:`RunOptionError` that names it (after ``where``)."""
     try:
-        return _options_from(RunOptions, values, where)  # type: ignore[no-any-return]
+        options = _options_from(RunOptions, values, where)  # the class given: a RunOptions
+        assert isinstance(options, RunOptions)
+        return options
     except RunOptionError:
         raise
     except OptionError as error:

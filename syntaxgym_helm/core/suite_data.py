@@ -22,6 +22,7 @@ reads back, without checks, what that wrote (:meth:`Suite.from_trusted_json`).
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable, Iterator, Mapping
@@ -36,6 +37,23 @@ DEFAULT_SEPARATOR = " "
 #: The separators a suite may declare: ``" "`` (words), ``""`` (regions written together, as
 #: Mandarin is written without spaces, or punctuation glued to the word before it).
 SEPARATORS = (" ", "")
+
+
+#: Runs of ASCII whitespace inside a region's text (spaces, tabs, line breaks): made one space.
+_ASCII_WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")
+#: What :func:`region_text` would change: ASCII whitespace other than single spaces, or any
+#: whitespace at either end.
+_CHANGED_BY_REGION_TEXT = re.compile(r"[\t\n\r\f\v]|  |^\s|\s$")
+
+
+def region_text(text: str) -> str:
+    """A region's text as it is scored: the text written, less any whitespace at its ends
+    (regions are joined by the separator) and with each run of ASCII whitespace inside (spaces,
+    tabs, line breaks: the layout of a file) made one space. Every other character is kept,
+    no-break, ideographic and other Unicode spaces included: they are text a model reads."""
+    if not _CHANGED_BY_REGION_TEXT.search(text):
+        return text
+    return _ASCII_WHITESPACE.sub(" ", text).strip()
 
 
 def join_regions(contents: Iterable[str], separator: str = DEFAULT_SEPARATOR) -> str:
@@ -131,6 +149,9 @@ class Suite:
     items: tuple[Item, ...]
     #: Where the suite was read from, for messages; not part of its identity (equality).
     source: str = field(default="<suite>", compare=False)
+    #: Per item number, what reading the suite changed in the item's text (for people; see
+    #: :func:`region_text`); items whose text is as written are absent.
+    notes: Mapping[int, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
     @property
     def name(self) -> str:

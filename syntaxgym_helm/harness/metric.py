@@ -2,8 +2,7 @@
 
 A HELM ``ReferenceMetric`` sees every condition's ``RequestState`` of an instance together. Each
 state is matched to its condition by the tag its reference carries (see
-:mod:`syntaxgym_helm.harness.scenario`); runs written before references were tagged are matched by
-reference order. The item's stats are those of :mod:`syntaxgym_helm.harness.stats`, with what its
+:mod:`syntaxgym_helm.harness.scenario`). The item's stats are those of :mod:`syntaxgym_helm.harness.stats`, with what its
 requests cost (:func:`item_cost`); an unscorable item's reason is logged as a warning. HELM averages each stat over the items that have it; the
 metric then adds the run's count of items scored (:func:`syntaxgym_helm.harness.stats.run_stats`),
 and keeps what it found for every item (region values, outcomes) in the run folder for the
@@ -26,8 +25,14 @@ from helm.common.hierarchical_logger import hwarn
 from helm.common.request import RequestResult
 
 from syntaxgym_helm.harness.exact_texts import exact_texts
+from syntaxgym_helm.harness.run_format import adapter_digest
+from syntaxgym_helm.harness.scenario import (
+    ITEM_KEY,
+    condition_of_reference,
+    instance_notes,
+    read_item_payload,
+)
 from syntaxgym_helm.harness.word_regions import report_words_split_by_regions
-from syntaxgym_helm.harness.scenario import ITEM_KEY, condition_of_reference, read_item_payload
 from syntaxgym_helm.core.item_evaluation import (
     ConditionResult,
     ItemEvaluation,
@@ -40,7 +45,9 @@ from syntaxgym_helm.core.suite import Condition, Item, Suite
 from syntaxgym_helm.core.run_options import RunOptions, options_from
 from syntaxgym_helm.helm_compat import require
 from syntaxgym_helm.harness.scored_items import (
+    begin_output,
     current_run_dir,
+    current_run_name,
     merge_one_item_suites,
     write_scored_items,
 )
@@ -77,25 +84,32 @@ class SyntaxGymMetric(ReferenceMetric):
         which HELM's worker threads would only make wait for one another (the GIL)."""
         self._scored: list[tuple[Any, ItemEvaluation]] = []
         result = super().evaluate(scenario_state, metric_service, eval_cache_path, parallelism=1)
-        self._keep_scored_items(eval_cache_path)
+        self._keep_scored_items(eval_cache_path, scenario_state)
         return MetricResult([*result.aggregated_stats, *run_stats(result.per_instance_stats)],
                             result.per_instance_stats)
 
-    def _keep_scored_items(self, eval_cache_path: str) -> None:
-        """Write the items scored to the run folder (a failure only costs the reports time)."""
+    def _keep_scored_items(self, eval_cache_path: str, scenario_state: ScenarioState) -> None:
+        """Write the items scored to the run folder, once HELM's files of the run it replaces
+        are gone (:func:`.scored_items.begin_output`); a failure to write them only costs the
+        reports time (they score the run again from HELM's files)."""
         scored, self._scored = self._scored, []
         folder = current_run_dir(eval_cache_path)
         if folder is None or not scored:
             return
+        begin_output(folder)
         try:
             scored.sort(key=lambda entry: entry[1].item_number)
             suite = merge_one_item_suites([read_item_payload(instance.extra_data[ITEM_KEY])
                                            for instance, _ in scored])
+            run = {"name": current_run_name(),
+                   "adapter_spec_sha256": adapter_digest(scenario_state.adapter_spec)}
             write_scored_items(folder, self.options.first_token, suite,
-                               [(instance.id, evaluation) for instance, evaluation in scored])
+                               [(instance.id, evaluation) for instance, evaluation in scored],
+                               run=run, notes=[instance_notes(instance) for instance, _ in scored])
         except Exception as exc:  # noqa: BLE001 - the reports can score the run again
             hwarn(f"SyntaxGym: could not keep the items scored in {folder} "
-                  f"({type(exc).__name__}: {exc}); reports will score the run again")
+                  f"({type(exc).__name__}: {exc}); `syntaxgym-helm report` will score the run "
+                  "again from HELM's files")
 
     def evaluate_references(
         self,
@@ -164,8 +178,7 @@ def evaluate_request_states(states: List[RequestState],
 
 
 def state_condition(state: RequestState, item: Item) -> Condition:
-    """The condition a request state scores: the one its reference's tag names, or (runs written
-    before references were tagged) the one at the reference's position."""
+    """The condition a request state scores: the one its reference's tag names."""
     index = state.reference_index
     if index is None or not 0 <= index < len(state.instance.references):
         raise ValueError(f"instance {state.instance.id}: request state without a valid "
@@ -173,11 +186,9 @@ def state_condition(state: RequestState, item: Item) -> Condition:
                          "reference")
     name = condition_of_reference(state.instance.references[index])
     if name is None:
-        if index >= len(item.conditions):
-            raise ValueError(f"instance {state.instance.id}: reference {index} has no condition "
-                             f"tag and item {item.item_number} has {len(item.conditions)} "
-                             "conditions")
-        return item.conditions[index]
+        raise ValueError(f"instance {state.instance.id}: reference {index} has no condition tag "
+                         "(condition:<name>); the instance was not made by this version's "
+                         "SyntaxGymScenario")
     try:
         return item.condition(name)
     except KeyError:

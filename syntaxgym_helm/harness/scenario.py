@@ -9,7 +9,8 @@ suite, so scoring never re-reads the suite from disk. It travels as compact JSON
 (:func:`item_payload`), not as a nested dict: HELM writes every request state's instance with
 ``dataclasses.asdict``, which deep-copies a dict once per condition, and on the 34 Hu et al. suites
 that copying was 60% of the time spent writing ``scenario_state.json``; a string is not copied.
-:func:`read_item_payload` also reads runs written with the dict.
+Every instance also names the run format it was written in
+(:data:`syntaxgym_helm.harness.run_format.FORMAT_KEY`), which readers check.
 
 With a context (``context=`` of the run entry; :mod:`syntaxgym_helm.core.context`), the item's
 context text, which ends in a space, is ``Instance.input``: the adapter writes the input, then the
@@ -32,7 +33,7 @@ from helm.benchmark.scenarios.scenario import (
     Scenario,
     ScenarioMetadata,
 )
-from helm.common.hierarchical_logger import hlog
+from helm.common.hierarchical_logger import hlog, hwarn
 
 from syntaxgym_helm.clients.registration import install_run_hooks
 from syntaxgym_helm.core.context import ContextSpec, item_contexts, spec_from_args
@@ -40,11 +41,15 @@ from syntaxgym_helm.core.minimal_pairs.convert import left_out
 from syntaxgym_helm.core.registry import load_named_suite
 from syntaxgym_helm.core.run_options import SCENARIO, RunOptions, options_from
 from syntaxgym_helm.core.suite import Item, Suite
+from syntaxgym_helm.harness.run_format import FORMAT_KEY, RUN_FORMAT_VERSION
 from syntaxgym_helm.harness.stats import ACCURACY
 
 #: Key of ``Instance.extra_data`` that holds the item as a one-item suite in syntaxgym-core JSON.
 ITEM_KEY = "syntaxgym_item"
 MAIN_METRIC = ACCURACY
+#: Key of ``Instance.extra_data`` listing what was changed in the item's text when its suite was
+#: read (absent when nothing was).
+NOTES_KEY = "syntaxgym_notes"
 #: A reference's tag that names its condition: ``condition:<condition name>``.
 CONDITION_TAG_PREFIX = "condition:"
 
@@ -54,10 +59,14 @@ def item_payload(one_item_suite: dict[str, Any]) -> str:
     return json.dumps(one_item_suite, ensure_ascii=False, separators=(",", ":"))
 
 
-def read_item_payload(payload: str | dict[str, Any]) -> dict[str, Any]:
-    """The one-item suite of ``Instance.extra_data[ITEM_KEY]`` (JSON text, or the dict of runs
-    written before the text form)."""
-    return json.loads(payload) if isinstance(payload, str) else payload
+def read_item_payload(payload: str) -> dict[str, Any]:
+    """The one-item suite of ``Instance.extra_data[ITEM_KEY]``."""
+    return json.loads(payload)
+
+
+def instance_notes(instance: Instance) -> tuple[str, ...]:
+    """What was changed in the item's text when its suite was read (for people)."""
+    return tuple((instance.extra_data or {}).get(NOTES_KEY, ()))
 
 
 def condition_tag(condition_name: str) -> str:
@@ -65,8 +74,7 @@ def condition_tag(condition_name: str) -> str:
 
 
 def condition_of_reference(reference: Reference) -> str | None:
-    """The condition a reference's tag names; None for references of runs written before
-    references were tagged (their conditions are in suite order)."""
+    """The condition a reference's tag names; None for a reference without such a tag."""
     for tag in reference.tags:
         if tag.startswith(CONDITION_TAG_PREFIX):
             return tag[len(CONDITION_TAG_PREFIX):]
@@ -105,6 +113,7 @@ class SyntaxGymScenario(Scenario):
         note = left_out_note(suite)
         if note:
             hlog(note)
+        log_text_changes(suite)
         return suite_instances(suite, self.context)
 
     def get_metadata(self) -> ScenarioMetadata:
@@ -139,11 +148,27 @@ def suite_instances(suite: Suite, context: ContextSpec) -> List[Instance]:
     contexts = item_contexts(suite, context)
     data = suite.to_json_dict()
     items_json = data.pop("items")
-    return [_instance(item, {**data, "items": [item_json]}, contexts[item.item_number])
+    return [_instance(item, {**data, "items": [item_json]}, contexts[item.item_number],
+                      suite.notes.get(item.item_number, ()))
             for item, item_json in zip(suite.items, items_json)]
 
 
-def _instance(item: Item, one_item_suite: dict[str, Any], context: str = "") -> Instance:
+#: The most items whose text changes :func:`log_text_changes` lists one by one.
+MAX_LOGGED_CHANGES = 20
+
+
+def log_text_changes(suite: Suite) -> None:
+    """One warning per item whose text reading the suite changed (the first
+    :data:`MAX_LOGGED_CHANGES`, then a count), as ``syntaxgym-helm validate`` lists them."""
+    for number, notes in list(suite.notes.items())[:MAX_LOGGED_CHANGES]:
+        hwarn(f"SyntaxGym suite {suite.name} item {number}: " + "; ".join(notes))
+    if len(suite.notes) > MAX_LOGGED_CHANGES:
+        hwarn(f"SyntaxGym suite {suite.name}: the text of {len(suite.notes)} items was changed "
+              f"in all (`syntaxgym-helm validate {suite.source}` lists every one)")
+
+
+def _instance(item: Item, one_item_suite: dict[str, Any], context: str = "",
+              notes: tuple[str, ...] = ()) -> Instance:
     references = [
         Reference(Output(text=condition.sentence),
                   tags=[condition_tag(condition.condition_name)])
@@ -154,5 +179,6 @@ def _instance(item: Item, one_item_suite: dict[str, Any], context: str = "") -> 
         references=references,
         split=TEST_SPLIT,
         id=f"item{item.item_number}",
-        extra_data={ITEM_KEY: item_payload(one_item_suite)},
+        extra_data={ITEM_KEY: item_payload(one_item_suite), FORMAT_KEY: RUN_FORMAT_VERSION,
+                    **({NOTES_KEY: list(notes)} if notes else {})},
     )

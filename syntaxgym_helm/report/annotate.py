@@ -52,9 +52,10 @@ def annotated_suite(run: RunRecord) -> dict[str, Any]:
 
 def annotated_items(run: RunRecord) -> Iterator[dict[str, Any]]:
     """The items of :func:`annotated_suite`, one at a time."""
-    for item, score, instance_id in zip(run.suite.items, run.scores, run.instance_ids,
-                                        strict=False):
-        yield _item(item, score, instance_id)
+    notes = run.notes or ((),) * len(run.scores)
+    for item, score, instance_id, item_notes in zip(run.suite.items, run.scores,
+                                                    run.instance_ids, notes, strict=False):
+        yield _item(item, score, instance_id, item_notes)
 
 
 def _annotated(run: RunRecord, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -98,7 +99,8 @@ def _interval(interval: Interval) -> dict[str, Any]:
             "method": interval.method, "confidence": interval.confidence}
 
 
-def _item(item: Item, score: ItemEvaluation, instance_id: str) -> dict[str, Any]:
+def _item(item: Item, score: ItemEvaluation, instance_id: str,
+          notes: tuple[str, ...] = ()) -> dict[str, Any]:
     values = {condition.condition_name: condition for condition in score.conditions}
     return {
         "item_number": item.item_number,
@@ -109,6 +111,7 @@ def _item(item: Item, score: ItemEvaluation, instance_id: str) -> dict[str, Any]
             "scorable": score.scorable,
             "passed": score.passed,
             "problems": list(score.problems),
+            "notes": list(notes),
             "predictions": [
                 {"index": outcome.index, "formula": outcome.formula, "holds": outcome.holds,
                  "error": outcome.error}

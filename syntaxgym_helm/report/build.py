@@ -250,7 +250,34 @@ def summary_text(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] 
     robustness = robustness_markdown(runs, unreadable)
     if robustness:
         parts.append(robustness)
+    changed = text_changes_markdown(runs)
+    if changed:
+        parts.append(changed)
     return "\n".join(parts)
+
+
+#: The notes of each run :func:`text_changes_markdown` quotes (the scored items keep them all).
+NOTES_SHOWN = 3
+
+
+def text_changes_markdown(runs: Sequence[RunRecord]) -> str:
+    """A section naming, per run, the items whose text reading the suite changed and how (the
+    first :data:`NOTES_SHOWN`); "" when no run's text was changed."""
+    lines = []
+    for run in runs:
+        changed = [(item.item_number, notes)
+                   for item, notes in zip(run.suite.items, run.notes, strict=False) if notes]
+        if not changed:
+            continue
+        shown = "; ".join(f"item {number}: {' / '.join(notes)}"
+                          for number, notes in changed[:NOTES_SHOWN])
+        more = f"; and {len(changed) - NOTES_SHOWN} more" if len(changed) > NOTES_SHOWN else ""
+        lines.append(f"- {run.suite_name}, {run.name}: {len(changed)} item(s): {shown}{more}")
+    if not lines:
+        return ""
+    return ("## Text changed when the suites were read\n\n"
+            "Whitespace at a region's ends is removed and runs of ASCII whitespace become one "
+            "space (`syntaxgym-helm validate` lists every change):\n\n" + "\n".join(lines) + "\n")
 
 
 def _unique_slugs(labels: Sequence[str]) -> list[str]:

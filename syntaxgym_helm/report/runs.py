@@ -2,18 +2,20 @@
 
 A run folder is ``benchmark_output/runs/<run suite>/<run name>/``. The metric keeps what it found
 for every item there (:mod:`syntaxgym_helm.harness.scored_items`): the run's suite and each item's
-region values and outcomes, which is all a report reads. A run without that file (written before
-it existed), or one asked to be scored again (``rescore``), is scored here from its
-``scenario_state.json``, which holds every request with its returned tokens and logprobs, every
-instance carrying its item as a one-item suite (:data:`syntaxgym_helm.harness.scenario.ITEM_KEY`),
-with the metric's own code (:func:`syntaxgym_helm.harness.metric.evaluate_request_states`) and the
-run's own ``first_token`` and ``ties`` policies. Either way reports see exactly the region values
-the metric saw, with no model run.
+region values and outcomes, which is all a report reads. A run whose metric could not keep them
+(a full disk: its log says so), or one asked to be scored again (``rescore``), is scored here from
+its ``scenario_state.json``, which holds every request with its returned tokens and logprobs,
+every instance carrying its item as a one-item suite
+(:data:`syntaxgym_helm.harness.scenario.ITEM_KEY`), with the metric's own code
+(:func:`syntaxgym_helm.harness.metric.evaluate_request_states`) and the run's own ``first_token``
+and ``ties`` policies. Either way reports see exactly the region values the metric saw, with no
+model run, and only after :mod:`syntaxgym_helm.report.run_checks` has found them to be the run
+HELM's files describe, written in this version's run format.
 
-A run folder whose ``scenario_state.json`` is missing (deleted, or the run was cut short while
-HELM wrote its output: ``run_spec.json`` comes first) or cut off (a full disk, a copy cut short)
-is still found, and :func:`read_runs` returns it as an :class:`UnreadableRun` with the reason, so
-that reports can name it and mark every aggregate that covers fewer suites than were run.
+A run folder that cannot be read so (a file missing or cut off, files of two runs, a run written
+by another version) is still found, and :func:`read_runs` returns it as an :class:`UnreadableRun`
+with the reason and what to do, so that reports can name it and mark every aggregate that covers
+fewer suites than were run.
 """
 
 from __future__ import annotations
@@ -29,10 +31,10 @@ import dacite
 # The metric module imports HELM's metric classes first, which HELM's own import order needs
 # before its adaptation classes are loaded.
 from syntaxgym_helm.harness.metric import evaluate_request_states  # noqa: I001
-from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
+from syntaxgym_helm.harness.run_format import FORMAT_KEY, RunFormatError, adapter_digest
+from syntaxgym_helm.harness.scenario import ITEM_KEY, instance_notes, read_item_payload
 from syntaxgym_helm.harness.scored_items import (
     FILE_NAME as SCORED_ITEMS,
-    loads_json,
     merge_one_item_suites,
     read_scored_items,
 )
@@ -42,12 +44,17 @@ from syntaxgym_helm.core.run_options import RunOptions, options_from
 from syntaxgym_helm.core.item_evaluation import ItemEvaluation
 from syntaxgym_helm.core.suite import Suite
 from syntaxgym_helm.report.heap import collection_paused
+from syntaxgym_helm.report.suite_versions import distinguish_suites
+from syntaxgym_helm.report.run_checks import (
+    RunsError,
+    check_against_helm,
+    check_format,
+    helm_items,
+    read_json,
+    run_again,
+)
 
 SCENARIO_CLASS_SUFFIX = "SyntaxGymScenario"
-
-
-class RunsError(ValueError):
-    """A path holds no SyntaxGym run, or a selection of runs is ambiguous."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,8 @@ class RunRecord:
     first_token: str  # the metric's first-token policy
     label: str = ""  # how reports name the run among others: the model, plus settings if needed
     context: ContextSpec = ContextSpec()  # what was put before each item (none: nothing)
+    suite_source: str = ""  # the run entry's suite argument (a name, a path or a URL)
+    notes: tuple[tuple[str, ...], ...] = ()  # per item: what was changed in its text
 
     @property
     def weights(self) -> str:
@@ -156,20 +165,36 @@ def _is_syntaxgym(run_dir: Path) -> bool:
 
 
 def load_run(run_dir: Path, rescore: bool = False) -> RunRecord:
-    """Read one run folder: the items as the metric scored them, or (``rescore``, or a run
-    without them) scored again from its requests' results (no model is run either way)."""
+    """Read one run folder: the items as the metric scored them, or (``rescore``, or a run whose
+    metric could not keep them) scored again from its requests' results (no model is run either
+    way). Either way the items must be those HELM's ``per_instance_stats.json`` of the run
+    describes (:func:`check_against_helm`); a :class:`RunsError` says why not, and a
+    :class:`~syntaxgym_helm.harness.run_format.RunFormatError` that another version wrote it."""
     run_dir = Path(run_dir)
-    spec = _read_json(run_dir / "run_spec.json")
+    spec = read_json(run_dir / "run_spec.json")
+    recorded = helm_items(run_dir)
+    record = None
     if not rescore and (run_dir / SCORED_ITEMS).is_file():
         try:
-            return _scored_run(run_dir, spec)
+            record = _scored_run(run_dir, spec)
         except (OSError, ValueError, KeyError, TypeError) as error:  # damaged: score again
+            if isinstance(error, (RunFormatError, RunsError)):
+                raise
             print(f"warning: {run_dir / SCORED_ITEMS} cannot be read ({error}); scoring the "
                   "run again from scenario_state.json", file=sys.stderr)
+    if record is None:
+        record = _rescored_run(run_dir, spec, warn=not rescore)
+    check_against_helm(record, recorded, spec)
+    return record
+
+
+def _rescored_run(run_dir: Path, spec: dict[str, Any], warn: bool) -> RunRecord:
+    """The run scored again from its ``scenario_state.json`` with the metric's own code
+    (``warn``: say that its scored items were missing)."""
     from helm.benchmark.adaptation.scenario_state import ScenarioState
 
     options = _metric_options(spec)
-    data = _read_json(run_dir / "scenario_state.json")
+    data = read_json(run_dir / "scenario_state.json")
     # check_types=False: HELM's dataclasses use forward references dacite cannot resolve.
     state = dacite.from_dict(ScenarioState, data, config=dacite.Config(check_types=False))
     by_instance: dict[str, list[Any]] = {}
@@ -179,61 +204,58 @@ def load_run(run_dir: Path, rescore: bool = False) -> RunRecord:
         by_instance.setdefault(request_state.instance.id, []).append(request_state)
     if not by_instance:
         raise RunsError(f"{run_dir} has no request states")
+    for states in by_instance.values():
+        extra = states[0].instance.extra_data or {}
+        check_format(extra.get(FORMAT_KEY), None, spec, run_dir)
     scored = []
     for instance_id, states in by_instance.items():
         states.sort(key=lambda s: s.reference_index)
         scored.append((evaluate_request_states(states, options),
-                       instance_id, read_item_payload(states[0].instance.extra_data[ITEM_KEY])))
+                       instance_id, read_item_payload(states[0].instance.extra_data[ITEM_KEY]),
+                       instance_notes(states[0].instance)))
     scored.sort(key=lambda entry: entry[0].item_number)
-    suite = _merge_items([one_item for _, _, one_item in scored], source=str(run_dir))
-    return RunRecord(
-        run_dir=run_dir,
-        run_name=run_dir.name,
-        run_suite=run_dir.parent.name,
-        model=state.adapter_spec.model,
-        suite_name=suite_group_name(spec["scenario_spec"]["args"]["suite"]).removeprefix(
-            "syntaxgym_"),
-        suite=suite,
-        scores=tuple(score for score, _, _ in scored),
-        instance_ids=tuple(instance_id for _, instance_id, _ in scored),
-        prefix=state.adapter_spec.global_prefix,
-        first_token=options.first_token,
-        context=spec_from_args(spec["scenario_spec"]["args"]),
-    )
+    suite = _merge_items([one_item for _, _, one_item, _ in scored], source=str(run_dir))
+    return _record(run_dir, spec, suite, tuple(score for score, _, _, _ in scored),
+                   tuple(instance_id for _, instance_id, _, _ in scored), options.first_token,
+                   tuple(notes for _, _, _, notes in scored))
 
 
 def _scored_run(run_dir: Path, spec: dict[str, Any]) -> RunRecord:
-    """The run as its metric scored it (:mod:`syntaxgym_helm.harness.scored_items`)."""
-    first_token, suite, instance_ids, scores = read_scored_items(run_dir / SCORED_ITEMS)
-    adapter = spec["adapter_spec"]
+    """The run as its metric scored it (:mod:`syntaxgym_helm.harness.scored_items`), after its
+    format and identity are checked against ``run_spec.json``."""
+    kept = read_scored_items(run_dir / SCORED_ITEMS)
+    check_format(kept.format_version, kept.written_by, spec, run_dir)
+    assert kept.suite is not None  # this run format has one
+    name, digest = kept.run.get("name"), kept.run.get("adapter_spec_sha256")
+    if name != spec.get("name") or digest != adapter_digest(spec["adapter_spec"]):
+        what = ("run " + repr(name) if name != spec.get("name")
+                else "another adapter spec (model, prefix or settings)")
+        raise RunsError(f"its {SCORED_ITEMS} is of {what}, not of the run its run_spec.json "
+                        f"names ({spec.get('name')!r}): the folder mixes files of two runs; "
+                        f"{run_again(run_dir, spec)}")
+    return _record(run_dir, spec, kept.suite, kept.evaluations, kept.instance_ids,
+                   kept.first_token, kept.notes)
+
+
+def _record(run_dir: Path, spec: dict[str, Any], suite: Suite,
+            scores: tuple[ItemEvaluation, ...], instance_ids: tuple[str, ...], first_token: str,
+            notes: tuple[tuple[str, ...], ...]) -> RunRecord:
+    adapter, args = spec["adapter_spec"], spec["scenario_spec"]["args"]
     return RunRecord(
         run_dir=run_dir,
         run_name=run_dir.name,
         run_suite=run_dir.parent.name,
         model=adapter["model"],
-        suite_name=suite_group_name(spec["scenario_spec"]["args"]["suite"]).removeprefix(
-            "syntaxgym_"),
+        suite_name=suite_group_name(args["suite"]).removeprefix("syntaxgym_"),
         suite=suite,
         scores=scores,
         instance_ids=instance_ids,
         prefix=adapter.get("global_prefix", ""),
         first_token=first_token,
-        context=spec_from_args(spec["scenario_spec"]["args"]),
+        context=spec_from_args(args),
+        suite_source=str(args["suite"]),
+        notes=notes,
     )
-
-
-def _read_json(path: Path) -> Any:
-    """A run file's JSON; a :class:`RunsError` that says whether it is missing or cut off."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise RunsError(f"{path.name} is missing (deleted, or the run was cut short while HELM "
-                        "wrote its output)") from None
-    try:
-        return loads_json(raw)  # orjson: scenario_state.json is 9 MB a BLiMP paradigm
-    except ValueError as exc:
-        raise RunsError(f"{path.name} is cut off or not JSON ({exc}; {len(raw):,} bytes): "
-                        "a disk filled up, or a copy was cut short") from None
 
 
 def _metric_options(spec: dict[str, Any]) -> RunOptions:
@@ -273,7 +295,7 @@ def read_runs(run_dirs: Iterable[Path], progress: bool = True, rescore: bool = F
     if not records:
         raise RunsError(f"none of the {len(run_dirs)} run(s) could be read: "
                         + "; ".join(run.describe for run in unreadable))
-    return assign_labels(records), unreadable
+    return assign_labels(distinguish_suites(records)), unreadable
 
 
 def load_runs(run_dirs: Iterable[Path], progress: bool = True,
@@ -284,7 +306,8 @@ def load_runs(run_dirs: Iterable[Path], progress: bool = True,
 
 def unreadable_run(run_dir: Path, error: Exception) -> UnreadableRun:
     """Why ``run_dir`` could not be read, in words, and what its ``run_spec.json`` tells."""
-    reason = str(error) if isinstance(error, RunsError) else f"{type(error).__name__}: {error}"
+    reason = (str(error) if isinstance(error, (RunsError, RunFormatError))
+              else f"{type(error).__name__}: {error}")
     if run_dir.is_dir() and not any(run_dir.iterdir()):
         reason = "its folder is empty: the run did not finish (it was interrupted, or failed)"
     try:

@@ -99,8 +99,9 @@ def test_warnings_and_quiet(tmp_path: Path, syntaxgym_core_dir: Path,
     assert cli.main(["validate", str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == [
         f"ok    {path}: {SAMPLE_LINE}",
-        f"  warning: {path}:items[0].conditions[0].regions[0].content: extra whitespace in "
-        "'The  woman' normalised to 'The woman'",
+        f"  warning: {path}:items[0].conditions[0].regions[0].content: 'The  woman' is "
+        "scored as 'The woman' (whitespace at its ends removed; tabs, line breaks and repeated "
+        "spaces made one space)",
         "1 valid, 0 invalid",
     ]
     assert cli.main(["validate", "-q", str(path)]) == 0

@@ -148,12 +148,12 @@ def test_a_table_handed_back_for_sparse_reads_is_read_whole_again_with_read_ahea
     inner = -(-table.data_ptr() // page) * page
     assert cpu_kernels.release_for_sparse_reads(table) > 3.8 * 2**20
     assert _random_read_advice(inner)
-    assert cpu_kernels._file_mapping_of(table, cpu_kernels._file_mappings()) is None  # split
+    assert cpu_kernels._file_mapping_of(table, cpu_kernels.file_mappings()) is None  # split
     assert cpu_kernels.prepare_for_dense_reads(table)
     assert not _random_read_advice(inner)
     assert torch.equal(table, expected)
     # The mapping is whole again, so the second engine hands the table back as the first did.
-    assert cpu_kernels._file_mapping_of(table, cpu_kernels._file_mappings()) is not None
+    assert cpu_kernels._file_mapping_of(table, cpu_kernels.file_mappings()) is not None
     assert cpu_kernels.release_for_sparse_reads(table) > 3.8 * 2**20
     assert _random_read_advice(inner)
     assert not cpu_kernels.prepare_for_dense_reads(torch.from_numpy(values.copy()))  # not mapped

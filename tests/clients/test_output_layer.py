@@ -33,3 +33,52 @@ def test_output_layer_logprobs_match_a_whole_vocabulary_log_softmax() -> None:
     assert torch.allclose(logprobs, whole[sources, targets], atol=1e-4)
     assert torch.allclose(normalisers, torch.logsumexp(head(hidden).detach(), dim=-1), atol=1e-4)
     assert torch.equal(hidden, before)  # only the logits blocks are overwritten
+
+
+def test_packing_with_release_hands_the_table_back_and_computes_the_same(tmp_path) -> None:
+    """A table mapped from a file (as transformers maps safetensors) packed block by block with
+    ``release_originals``: its pages go back as the blocks are packed (the table is never in
+    memory twice), and the logprobs equal those packed without release, bit for bit."""
+    import numpy as np
+    import pytest
+
+    from syntaxgym_helm.clients.local import cpu_kernels
+
+    if not cpu_kernels.available(torch.device("cpu"), torch.float32):
+        pytest.skip("needs oneDNN's packed float32 kernels")
+    rows, width = 3 * OutputLayer.VOCABULARY_BLOCK + 100, 64
+    values = np.random.default_rng(2).standard_normal(rows * width).astype(np.float32)
+    path = tmp_path / "table.bin"
+    values.tofile(path)
+    mapped = torch.from_numpy(np.memmap(path, dtype=np.float32, mode="c")).view(rows, width)
+    head = torch.nn.Linear(width, rows, bias=False)
+    head.weight = torch.nn.Parameter(mapped, requires_grad=False)
+    hidden = torch.randn(5, width, generator=torch.Generator().manual_seed(3))
+    kept, released = OutputLayer(head), OutputLayer(head)
+    kept.pack_for_onednn(8)
+    assert float(mapped.sum()) == float(torch.from_numpy(values).sum())  # every page resident
+    resident = _resident_bytes(path)
+    released.pack_for_onednn(8, release_originals=True)
+    assert resident - _resident_bytes(path) > 0.9 * rows * width * 4
+    sources, targets = [0, 1, 4, 4], [0, rows - 1, 4096, 77]
+    for a, b in zip(kept.logprobs(hidden, sources, targets, packed=True)[:2],
+                    released.logprobs(hidden, sources, targets, packed=True)[:2]):
+        assert torch.equal(a, b)
+    assert torch.equal(mapped, torch.from_numpy(values).view(rows, width))  # read back
+
+
+def _resident_bytes(path) -> int:
+    """Resident bytes of this process's mappings of ``path`` (Linux's /proc/self/smaps)."""
+    import pytest
+
+    try:
+        lines = open("/proc/self/smaps").read().splitlines()
+    except OSError:
+        pytest.skip("needs Linux's /proc/self/smaps")
+    total, inside = 0, False
+    for line in lines:
+        if "-" in line.split(" ", 1)[0] and ":" not in line.split(" ", 1)[0]:
+            inside = line.rstrip().endswith(str(path))
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1]) * 1024
+    return total

@@ -155,8 +155,38 @@ def test_whitespace_in_content_is_normalised_with_a_warning() -> None:
     assert report.suite.items[1].conditions[1].regions[0].content == "The woman"
     assert report.suite.items[1].conditions[1].sentence == "The woman play the guitar"
     assert report.warnings == [
-        "ws.json:items[1].conditions[1].regions[0].content: extra whitespace in "
-        "'  The   woman ' normalised to 'The woman'"]
+        "ws.json:items[1].conditions[1].regions[0].content: '  The   woman ' is scored as "
+        "'The woman' (whitespace at its ends removed; tabs, line breaks and repeated spaces "
+        "made one space)"]
+    assert report.suite.notes == {
+        2: ("condition 'mismatch' region 1: '  The   woman ' is scored as 'The woman'",)}
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u3000", "\u2028", "\u202f", " \u00a0 "])
+def test_unicode_spaces_inside_a_region_are_kept_as_written(space: str) -> None:
+    """They are text a model reads (a no-break space is not a space to a tokenizer): the text
+    scored is the text written, as score_sentences scores it."""
+    data = small_suite()
+    data["items"][0]["conditions"][0]["regions"][0]["content"] = f"The{space}woman"
+    report = check_suite(data, "u.json")
+    assert report.ok and report.warnings == [] and report.suite is not None
+    assert report.suite.items[0].conditions[0].regions[0].content == f"The{space}woman"
+    assert report.suite.notes == {}
+
+
+def test_a_change_that_makes_two_conditions_one_sentence_is_said() -> None:
+    data = small_suite()
+    conditions = data["items"][0]["conditions"]
+    conditions[0]["regions"] = [dict(r) for r in conditions[1]["regions"]]
+    conditions[0]["regions"][0]["content"] = conditions[1]["regions"][0]["content"].replace(
+        " ", "\t")
+    report = check_suite(data, "tab.json")
+    assert report.ok and report.suite is not None
+    (change, same) = report.suite.notes[1]
+    assert "is scored as" in change
+    assert same.startswith(f"conditions {conditions[0]['condition_name']!r} and "
+                           f"{conditions[1]['condition_name']!r} differ as written but are the "
+                           "same sentence as scored")
 
 
 def test_equality_ignores_the_source() -> None:

@@ -21,7 +21,7 @@ from script_processes import run_script
 from syntaxgym_helm.harness.scored_items import FILE_NAME as SCORED_ITEMS
 
 BLIMP_OUTPUT = ROOT / "tests" / "fixtures" / "blimp_run"
-OLD_OUTPUT = ROOT / "tests" / "fixtures" / "old_layout_run"
+NUMBER_PREP_OUTPUT = ROOT / "tests" / "fixtures" / "number_prep_run"
 SMOLLM_RUN = "syntaxgym:suite={suite},model=syntaxgym_smollm2-135m-instruct-q4_1"
 
 pytestmark = pytest.mark.limit(300)  # each test runs `syntaxgym-helm report` (seconds)
@@ -40,31 +40,35 @@ def _row(summary: str, label: str) -> str:
 def test_blimp_runs_cut_off_or_deleted_are_named_and_the_means_marked(tmp_path: Path) -> None:
     output = Path(shutil.copytree(BLIMP_OUTPUT, tmp_path / "benchmark_output"))
     runs = output / "runs" / "blimp_fixture"
+    # The metric could not keep its items, and a disk filled up while HELM wrote its requests.
     cut = runs / SMOLLM_RUN.format(suite="blimp_adjunct_island") / "scenario_state.json"
-    os.truncate(cut, cut.stat().st_size // 2)  # a disk filled up
-    (runs / SMOLLM_RUN.format(suite="blimp_only_npi_scope") / "scenario_state.json").unlink()
+    (cut.parent / SCORED_ITEMS).unlink()
+    os.truncate(cut, cut.stat().st_size // 2)
+    # Interrupted before HELM wrote its last file.
+    (runs / SMOLLM_RUN.format(suite="blimp_only_npi_scope") / "per_instance_stats.json").unlink()
     done, summary = _report(output)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "**2 runs could not be read** and are left out of every table" in summary
     assert "blimp_adjunct_island): scenario_state.json is cut off or not JSON" in summary
-    assert "blimp_only_npi_scope): scenario_state.json is missing" in summary
+    assert "blimp_only_npi_scope): per_instance_stats.json is missing" in summary
     overall = _row(summary, "**overall**")
     assert "(3 of 5 paradigms; 2 runs unreadable)" in overall, overall
     assert "2 run(s) could not be read" in done.stderr
 
 
 def test_nothing_readable_is_an_error_naming_each_run_and_why(tmp_path: Path) -> None:
-    output = Path(shutil.copytree(OLD_OUTPUT, tmp_path / "benchmark_output"))
-    (state,) = output.glob("runs/*/*/scenario_state.json")
-    state.write_text(state.read_text()[:1000])
+    output = Path(shutil.copytree(NUMBER_PREP_OUTPUT, tmp_path / "benchmark_output"))
+    (stats,) = output.glob("runs/*/*/per_instance_stats.json")
+    stats.write_text(stats.read_text()[:1000])  # a disk filled up: helm-run failed
     done, summary = _report(output)
     assert done.returncode == 2 and not summary
     assert "none of the 1 run(s) could be read" in done.stderr
-    assert "number_prep): scenario_state.json is cut off or not JSON" in done.stderr
+    assert "number_prep): per_instance_stats.json is cut off or not JSON" in done.stderr
+    assert "so the run did not finish" in done.stderr
 
 
 def test_a_run_interrupted_before_writing_anything_is_named(tmp_path: Path) -> None:
-    output = Path(shutil.copytree(OLD_OUTPUT, tmp_path / "benchmark_output"))
+    output = Path(shutil.copytree(NUMBER_PREP_OUTPUT, tmp_path / "benchmark_output"))
     (run,) = output.glob("runs/*/syntaxgym:*")
     (run.parent / SMOLLM_RUN.format(suite="mvrr")).mkdir()  # HELM made it, then was stopped
     done, summary = _report(output)
@@ -107,10 +111,10 @@ def test_an_sg_score_over_fewer_suites_than_were_run_says_so(tmp_path: Path,
 def test_compare_says_which_runs_it_could_not_read(tmp_path: Path) -> None:
     damaged = Path(shutil.copytree(BLIMP_OUTPUT, tmp_path / "a"))
     runs = damaged / "runs" / "blimp_fixture"
-    (runs / SMOLLM_RUN.format(suite="blimp_adjunct_island") / "scenario_state.json").unlink()
+    (runs / SMOLLM_RUN.format(suite="blimp_adjunct_island") / "per_instance_stats.json").unlink()
     done = syntaxgym_helm("compare", str(runs), str(BLIMP_OUTPUT / "runs" / "blimp_fixture"),
                           "--same-weights", "--model-a", "syntaxgym/smollm2-135m-instruct-q4_1",
                           "--model-b", "syntaxgym/smollm2-135m-instruct-q4_1")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("**1 run(s) could not be read and are not compared:**")
-    assert "blimp_adjunct_island): scenario_state.json is missing" in done.stdout
+    assert "blimp_adjunct_island): per_instance_stats.json is missing" in done.stdout

@@ -30,7 +30,8 @@ from syntaxgym_helm.harness.metric import SyntaxGymMetric
 from syntaxgym_helm.harness.schema import circuit_group_name, registry_suites, schema
 
 ROOT = Path(__file__).resolve().parents[2]
-OLD_OUTPUT = ROOT / "tests" / "fixtures" / "old_layout_run"  # one real run: number_prep, 3 items
+# One real run: number_prep, 3 items.
+NUMBER_PREP_OUTPUT = ROOT / "tests" / "fixtures" / "number_prep_run"
 BIN = Path(sys.executable).parent
 
 
@@ -119,7 +120,7 @@ def test_the_script_checks_the_committed_files(tmp_path: Path) -> None:
 
 
 def test_a_run_suites_schema_shows_only_what_was_run(tmp_path: Path) -> None:
-    written = write_config(OLD_OUTPUT, "old_layout", folder=tmp_path / "config",
+    written = write_config(NUMBER_PREP_OUTPUT, "number_prep_fixture", folder=tmp_path / "config",
                            local_path=tmp_path / "no_prod_env")
     assert written.suites == ("number_prep",)
     parsed = read_schema(str(written.schema))
@@ -127,11 +128,13 @@ def test_a_run_suites_schema_shows_only_what_was_run(tmp_path: Path) -> None:
     assert set(groups) == {"syntaxgym_sg_score", "syntaxgym_circuit_agreement", "syntaxgym",
                            "syntaxgym_number_prep"}
     assert groups["syntaxgym_sg_score"].subgroups == ["syntaxgym_number_prep"]
-    # The run predates the count of items scored and the efficiency stats: no column for them
-    # (helm-summarize would warn).
-    main, details_name = groups["syntaxgym_number_prep"].metric_groups
+    # A column for each stat the run has (helm-summarize warns of one it lacks).
+    main, items, details_name, efficiency = groups["syntaxgym_number_prep"].metric_groups
+    assert (main, items, efficiency) == ("syntaxgym_accuracy", "syntaxgym_items",
+                                         "syntaxgym_efficiency")
     details = {g.name: g for g in parsed.metric_groups}[details_name]
-    assert [m.name for m in details.metrics] == ["syntaxgym_unscorable"]  # one prediction
+    # One prediction: no per-prediction column.
+    assert [m.name for m in details.metrics] == ["syntaxgym_unscorable", "syntaxgym_tie"]
 
 
 def test_context_runs_get_tables_of_their_own_and_leave_the_others_unchanged(
@@ -141,11 +144,12 @@ def test_context_runs_get_tables_of_their_own_and_leave_the_others_unchanged(
     alone."""
     from syntaxgym_helm.harness.run_spec import get_syntaxgym_spec
 
-    alone = read_schema(str(write_config(OLD_OUTPUT, "old_layout", folder=tmp_path / "alone",
+    alone = read_schema(str(write_config(NUMBER_PREP_OUTPUT, "number_prep_fixture",
+                                         folder=tmp_path / "alone",
                                          local_path=tmp_path / "none").schema))
     output = tmp_path / "benchmark_output"
-    shutil.copytree(OLD_OUTPUT, output)
-    (run,) = (output / "runs" / "old_layout").iterdir()
+    shutil.copytree(NUMBER_PREP_OUTPUT, output)
+    (run,) = (output / "runs" / "number_prep_fixture").iterdir()
     context_spec = get_syntaxgym_spec(suite="number_prep", context="unrelated")
     copy = run.parent / context_spec.name
     shutil.copytree(run, copy)
@@ -153,7 +157,7 @@ def test_context_runs_get_tables_of_their_own_and_leave_the_others_unchanged(
     spec.update(name=context_spec.name, groups=context_spec.groups)
     spec["scenario_spec"]["args"] = context_spec.scenario_spec.args
     (copy / "run_spec.json").write_text(json.dumps(spec))
-    written = write_config(output, "old_layout", folder=tmp_path / "both",
+    written = write_config(output, "number_prep_fixture", folder=tmp_path / "both",
                            local_path=tmp_path / "none")
     both = read_schema(str(written.schema))
     groups = {group.name: group for group in both.run_groups}
@@ -170,13 +174,13 @@ def test_runs_with_the_efficiency_stats_get_the_efficiency_columns(tmp_path: Pat
     """The saved run with the efficiency stats added to its stats.json (as runs write them now):
     its suite's table gains the efficiency group, hidden in the parent tables."""
     output = tmp_path / "benchmark_output"
-    shutil.copytree(OLD_OUTPUT, output)
-    (run,) = (output / "runs" / "old_layout").iterdir()
+    shutil.copytree(NUMBER_PREP_OUTPUT, output)
+    (run,) = (output / "runs" / "number_prep_fixture").iterdir()
     stats = json.loads((run / "stats.json").read_text())
     accuracy = next(s for s in stats if s["name"]["name"] == "syntaxgym_accuracy")
     stats.append({**accuracy, "name": {**accuracy["name"], "name": "syntaxgym_inference_time"}})
     (run / "stats.json").write_text(json.dumps(stats))
-    parsed = read_schema(str(write_config(output, "old_layout", folder=tmp_path / "config",
+    parsed = read_schema(str(write_config(output, "number_prep_fixture", folder=tmp_path / "config",
                                           local_path=tmp_path / "none").schema))
     groups = {group.name: group for group in parsed.run_groups}
     assert groups["syntaxgym_number_prep"].metric_groups[-1] == "syntaxgym_efficiency"
@@ -207,8 +211,8 @@ def test_helm_summarize_shows_display_names_and_warns_of_no_missing_stat(
     if not embedded_model_metadata():
         pytest.skip("no embedded model installed (make install)")
     output = tmp_path / "benchmark_output"
-    shutil.copytree(OLD_OUTPUT, output)
-    assert cli_main(["leaderboard", "config", str(output), "--suite", "old_layout",
+    shutil.copytree(NUMBER_PREP_OUTPUT, output)
+    assert cli_main(["leaderboard", "config", str(output), "--suite", "number_prep_fixture",
                      "--local-path", str(tmp_path / "none")]) == 0
     command = capsys.readouterr().out.splitlines()[-1].split()
     done = run_script([BIN / command[0], *command[1:]], timeout=300,
@@ -216,19 +220,21 @@ def test_helm_summarize_shows_display_names_and_warns_of_no_missing_stat(
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stdout + done.stderr
     assert "does not have any stat" not in log and "undefined in" not in log, log[-3000:]
-    table = json.loads((output / "runs" / "old_layout" / "groups" / "syntaxgym_sg_score.json")
-                       .read_text())[0]
+    table = json.loads((output / "runs" / "number_prep_fixture" / "groups"
+                        / "syntaxgym_sg_score.json").read_text())[0]
     assert [cell["value"] for cell in table["header"]] == ["Model", "Mean score",
                                                            "number_prep - Accuracy"]
     (row,) = table["rows"]
     assert row[0]["value"] == "SmolLM2 135M Instruct (Q4_1 GGUF)"
-    stats = json.loads(next((output / "runs" / "old_layout").glob("*/stats.json")).read_text())
+    stats = json.loads(next((output / "runs" / "number_prep_fixture").glob("*/stats.json"))
+                       .read_text())
     accuracy = next(s["mean"] for s in stats if s["name"]["name"] == "syntaxgym_accuracy"
                     and "perturbation" not in s["name"])
     assert row[1]["value"] == pytest.approx(accuracy) == row[2]["value"]
-    assert cli_main(["leaderboard", "show", str(output), "--suite", "old_layout"]) == 0
+    assert cli_main(["leaderboard", "show", str(output), "--suite", "number_prep_fixture"]) == 0
     shown = capsys.readouterr().out
-    assert f"| number_prep | {accuracy:.3f} |" in shown and "SmolLM2 135M Instruct" in shown
+    assert f"| number_prep | {accuracy:.3f} (n=3) |" in shown
+    assert "SmolLM2 135M Instruct" in shown
 
 
 def test_config_and_show_say_what_to_run_first(tmp_path: Path,

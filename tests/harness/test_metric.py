@@ -144,16 +144,15 @@ def test_conditions_are_found_by_tag_not_by_position(instance: Instance) -> None
     assert _stats(_states(shuffled, PASSING))[ACCURACY] == 1.0
 
 
-def test_untagged_references_of_old_runs_are_read_in_suite_order(instance: Instance) -> None:
+def test_a_reference_without_a_condition_tag_is_an_error(instance: Instance) -> None:
+    """Every reference this version's scenario makes names its condition; one that does not was
+    not made by it (runs of older versions are refused before scoring: run_format)."""
     untagged = dataclasses.replace(instance, references=[
         dataclasses.replace(reference, tags=[]) for reference in instance.references])
     verb_bits = list(PASSING.values())
     states = [_state(untagged, index, verb_bits[index]) for index in range(4)]
-    assert _stats(states)[ACCURACY] == 1.0
-    # Untagged and out of order, the sentences no longer match the conditions: reported.
-    reordered = dataclasses.replace(untagged, references=untagged.references[::-1])
-    states = [_state(reordered, index, 1.0) for index in range(4)]
-    assert _stats(states) == {UNSCORABLE: 1.0}
+    with pytest.raises(ValueError, match="reference 0 has no condition tag"):
+        evaluate_request_states(states)
 
 
 def test_a_failed_request_makes_the_item_unscorable(instance: Instance) -> None:

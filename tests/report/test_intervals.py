@@ -1,5 +1,5 @@
 """Intervals and paired tests in the reports, fast: known counts, and the real saved run of
-``tests/fixtures/old_layout_run`` (``number_prep``, 3 items, SmolLM2-135M; 2 of 3 pass). The same
+``tests/fixtures/number_prep_run`` (``number_prep``, 3 items, SmolLM2-135M; 2 of 3 pass). The same
 outputs on fresh real runs of several models: ``test_stats_on_real_runs.py``."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from syntaxgym_helm.report.paired_tests import HOW_TO_READ, PairedOutcomes, pair
 from syntaxgym_helm.report.plots import panel_title
 from syntaxgym_helm.report.runs import find_run_dirs, load_runs
 
-OLD_OUTPUT = Path(__file__).resolve().parents[1] / "fixtures" / "old_layout_run"
+NUMBER_PREP_OUTPUT = Path(__file__).resolve().parents[1] / "fixtures" / "number_prep_run"
 
 
 def test_a_suite_estimate_is_the_wilson_interval_of_its_counts() -> None:
@@ -110,7 +110,8 @@ def test_a_clear_difference_is_called_real_and_none_is_not() -> None:
 
 
 def test_report_of_a_saved_run_gives_each_accuracy_its_interval(tmp_path: Path) -> None:
-    (run,) = load_runs(find_run_dirs(OLD_OUTPUT, run_suite="old_layout"), progress=False)
+    (run,) = load_runs(find_run_dirs(NUMBER_PREP_OUTPUT, run_suite="number_prep_fixture"),
+                       progress=False)
     per_instance = json.loads((run.run_dir / "per_instance_stats.json").read_text())
     outcomes = [next(s["mean"] for s in entry["stats"] if s["name"]["name"] == "syntaxgym_accuracy")
                 for entry in per_instance]

@@ -38,7 +38,7 @@ from syntaxgym_helm.report.runs import RunRecord, find_run_dirs, load_runs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BLIMP_OUTPUT = FIXTURES / "blimp_run"
-OLD_OUTPUT = FIXTURES / "old_layout_run"  # a number_prep run: a suite that is not BLiMP's
+NUMBER_PREP_OUTPUT = FIXTURES / "number_prep_run"  # number_prep: a suite that is not BLiMP's
 SMOLLM = "syntaxgym/smollm2-135m-instruct-q4_1"
 GEMMA = "syntaxgym/gemma-3-270m-q4_k_m"
 UIDS = ("adjunct_island", "anaphor_number_agreement", "determiner_noun_agreement_2",
@@ -215,7 +215,8 @@ def test_the_report_writes_the_blimp_summary_plot_and_csv(runs: list[RunRecord],
 
 
 def test_other_suites_keep_their_summary_and_blimp_follows_it(tmp_path: Path) -> None:
-    runs = load_runs([*find_run_dirs(BLIMP_OUTPUT), *find_run_dirs(OLD_OUTPUT)], progress=False)
+    runs = load_runs([*find_run_dirs(BLIMP_OUTPUT), *find_run_dirs(NUMBER_PREP_OUTPUT)],
+                     progress=False)
     blimp, others = split_blimp(runs)
     assert [run.suite_name for run in others] == ["number_prep"] and len(blimp) == 7
     text = write_report(runs, tmp_path / "report").summary_text

@@ -22,6 +22,7 @@ from syntaxgym_helm.core.item_evaluation import (  # noqa: E402
     ItemEvaluation,
     PredictionOutcome,
 )
+from syntaxgym_helm.harness.run_format import RUN_FORMAT_VERSION, WRITTEN_BY  # noqa: E402
 from syntaxgym_helm.harness.scored_items import (  # noqa: E402
     FILE_NAME,
     read_scored_items,
@@ -56,11 +57,22 @@ def _evaluation(number: int, holds: bool | None, problems: tuple[str, ...] = ()
 def test_round_trip_gives_back_every_item_exactly(tmp_path: Path) -> None:
     scored = [("item1", _evaluation(1, True)),
               ("item2", _evaluation(2, None, ("condition 'bad': the request failed: boom",)))]
-    path = write_scored_items(tmp_path, "exclude", SUITE, scored)
+    path = write_scored_items(tmp_path, "exclude", SUITE, scored,
+                              run={"name": "syntaxgym:suite=tiny", "adapter_spec_sha256": "ab"},
+                              notes=[(), ("condition 'bad' region 2: 'bark. ' is scored as "
+                                          "'bark.'",)])
     assert path == tmp_path / FILE_NAME and not list(tmp_path.glob("*.partial"))
     json.loads(path.read_text(), parse_constant=pytest.fail)  # plain JSON: no NaN
-    first_token, suite, ids, evaluations = read_scored_items(path)
+    kept = read_scored_items(path)
+    first_token, suite, ids, evaluations = (kept.first_token, kept.suite, kept.instance_ids,
+                                            kept.evaluations)
     assert first_token == "exclude" and ids == ("item1", "item2")
+    assert kept.format_version == RUN_FORMAT_VERSION and kept.written_by == WRITTEN_BY
+    assert kept.run == {"name": "syntaxgym:suite=tiny", "adapter_spec_sha256": "ab",
+                        "instances": 2}
+    assert kept.notes == ((), ("condition 'bad' region 2: 'bark. ' is scored as 'bark.'",))
+    assert kept.extras == ({}, {})
+    assert suite is not None
     assert suite.name == "tiny" and [i.item_number for i in suite.items] == [1, 2]
     assert suite.to_json_dict() == SUITE
     # NaN marks tokens outside every region: repr compares it as it compares the numbers.
@@ -81,9 +93,22 @@ def test_an_infinite_surprisal_comes_back_as_one(tmp_path: Path) -> None:
                                 evaluation.predictions, ())
     path = write_scored_items(tmp_path, "error", SUITE, [("item1", evaluation)])
     assert "Infinity" in path.read_text()
-    (read,) = read_scored_items(path)[3]
+    (read,) = read_scored_items(path).evaluations
     assert read.conditions[0].surprisals[2] == math.inf
     assert repr(read) == repr(evaluation)
+
+
+def test_fields_a_feature_adds_are_kept_and_read_back(tmp_path: Path) -> None:
+    """Per item and per condition, ``extras`` hold what other features add, by name; a reader
+    that does not know a key still reads the rest."""
+    path = write_scored_items(tmp_path, "error", SUITE, [("item1", _evaluation(1, True))])
+    data = json.loads(path.read_text())
+    data["items"][0]["extras"] = {"word_boundary": {"bits": 0.5}}
+    data["items"][0]["conditions"][0][5] = {"sentence_bits": 12.5}
+    path.write_text(json.dumps(data))
+    kept = read_scored_items(path)
+    assert kept.extras == ({"word_boundary": {"bits": 0.5}},)
+    assert repr(kept.evaluations[0]) == repr(_evaluation(1, True))
 
 
 def test_another_format_is_refused(tmp_path: Path) -> None:

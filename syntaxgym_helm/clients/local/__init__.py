@@ -30,6 +30,7 @@ Below them, the engine the server runs, one concern a module:
   normalisers);
 - :mod:`.output_layer`: the model's output layer, a block of the vocabulary at a time;
 - :mod:`.cpu_kernels`: oneDNN-packed linear layers on CPU;
+- :mod:`.freed_memory`: memory a load freed handed back to the system;
 - :mod:`.model_loading`: checkpoints, GGUF files (dequantised once and cached, checked when read),
   devices, dtypes;
 - :mod:`.prefetch`: the executor hook that hands the client a run's requests up front.

@@ -26,6 +26,8 @@ never coexist. The original stays usable: touched again (the default kernels, a 
 pages are read back from the file. The layers left on the default kernels are copied into ordinary
 memory first (:func:`copy_off_file`): the kernel maps a file's page cache in large folios (up to
 2 MB), so reading them from the mapping would map the released neighbours of each folio again.
+The output layer's vocabulary blocks are packed and handed back the same way, a block at a time
+(:meth:`.output_layer.OutputLayer.pack_for_onednn`).
 The embedding table is also dropped
 from the page cache and read a page per row from then on (:func:`release_for_sparse_reads`); a
 second engine set up on the same model (the same checkpoint under other settings) reads it whole in
@@ -121,7 +123,7 @@ def install(model: torch.nn.Module, batch_hint: int, skip: tuple[torch.nn.Module
                 if max_in_features is None or child.in_features <= max_in_features:
                     packed.append((parent, name, child))
     # The process's file mappings, read once: packing and copying only add anonymous memory.
-    mappings = _file_mappings() if release_originals else []
+    mappings = file_mappings() if release_originals else []
     if release_originals:
         release_file_pages([layer.weight for layer in left], mappings)
         to_pack = {id(child.weight) for _, _, child in packed}
@@ -141,11 +143,11 @@ def install(model: torch.nn.Module, batch_hint: int, skip: tuple[torch.nn.Module
 def copy_off_file(parameter: torch.nn.Parameter,
                   mappings: list[tuple[int, int, int, str]] | None = None) -> None:
     """Give ``parameter`` a copy of its values in ordinary memory when it is mapped from a file,
-    and hand back the file's pages it held. ``mappings``: :func:`_file_mappings`, if read
+    and hand back the file's pages it held. ``mappings``: :func:`file_mappings`, if read
     already."""
     if not os.path.exists("/proc/self/maps"):
         return
-    mappings = _file_mappings() if mappings is None else mappings
+    mappings = file_mappings() if mappings is None else mappings
     if not _file_mapping_of(parameter.data, mappings):
         return
     mapped = parameter.data
@@ -162,11 +164,11 @@ def release_file_pages(tensors: Iterable[torch.Tensor],
     pages was written (weights transformers mapped from safetensors and nobody changed); returns
     how many bytes were handed back. Anything else (a tensor in ordinary memory, another system,
     a page shared with other data at a tensor's edges) is left as it is. ``mappings``:
-    :func:`_file_mappings`, if read already (reading them takes milliseconds: once per model)."""
+    :func:`file_mappings`, if read already (reading them takes milliseconds: once per model)."""
     if not hasattr(os, "pread") or not os.path.exists("/proc/self/maps"):
         return 0
     libc = ctypes.CDLL(None, use_errno=True)
-    mappings = _file_mappings() if mappings is None else mappings
+    mappings = file_mappings() if mappings is None else mappings
     page = mmap.PAGESIZE
     released = 0
     for tensor in tensors:
@@ -236,7 +238,7 @@ def release_for_sparse_reads(tensor: torch.Tensor) -> int:
     the whole table resident again within a few thousand lookups). Returns the bytes handed
     back."""
     released = release_file_pages([tensor])
-    found = _file_mapping_of(tensor, _file_mappings()) if released else None
+    found = _file_mapping_of(tensor, file_mappings()) if released else None
     if found is None or not hasattr(os, "posix_fadvise"):
         return released
     low, _, offset, path = found
@@ -270,7 +272,7 @@ def prepare_for_dense_reads(tensor: torch.Tensor) -> bool:
     last = (tensor.data_ptr() + tensor.numel() * tensor.element_size()) // page * page
     # The advice given to the table's whole pages split its mapping in three: ask for the
     # mapping at its first whole page, not for one holding all of it.
-    if last <= first or not any(low <= first < high for low, high, _, _ in _file_mappings()):
+    if last <= first or not any(low <= first < high for low, high, _, _ in file_mappings()):
         return False
     libc = ctypes.CDLL(None, use_errno=True)
     for advice in (_MADV_NORMAL, _MADV_WILLNEED):
@@ -288,7 +290,7 @@ def _file_mapping_of(tensor: torch.Tensor, mappings: list[tuple[int, int, int, s
     return next((m for m in mappings if m[0] <= start and end <= m[1]), None)
 
 
-def _file_mappings() -> list[tuple[int, int, int, str]]:
+def file_mappings() -> list[tuple[int, int, int, str]]:
     """(start, end, file offset, path) of this process's private mappings of regular files."""
     found = []
     regular: dict[str, bool] = {}  # a library or model file is mapped in many pieces

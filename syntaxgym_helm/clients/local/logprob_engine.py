@@ -30,6 +30,7 @@ from syntaxgym_helm.clients.local.forward_passes import (
     PlainPasses,
     SharedPasses,
 )
+from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
 from syntaxgym_helm.clients.local.pass_workers import PassWorkers
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore, layer_tensors, returned_cache
@@ -126,6 +127,7 @@ class LogprobEngine:
             self.prefix_sharing = self._set_up_prefix_sharing(prefix_cache_mb,
                                                               check_prefix_sharing)
             self.counts.clear()  # the probe's passes are not the caller's
+        return_freed_memory()  # the probes' activations, before the first scoring pass
 
     @property
     def batch_size(self) -> int:
@@ -255,7 +257,8 @@ class LogprobEngine:
                                 release_originals=True)
             packed_layers = sum(isinstance(m, cpu_kernels.PackedLinear)
                                 for m in self.model.modules())
-            output_layer.pack_for_onednn(self.limits.max_batch_positions)
+            output_layer.pack_for_onednn(self.limits.max_batch_positions,
+                                         release_originals=True)
             # And the input embeddings (often the same table): a lookup reads back only the row
             # of its token, as does scoring a token after a stored prefix.
             for table in self._lookup_tables(output_layer):

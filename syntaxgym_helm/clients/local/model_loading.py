@@ -21,6 +21,10 @@ from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
 from syntaxgym_helm.clients.checked_folders import reject, save_folder, usable_folder
 from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.local.dtype_names import dtype_attribute
+from syntaxgym_helm.clients.local.freed_memory import (
+    drop_tokenizer_build_inputs,
+    return_freed_memory,
+)
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 
 
@@ -96,15 +100,23 @@ def load_model_and_tokenizer(
         if (cache_folder is not None and gguf_file  # (a copy is kept of GGUF weights only)
                 and _save_dequantised(model, tokenizer, cache_folder)):
             # Read back from the copy just saved: mapped from its file, weights the engine has
-            # packed can hand their memory back (cpu_kernels), as on every later load.
+            # packed can hand their memory back (cpu_kernels), as on every later load. The
+            # dequantised model goes first, so that the two are never in memory together.
+            del model
+            return_freed_memory()
             again = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,
                                  torch_dtype, trust_remote_code, extra)
-            if again is not None:
-                model, tokenizer = again
+            model, tokenizer = again if again is not None else _load(
+                name, pretrained_model_name_or_path, source_kwargs, torch_dtype, extra)
     else:
         model, tokenizer = loaded
     model.to(device)
     model.eval()
+    # What the load freed (the tokenizer's parse and its Python copy of the vocabulary, a GGUF
+    # file's dequantised copy replaced by the mapped one) goes back to the system before the
+    # engine's packed weights come on top.
+    drop_tokenizer_build_inputs(tokenizer)
+    return_freed_memory()
     return model, tokenizer
 
 

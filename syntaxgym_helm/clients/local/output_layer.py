@@ -54,14 +54,22 @@ class OutputLayer:
     def bias(self) -> torch.Tensor | None:
         return getattr(self.head, "bias", None)
 
-    def pack_for_onednn(self, batch_hint: int) -> None:
+    def pack_for_onednn(self, batch_hint: int, *, release_originals: bool = False) -> None:
         """Pack each vocabulary block's weights for oneDNN (``batch_hint``: the usual number of
-        positions in a pass); raises when oneDNN cannot."""
+        positions in a pass); raises when oneDNN cannot. ``release_originals``: hand back each
+        block's file pages as soon as its packed copy exists
+        (:func:`.cpu_kernels.release_file_pages`), so that the table (Gemma-3's: 671 MB) is never
+        in memory twice."""
         weight = self.weight
         self.packed_blocks = []  # a failure below leaves none: the default kernels
-        self.packed_blocks = [cpu_kernels.pack_weight(weight[start: start + self.VOCABULARY_BLOCK],
-                                                      batch_hint)
-                              for start in range(0, weight.shape[0], self.VOCABULARY_BLOCK)]
+        mappings = cpu_kernels.file_mappings() if release_originals else []
+        blocks = []
+        for start in range(0, weight.shape[0], self.VOCABULARY_BLOCK):
+            rows = weight[start: start + self.VOCABULARY_BLOCK]
+            blocks.append(cpu_kernels.pack_weight(rows, batch_hint))
+            if release_originals:
+                cpu_kernels.release_file_pages([rows], mappings)
+        self.packed_blocks = blocks
 
     def logprobs(self, hidden: torch.Tensor, sources: list[int], targets: list[int],
                  packed: bool = False

@@ -93,7 +93,8 @@ class _Parser:
             raise FormulaError(
                 "formula is nested too deeply",
                 column=start + 1,
-                hint=f"its syntax tree may be at most {MAX_DEPTH} levels deep; split long chains with brackets",
+                hint=f"its syntax tree may be at most {MAX_DEPTH} levels deep; "
+                     "split long chains with brackets",
             )
         return _Parsed(node, start, end, height)
 
@@ -114,18 +115,19 @@ class _Parser:
 
     def parse(self) -> Node:
         if self.peek().kind == "end":
-            raise FormulaError("empty formula", column=1, hint="write a prediction such as `(6;%a%) < (6;%b%)`")
+            raise FormulaError("empty formula", column=1,
+                               hint="write a prediction such as `(6;%a%) < (6;%b%)`")
         result = self.expression(_LOGIC)
         token = self.peek()
         if token.kind == "close":
-            raise FormulaError(
-                f"unmatched {_quote(token.text)}", column=token.column, hint="remove it or add the opening bracket"
-            )
+            raise FormulaError(f"unmatched {_quote(token.text)}", column=token.column,
+                               hint="remove it or add the opening bracket")
         if token.kind != "end":
             raise FormulaError(
                 f"expected an operator or the end of the formula, found {self.describe(token)}",
                 column=token.column,
-                hint=f"is an operator missing between {self.snippet(result)} and {self.describe(token)}?",
+                hint=f"is an operator missing between {self.snippet(result)} and "
+                     f"{self.describe(token)}?",
             )
         if not _is_boolean(result.node):
             raise FormulaError(
@@ -177,12 +179,14 @@ class _Parser:
             raise FormulaError(
                 "`&` and `|` cannot be mixed without brackets",
                 column=mixed.column,
-                hint=f"write {self.bracketed(operands, ops, '&')} or {self.bracketed(operands, ops, '|')}",
+                hint=f"write {self.bracketed(operands, ops, '&')} or "
+                     f"{self.bracketed(operands, ops, '|')}",
             )
         for index, operand in enumerate(operands):
             self.require(operand, True, f"`{ops[max(index - 1, 0)].text}`")
         kind = And if ops[0].text == "&" else Or
-        return self.make(kind(tuple(o.node for o in operands)), first.start, operands[-1].end, *operands)
+        return self.make(kind(tuple(o.node for o in operands)), first.start, operands[-1].end,
+                         *operands)
 
     def bracketed(self, operands: list[_Parsed], ops: list[_Token], tight: str) -> str:
         """The level written with every run of ``tight`` operators in brackets."""
@@ -253,7 +257,8 @@ class _Parser:
         raise FormulaError(
             f"expected a value{after}, found {self.describe(token)}",
             column=token.column,
-            hint="an operand is missing: a region reference such as `(6;%a%)`, a number or a bracketed expression",
+            hint="an operand is missing: a region reference such as `(6;%a%)`, a number or a "
+                 "bracketed expression",
         )
 
     def expect_close(self, opener: _Token, what: str) -> _Token:
@@ -263,12 +268,14 @@ class _Parser:
             return token
         if token.kind == "close":
             raise FormulaError(
-                f"{_quote(token.text)} does not match the {_quote(opener.text)} at column {opener.column}",
+                f"{_quote(token.text)} does not match the {_quote(opener.text)} at column "
+                f"{opener.column}",
                 column=token.column,
                 hint=f"close `{opener.text}` with `{wanted}`",
             )
         raise FormulaError(
-            f"expected `{wanted}` to close the {what} opened at column {opener.column}, found {self.describe(token)}",
+            f"expected `{wanted}` to close the {what} opened at column {opener.column}, "
+            f"found {self.describe(token)}",
             column=token.column,
             hint="brackets must be balanced" if token.kind == "end" else "is an operator missing?",
         )
@@ -278,16 +285,16 @@ class _Parser:
         following = self.peek()
         if name.text != "abs":
             if following.kind in ("open", "region"):
-                message, hint = f"unknown function {_quote(name.text)}", "the only function is `abs(...)`"
+                message = f"unknown function {_quote(name.text)}"
+                hint = "the only function is `abs(...)`"
             else:
                 message = f"unexpected name {_quote(name.text)}"
                 hint = f"condition names go inside region references: {_REGION_SHAPE}"
             raise FormulaError(message, column=name.column, hint=hint)
         if following.kind == "region" or following.text == "(":
             return self.advance()
-        raise FormulaError(
-            f"expected `(` after `abs`, found {self.describe(following)}", column=following.column, hint="write `abs(...)`"
-        )
+        raise FormulaError(f"expected `(` after `abs`, found {self.describe(following)}",
+                           column=following.column, hint="write `abs(...)`")
 
     def called(self, name: _Token, argument: _Parsed, close: _Token) -> _Parsed:
         self.require(argument, False, "`abs`")

@@ -98,7 +98,7 @@ class Paradigm:
 
 
 def _paradigms() -> dict[str, Paradigm]:
-    text = resources.files("syntaxgym_helm").joinpath("data").joinpath("pairs_blimp.tsv").read_text("utf-8")
+    text = (resources.files("syntaxgym_helm") / "data" / "pairs_blimp.tsv").read_text("utf-8")
     rows = csv.DictReader((line for line in text.splitlines() if not line.startswith("#")),
                           delimiter="\t")
     return {row["paradigm"]: Paradigm(uid=row["paradigm"], field=row["field"],

@@ -87,7 +87,7 @@ def paper_figures() -> PaperFigures:
     and of mBERT, and for English those of English BERT the paper takes from Goldberg (2019)
     (shipped as ``data/clams_paper_accuracy.tsv``; a case the paper pooled with its inanimate
     variant or left out has no figure): whole-sentence comparisons, as our prediction 0."""
-    text = resources.files("syntaxgym_helm").joinpath("data").joinpath(PAPER_FILE).read_text("utf-8")
+    text = (resources.files("syntaxgym_helm") / "data" / PAPER_FILE).read_text("utf-8")
     by_paradigm: dict[str, dict[str, float]] = {}
     for row in csv.DictReader((line for line in text.splitlines() if not line.startswith("#")),
                               delimiter="\t"):

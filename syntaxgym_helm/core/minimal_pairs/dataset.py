@@ -193,7 +193,7 @@ class DataSet:
 @cache
 def read_files(table: str) -> tuple[SourceFile, ...]:
     """The files listed in the package's ``data/<table>`` (tab-separated, ``#`` comments)."""
-    text = resources.files("syntaxgym_helm").joinpath("data").joinpath(table).read_text("utf-8")
+    text = (resources.files("syntaxgym_helm") / "data" / table).read_text("utf-8")
     rows = csv.DictReader((line for line in text.splitlines()
                            if line and not line.startswith("#")), delimiter="\t")
     return tuple(SourceFile(suite=row["suite"], path=row["path"], source_path=row["source_path"],

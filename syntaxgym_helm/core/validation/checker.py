@@ -54,6 +54,11 @@ class Checker:
         self.report = SuiteReport(source)
         #: The suite's name when ``meta.name`` is missing (None: the stem of ``source``).
         self.default_name = default_name
+        #: Each region whose text reading changed: (condition name, region number, text
+        #: written, text scored), in the order met.
+        self.text_changes: list[tuple[str, int, str, str]] = []
+        #: Per item number, what reading changed in the item's text, for people.
+        self.item_notes: dict[int, tuple[str, ...]] = {}
 
     def error(self, path: str, message: str, hint: str | None = None) -> None:
         self.add(SuiteError(message, self.report.source, path or None, hint=hint))

@@ -20,6 +20,8 @@ from syntaxgym_helm.core.suite_data import (
     Item,
     Region,
     SuiteMeta,
+    join_regions,
+    region_text,
 )
 from syntaxgym_helm.core.validation.checker import NUMBER_LIMIT, Checker, describe
 from syntaxgym_helm.core.validation.raw import (
@@ -143,9 +145,13 @@ def check_items(checker: Checker, data: list[Any], region_meta: dict[int, str] |
                               hint="give every item its own number")
             else:
                 seen_numbers[number] = index
+        changes = len(checker.text_changes)
         item = _check_item(checker, raw, path, region_meta, separator, known)
         if item is None:
             continue
+        if len(checker.text_changes) > changes:
+            checker.item_notes[item.item_number] = _item_notes(
+                item, checker.text_changes[changes:])
         if items:
             _check_same_conditions(checker, items[0][1], item, path)
         items.append((index, item))
@@ -200,6 +206,10 @@ def _check_condition(checker: Checker, data: Any, path: str,
         if region is None:
             region_path = f"{path}.regions[{index}]"
             region = _check_region(checker, raw_region, region_path, region_meta)
+            if region is not None and region.content != raw_region.get("content"):
+                checker.text_changes.append(
+                    (raw.condition_name, region.region_number, raw_region["content"],
+                     region.content))
         if region is None:
             complete = False
             continue
@@ -269,7 +279,7 @@ def _usual_region(data: Any, region_meta: dict[int, str] | None,
     if region is None:
         if (not -NUMBER_LIMIT < number < NUMBER_LIMIT
                 or (region_meta is not None and number not in region_meta)
-                or content != " ".join(content.split())
+                or region_text(content) != content
                 or not (content.isascii() or _is_unicode(content))):  # ASCII: nothing to encode
             return None
         region = known[number, content] = Region(number, content)
@@ -293,11 +303,33 @@ def _check_region(checker: Checker, data: Any, path: str,
                       "a lone surrogate (e.g. from a \\ud800 escape)",
                       hint="fix the text's escapes")
         return None
-    content = " ".join(raw.content.split())
+    content = region_text(raw.content)
     if content != raw.content:
-        checker.warn(f"{path}.content", f"extra whitespace in {raw.content!r} normalised to "
-                     f"{content!r}")
+        checker.warn(f"{path}.content", f"{raw.content!r} is scored as {content!r} (whitespace "
+                     "at its ends removed; tabs, line breaks and repeated spaces made one space)")
     return Region(raw.region_number, content)
+
+
+def _item_notes(item: Item, changes: list[tuple[str, int, str, str]]) -> tuple[str, ...]:
+    """What reading changed in the item's text, for people: each region changed, and each pair
+    of conditions the change made the same sentence (the item cannot tell them apart)."""
+    notes = [f"condition {name!r} region {number}: {raw!r} is scored as {content!r}"
+             for name, number, raw, content in changes]
+    written = {}
+    for condition in item.conditions:
+        regions = {number: raw for name, number, raw, _ in changes
+                   if name == condition.condition_name}
+        written[condition.condition_name] = join_regions(
+            (regions.get(r.region_number, r.content) for r in condition.regions),
+            condition.separator)
+    for index, one in enumerate(item.conditions):
+        for other in item.conditions[index + 1:]:
+            if (one.sentence == other.sentence
+                    and written[one.condition_name] != written[other.condition_name]):
+                notes.append(f"conditions {one.condition_name!r} and {other.condition_name!r} "
+                             f"differ as written but are the same sentence as scored "
+                             f"({one.sentence!r}): every comparison of them is a tie")
+    return tuple(notes)
 
 
 def _check_same_conditions(checker: Checker, first: Item, item: Item, path: str) -> None:

@@ -103,7 +103,8 @@ def _check(checker: Checker, data: Any) -> None:
     if checker.report.errors or meta is None or region_meta is None:
         return
     checker.report.suite = Suite(meta, region_meta, tuple(predictions),
-                                 tuple(item for _, item in items), checker.report.source)
+                                 tuple(item for _, item in items), checker.report.source,
+                                 notes=dict(checker.item_notes))
 
 
 def _has_old_predictions(data: dict[str, Any]) -> bool:
