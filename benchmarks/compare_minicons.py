@@ -17,8 +17,9 @@ Four ways of running minicons:
   returns 0.0 for it (scored here with ``first_token=exclude``: the same sums);
 - ``word-boundary``: as ``matched``, with minicons' ``bow_correction=True`` (Pimentel and Meister
   2024; Oh and Schuler 2024): each word's surprisal takes in the probability that the next token
-  begins a word, and gives up the one that its own first token does. This plugin does not
-  correct (docs/scoring.md); the row says how many verdicts the correction would change.
+  begins a word, and gives up the one that its own first token does; compared with the
+  plugin's ``~bow`` model (the same correction, docs/scoring.md "Word boundaries"), and, under
+  minicons' exact rule, with the plugin's engine (``word_boundary_rule.py``).
 
 For each it prints how many conditions are tokenized alike, the largest difference of a token's
 surprisal and of a region's value (bits), and how many predictions and items come out otherwise
@@ -51,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from markdown_sections import commit, machine, write_section  # noqa: E402
+from word_boundary_rule import rule_lines  # noqa: E402
 
 from syntaxgym_helm import evaluate  # noqa: E402
 from syntaxgym_helm.api.results import ItemResult, SuiteResult  # noqa: E402
@@ -146,22 +148,24 @@ def run_minicons(python: Path, sentences: Sequence[str], workdir: Path,
     return records, seconds, finished.stdout
 
 
-def ours(suites: Sequence[Suite]) -> tuple[dict[str, SuiteResult], float]:
+def ours(suites: Sequence[Suite], model: str = MODEL) -> tuple[dict[str, SuiteResult], float]:
     """The plugin's results for each suite (no request cache: everything computed)."""
     started = time.perf_counter()
-    results = {suite.name: evaluate(suite, MODEL, cache_dir=None) for suite in suites}
+    results = {suite.name: evaluate(suite, model, cache_dir=None) for suite in suites}
     return results, time.perf_counter() - started
 
 
 def compare(suites: Sequence[Suite], our_results: dict[str, SuiteResult],
-            records: dict[tuple[str, str], dict]) -> dict[str, VariantComparison]:
+            records: dict[tuple[str, str], dict],
+            bow_results: dict[str, SuiteResult]) -> dict[str, VariantComparison]:
     """Each minicons variant's tokens scored by this plugin's :func:`evaluate_item`, item by
-    item, beside the plugin's own results."""
+    item, beside the plugin's own results (``bow_results``, the ``~bow`` model's, for minicons'
+    ``word-boundary``)."""
     found = {}
     for variant in VARIANTS:
         comparison = VariantComparison()
         for suite in suites:
-            result = our_results[suite.name]
+            result = (bow_results if VARIANTS[variant][1] else our_results)[suite.name]
             differing = ours_passed = theirs_passed = 0
             for item, our_item in zip(suite.items, result.items):
                 tokens = {}
@@ -280,11 +284,16 @@ def main() -> None:
                         help="a folder of the suites' JSON files (default: downloaded by name)")
     parser.add_argument("--suites", default="all", help="comma-separated names, or all")
     parser.add_argument("--batch-size", type=int, default=32, help="minicons' batch")
+    parser.add_argument("--variants", default="all",
+                        help=f"comma-separated minicons runs of {', '.join(VARIANTS)}, or all")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--output", type=Path, default=None, help="write the report into this "
                         "Markdown file (BENCHMARKS.md) as a section")
     args = parser.parse_args()
     names = sorted(HU2020_SUITES) if args.suites == "all" else args.suites.split(",")
+    for name in [v for v in VARIANTS if args.variants != "all"
+                 and v not in args.variants.split(",")]:
+        del VARIANTS[name]
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="minicons_"))
     workdir.mkdir(parents=True, exist_ok=True)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -292,9 +301,12 @@ def main() -> None:
     suites = [load_named_suite(name, workdir / "suites", args.suites_dir) for name in names]
     sentences = sentences_of(suites)
     our_results, our_seconds = ours(suites)
+    bow_results, _ = ours(suites, MODEL + "~bow")
     records, minicons_seconds, log = run_minicons(python, sentences, workdir, args.batch_size)
-    comparisons = compare(suites, our_results, records)
+    comparisons = compare(suites, our_results, records, bow_results)
     text = report(comparisons, our_seconds, minicons_seconds, log, len(sentences), load)
+    if "word-boundary" in VARIANTS:
+        text += "\n".join(rule_lines(suites, records, our_results, bow_results)) + "\n"
     print(text)
     if args.output is not None:
         write_section(args.output, text, SCRIPT)

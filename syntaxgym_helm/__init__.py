@@ -24,7 +24,9 @@ os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", str(SET_UP_CACHE_ENTRIE
 
 #: The Python API (:mod:`syntaxgym_helm.api`), importable from the package itself.
 API_NAMES = ("ConditionScore", "ItemCost", "ItemResult", "PredictionOutcome", "RegionScore",
-             "RunOptions", "SuiteResult", "UnknownModelError", "evaluate", "score_sentences")
+             "RunOptions", "SuiteResult", "SurprisalTable", "UnknownModelError", "WordSurprisal",
+             "evaluate", "read_words_tsv", "score_sentences", "word_surprisals",
+             "write_surprisal_tsv")
 __all__ = ["__version__", *API_NAMES]
 
 

@@ -8,12 +8,20 @@ typed results (docs/python_api.md)::
 
 - :mod:`.evaluate`: :func:`evaluate` (a suite) and :func:`score_sentences` (sentences);
 - :mod:`.results`: what they return, frozen dataclasses that turn into pandas DataFrames;
+- :mod:`.surprisal`: :func:`word_surprisals`, word-by-word surprisal of any text;
 - :mod:`.helm_engine`: HELM set up as ``helm-run`` sets it up, once per process;
 - :class:`~syntaxgym_helm.core.run_options.RunOptions`: the run options, as one object.
 """
 
 from syntaxgym_helm.api.evaluate import evaluate, score_sentences
 from syntaxgym_helm.api.helm_engine import UnknownModelError
+from syntaxgym_helm.api.surprisal import (
+    SurprisalTable,
+    WordSurprisal,
+    read_words_tsv,
+    word_surprisals,
+    write_surprisal_tsv,
+)
 from syntaxgym_helm.core.run_options import RunOptions
 from syntaxgym_helm.api.results import (
     ConditionScore,
@@ -25,4 +33,5 @@ from syntaxgym_helm.api.results import (
 )
 
 __all__ = ["ConditionScore", "ItemCost", "ItemResult", "PredictionOutcome", "RegionScore",
-           "RunOptions", "SuiteResult", "UnknownModelError", "evaluate", "score_sentences"]
+           "RunOptions", "SuiteResult", "SurprisalTable", "UnknownModelError", "WordSurprisal",
+           "evaluate", "read_words_tsv", "score_sentences", "word_surprisals", "write_surprisal_tsv"]

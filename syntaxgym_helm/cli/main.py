@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "syntaxgym_helm.cli.pairs",
     "syntaxgym_helm.cli.evaluate",
     "syntaxgym_helm.cli.model",
+    "syntaxgym_helm.cli.surprisal",
 )
 
 

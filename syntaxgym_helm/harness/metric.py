@@ -32,6 +32,7 @@ from syntaxgym_helm.harness.scenario import (
     instance_notes,
     read_item_payload,
 )
+from syntaxgym_helm.harness.word_regions import report_words_split_by_regions
 from syntaxgym_helm.core.item_evaluation import (
     ConditionResult,
     ItemEvaluation,
@@ -118,6 +119,7 @@ class SyntaxGymMetric(ReferenceMetric):
         eval_cache_path: str,
     ) -> List[Stat]:
         score = evaluate_request_states(reference_request_states, self.options)
+        report_words_split_by_regions(adapter_spec, reference_request_states)
         scored = getattr(self, "_scored", None)
         if scored is not None:
             scored.append((reference_request_states[0].instance, score))

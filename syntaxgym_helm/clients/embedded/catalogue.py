@@ -72,6 +72,7 @@ from syntaxgym_helm.clients.class_paths import (
     NO_TOKENIZER_WINDOW_SERVICE,
 )
 from syntaxgym_helm.clients.content_digest import sha256_of_file
+from syntaxgym_helm.core.word_boundary import VARIANT_MARK, WORD_BOUNDARY_VARIANT
 
 
 @dataclass(frozen=True)
@@ -281,8 +282,9 @@ def register_embedded_models(models: Iterable[EmbeddedModel] = EMBEDDED_MODELS) 
             continue
         _register_hf(model)
         names.append(model.hf_name)
-        _register_syntaxgym(model)
-        names.append(model.syntaxgym_name)
+        for variant in SCORING_VARIANTS:
+            _register_syntaxgym(model, variant)
+            names.append(model.syntaxgym_name + variant.suffix)
     return names
 
 
@@ -327,29 +329,53 @@ def _register_hf(model: EmbeddedModel) -> None:
     ))
 
 
-def _register_syntaxgym(model: EmbeddedModel) -> None:
-    """``syntaxgym/<key>``: the same weights served by SyntaxGymClient, which scores each prompt
-    after the model's beginning-of-text token itself (no run-entry prefix needed)."""
+@dataclass(frozen=True)
+class ScoringVariant:
+    """A way of scoring the same weights that is its own HELM model (and so its own leaderboard
+    row and cache entries): ``syntaxgym/<key><suffix>``, served with ``client_args`` added."""
+
+    suffix: str
+    display: str
+    description: str
+    client_args: tuple[tuple[str, object], ...]
+
+
+SCORING_VARIANTS: tuple[ScoringVariant, ...] = (
+    ScoringVariant("", "", "", ()),
+    ScoringVariant(VARIANT_MARK + WORD_BOUNDARY_VARIANT, " + word-boundary correction",
+                   " Word probabilities corrected for word boundaries (Pimentel & Meister 2024).",
+                   (("word_boundary", True),)),
+)
+"""The plain scoring and the word-boundary correction (``~bow``; docs/scoring.md)."""
+
+
+def _register_syntaxgym(model: EmbeddedModel, variant: ScoringVariant = SCORING_VARIANTS[0]
+                        ) -> None:
+    """``syntaxgym/<key>`` (and its scoring variants): the same weights served by SyntaxGymClient,
+    which scores each prompt after the model's beginning-of-text token itself (no run-entry prefix
+    needed)."""
+    name = model.syntaxgym_name + variant.suffix
     register_model_metadata(ModelMetadata(
-        name=model.syntaxgym_name,
+        name=name,
         creator_organization_name=model.creator,
-        display_name=model.display_name,
-        description=model.description,
+        display_name=model.display_name + variant.display,
+        description=model.description + variant.description,
         access="open",
         release_date=model.release_date,
         tags=["TEXT_MODEL_TAG"],
         num_parameters=model.num_parameters,
-        deployment_names=[model.syntaxgym_name],
+        deployment_names=[name],
     ))
     register_model_deployment(ModelDeployment(
-        name=model.syntaxgym_name,
-        model_name=model.syntaxgym_name,
+        name=name,
+        model_name=name,
         tokenizer_name=model.hf_name,  # its prefix token, for prefix=auto on other clients
         max_sequence_length=model.max_sequence_length,
         window_service_spec=WindowServiceSpec(class_name=NO_TOKENIZER_WINDOW_SERVICE),
         client_spec=ClientSpec(
             class_name=EMBEDDED_LOCAL_CLIENT if model.assembled else LOCAL_CLIENT,
-            args={**_weights_args(model), "bos_text": model.bos_text}),
+            args={**_weights_args(model), "bos_text": model.bos_text,
+                  **dict(variant.client_args)}),
     ))
 
 

@@ -48,6 +48,8 @@ class EngineSettings:
     onednn: bool = option(True, "on CPU in float32, multiply with oneDNN-packed weights")
     workers: int = option(1, "worker threads computing passes at once, each with its share of "
                           "torch's threads and of prefix_cache_mb", minimum=1)
+    word_boundary: bool = option(False, "correct the logprobs for word boundaries (Pimentel & "
+                                 "Meister 2024; the ~bow models; docs/scoring.md)")
     prefetch: bool = option(True, "take all of a run's requests before HELM sends them")
     progress: bool = option(True, "a progress bar on a terminal")
     weights_cache_dir: str | None = option(None, "where dequantised GGUF weights are kept "
@@ -102,7 +104,7 @@ class EngineSettings:
                     max_row_nodes=self.max_row_nodes,
                     max_batch_positions=self.max_batch_positions,
                     max_sequence_length=self.max_sequence_length, onednn=self.onednn,
-                    workers=self.workers)
+                    workers=self.workers, word_boundary=self.word_boundary)
 
     def server_args(self) -> dict[str, Any]:
         """The :class:`~.server.ModelServer`'s keyword arguments."""

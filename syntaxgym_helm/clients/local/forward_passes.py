@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import torch
 
 from syntaxgym_helm.clients.local import cpu_kernels
-from syntaxgym_helm.clients.local.output_layer import OutputLayer
+from syntaxgym_helm.clients.local.output_layer import BOUNDARY, OutputLayer
 from syntaxgym_helm.clients.local.pass_packing import logprobs_by_sequence, pack_rows, plan_outputs
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore, cache_keyword, returned_cache
 from syntaxgym_helm.clients.local.prefix_trie import STREAMS, PackedRow, plan_passes
@@ -46,6 +46,7 @@ class PlainPasses:
         self.pad_id = pad_id
         self.counts = counts
         self.device = next(model.parameters()).device
+        self.boundary_mask: torch.Tensor | None = None  # for prompts with ``boundaries``
 
     def run(self, encoded: Sequence[EncodedPrompt], limits: PassLimits,
             on_pass: OnPass | None = None) -> list[list[float]]:
@@ -89,24 +90,41 @@ class PlainPasses:
         self.counts.update(prompts=len(encoded), tokens=sum(len(e.ids) for e in encoded),
                            positions=len(encoded) * length, passes=1)
         flat = logits.reshape(-1, logits.shape[-1])
-        sources = [b * length + j for b, item in enumerate(encoded)
-                   for j in range(len(item.ids) - 1)]
-        targets = [t for item in encoded for t in item.ids[1:]]
-        values = _logprobs_from_logits(flat, sources, targets)
+        sources: list[int] = []
+        targets: list[int] = []
+        counts: list[int] = []
+        for b, item in enumerate(encoded):
+            positions = [b * length + j for j in range(len(item.ids) - 1)]
+            sources += positions
+            targets += item.ids[1:]
+            if item.boundaries:  # then log P(next token begins a word) at each position
+                sources += positions
+                targets += [BOUNDARY] * len(positions)
+            counts.append(len(positions) * (2 if item.boundaries else 1))
+        values = _logprobs_from_logits(flat, sources, targets, self.boundary_mask)
         results, start = [], 0
-        for item in encoded:
-            count = len(item.ids) - 1
+        for count in counts:
             results.append([0.0] + values[start: start + count])
             start += count
         return results
 
 
-def _logprobs_from_logits(logits: torch.Tensor, sources: list[int],
-                          targets: list[int]) -> list[float]:
+def _logprobs_from_logits(logits: torch.Tensor, sources: list[int], targets: list[int],
+                          boundary_mask: torch.Tensor | None = None) -> list[float]:
     nodes = torch.tensor(sources, device=logits.device)
     unique, inverse = torch.unique(nodes, return_inverse=True)
-    normaliser = torch.logsumexp(logits[unique].float(), dim=-1)[inverse]
-    chosen = logits[nodes, torch.tensor(targets, device=logits.device)].float()
+    rows = logits[unique].float()
+    normaliser = torch.logsumexp(rows, dim=-1)[inverse]
+    target = torch.tensor(targets, device=logits.device)
+    chosen = logits[nodes, target.clamp(min=0)].float()
+    asks_boundary = target == BOUNDARY
+    if bool(asks_boundary.any()):
+        if boundary_mask is None:
+            raise ValueError("a word-boundary logprob was asked without a boundary mask")
+        mask = boundary_mask.to(logits.device)
+        in_mask = torch.logsumexp(rows.masked_fill(~mask[: rows.shape[-1]], float("-inf")),
+                                  dim=-1)[inverse]
+        chosen = torch.where(asks_boundary, in_mask, chosen)
     return (chosen - normaliser).tolist()
 
 
@@ -170,24 +188,25 @@ class SharedPasses:
         # the softmax's normaliser), of stored ones from the store (one logit each).
         plan = plan_outputs(rows, computed, length, encoded)
         values = torch.empty(plan.count, dtype=torch.float32)
-        normaliser = None
+        normaliser = boundary = None
         if plan.new_rows:
             assert hidden is not None
             new_hidden = hidden.reshape(-1, hidden.shape[-1])[
                 torch.tensor(list(plan.new_rows), device=self.device)]
-            new_values, normaliser = self.output_layer.logprobs(
+            new_values, normaliser, boundary = self.output_layer.logprobs(
                 new_hidden, plan.new_source, plan.new_target, packed)
             values[plan.new_at] = new_values
         if plan.stored_slot:
             slot = torch.tensor(plan.stored_slot, device=self.device)
             target = torch.tensor(plan.stored_target, device=self.device)
             values[plan.stored_at] = self.output_layer.target_logprobs(
-                store.hidden[slot], store.normaliser[slot], target)
+                store.hidden[slot], store.normaliser[slot], target,
+                store.boundary[slot] if self.output_layer.boundary_mask is not None else None)
             self.counts["reused"] += len(set(plan.stored_slot))
         if computed and store.index.capacity:
             assert hidden is not None and kv is not None
-            store.keep(computed, kv, hidden, past_length, plan.new_rows, normaliser)
-        results = logprobs_by_sequence(rows, values.tolist())
+            store.keep(computed, kv, hidden, past_length, plan.new_rows, normaliser, boundary)
+        results = logprobs_by_sequence(rows, values.tolist(), encoded)
         self.counts.update(prompts=len(results),
                            tokens=sum(len(encoded[i].ids) for i in results))
         return results

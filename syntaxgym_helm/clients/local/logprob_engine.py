@@ -41,6 +41,10 @@ from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptLogprobs,
     context_length,
 )
+from syntaxgym_helm.clients.local.word_boundary import (
+    corrected_logprobs_of_encoded,
+    engine_boundary_mask,
+)
 
 LOG = "syntaxgym local engine:"
 """How the engine's log lines begin (it runs under any HELM client that wraps it)."""
@@ -68,6 +72,10 @@ class LogprobEngine:
     computed by a worker thread with its own store (``prefix_cache_mb`` shared out among them)
     and its share of torch's threads (:mod:`.pass_workers`). Calls are
     serialised by a lock.
+
+    With ``word_boundary``, the logprobs are corrected for word boundaries (:mod:`.word_boundary`;
+    a tokenizer that marks no word beginnings is refused; ``boundary_end_of_text=False``: the end
+    of text is not a word boundary, as in minicons).
     """
 
     def __init__(
@@ -85,6 +93,8 @@ class LogprobEngine:
         check_prefix_sharing: bool = True,
         onednn: bool = True,
         workers: int = 1,
+        word_boundary: bool = False,
+        boundary_end_of_text: bool = True,
     ) -> None:
         if batch_size < 1 or max_row_nodes < 1 or max_batch_positions < 1:
             raise ValueError("batch_size, max_row_nodes and max_batch_positions must be positive")
@@ -96,6 +106,9 @@ class LogprobEngine:
         self.dtype = next(model.parameters()).dtype
         self.encoder = PromptEncoder(tokenizer, bos_text,
                                      max_sequence_length or context_length(model, tokenizer))
+        self.boundary_mask = (engine_boundary_mask(model, tokenizer, self.encoder.bos_id,
+                                                   boundary_end_of_text)
+                              if word_boundary else None)
         self.counts: Counter[str] = Counter()
         """Totals of ``prompts``, ``tokens`` (with the beginning-of-text token), ``positions``
         (computed, padding included), ``reused`` (positions served by the store), forward
@@ -103,6 +116,7 @@ class LogprobEngine:
         :meth:`logprobs_of_encoded` calls."""
         self._lock = threading.Lock()
         self._plain = PlainPasses(model, self.encoder.bos_id, self.counts)
+        self._plain.boundary_mask = self.boundary_mask
         self._shared: SharedPasses | None = None
         self._workers: PassWorkers | None = None
         self.workers = int(workers)
@@ -143,6 +157,7 @@ class LogprobEngine:
             if head is None or base is self.model:
                 raise ValueError("no separate linear output layer")
             output_layer = OutputLayer(head)
+            output_layer.set_boundary_mask(self.boundary_mask)
             if self.onednn:  # an engine set up on this model before handed them back
                 for table in self._lookup_tables(output_layer):
                     cpu_kernels.prepare_for_dense_reads(table)
@@ -277,12 +292,21 @@ class LogprobEngine:
 
     def logprobs_of_encoded(self, encoded: Sequence[EncodedPrompt],
                             on_pass: OnPass | None = None) -> list[list[float]]:
-        """Logprobs of each encoded prompt's tokens (0.0 first, for the beginning-of-text token).
+        """Logprobs of each encoded prompt's tokens (0.0 first, for the beginning-of-text token),
+        corrected for word boundaries with ``word_boundary``.
 
         ``on_pass(indices, logprobs)`` is called after each forward pass with what it finished.
         """
+        if self.boundary_mask is not None:
+            return corrected_logprobs_of_encoded(self, encoded, on_pass)
+        return self.uncorrected_logprobs(encoded, on_pass)
+
+    def uncorrected_logprobs(self, encoded: Sequence[EncodedPrompt],
+                             on_pass: OnPass | None = None) -> list[list[float]]:
+        """:meth:`logprobs_of_encoded` without the word-boundary correction."""
         with self._lock:
             if self.prefix_sharing:
                 assert self._workers is not None
                 return self._workers.run(encoded, self.limits, self.onednn, on_pass)
             return self._plain.run(encoded, self.limits, on_pass)
+

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import torch
 
+from syntaxgym_helm.clients.local.output_layer import BOUNDARY
 from syntaxgym_helm.clients.local.prefix_trie import PackedRow, PrefixIndex, attention_allowed
 from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt
 
@@ -75,12 +76,17 @@ class OutputPlan:
 def plan_outputs(rows: Sequence[PackedRow], computed: Sequence[PackedRow], length: int,
                  encoded: Sequence[EncodedPrompt]) -> OutputPlan:
     """The outputs of the sequences of ``rows`` (``computed``: those of them in the pass, padded
-    to ``length``; ``encoded``: every sequence, by index)."""
+    to ``length``; ``encoded``: every sequence, by index). A sequence with ``boundaries`` has a
+    second output per position after its token outputs: the :data:`BOUNDARY` target."""
     batch_of = {id(row): b for b, row in enumerate(computed)}
     plan = OutputPlan()
     for row in rows:
         for sequence, refs in row.members:
-            for (is_new, where), target in zip(refs, encoded[sequence].ids[1:], strict=False):
+            targets = list(encoded[sequence].ids[1:])
+            if encoded[sequence].boundaries:
+                refs = refs + refs
+                targets += [BOUNDARY] * len(targets)
+            for (is_new, where), target in zip(refs, targets, strict=False):
                 if is_new:
                     key = batch_of[id(row)] * length + where
                     plan.new_at.append(plan.count)
@@ -94,13 +100,15 @@ def plan_outputs(rows: Sequence[PackedRow], computed: Sequence[PackedRow], lengt
     return plan
 
 
-def logprobs_by_sequence(rows: Sequence[PackedRow], flat: list[float]) -> dict[int, list[float]]:
+def logprobs_by_sequence(rows: Sequence[PackedRow], flat: list[float],
+                         encoded: Sequence[EncodedPrompt]) -> dict[int, list[float]]:
     """Sequence index -> its logprobs (0.0 first, for the beginning-of-text token), from the
-    pass's outputs in :func:`plan_outputs`'s order."""
+    pass's outputs in :func:`plan_outputs`'s order (then its boundary outputs, if it has them)."""
     results: dict[int, list[float]] = {}
     start = 0
     for row in rows:
         for sequence, refs in row.members:
-            results[sequence] = [0.0] + flat[start: start + len(refs)]
-            start += len(refs)
+            count = len(refs) * (2 if encoded[sequence].boundaries else 1)
+            results[sequence] = [0.0] + flat[start: start + count]
+            start += count
     return results

@@ -24,7 +24,8 @@ class PrefixStore:
     """Stored prefixes: the index (:class:`~syntaxgym_helm.clients.local.prefix_trie.PrefixIndex`:
     which prefix is in which slot), and per slot each layer's key and value, the final hidden
     state (what the output layer turns into logits) and the log of the softmax's normaliser over
-    the vocabulary (so that a stored prefix scores a token with one dot product).
+    the vocabulary (so that a stored prefix scores a token with one dot product), and that over
+    the word-beginning tokens when the engine applies the word-boundary correction.
 
     A pass's rows attend to the slots of their stored ancestors as past keys and values
     (:meth:`past_key_values`); after the pass, its new nodes are kept (:meth:`keep`).
@@ -37,6 +38,7 @@ class PrefixStore:
         self.values = values
         self.hidden = hidden
         self.normaliser = torch.empty(index.capacity, dtype=torch.float32, device=hidden.device)
+        self.boundary = torch.empty(index.capacity, dtype=torch.float32, device=hidden.device)
 
     @classmethod
     def sized(cls, layer_shapes: list[tuple[int, int]], hidden_size: int, budget_bytes: int,
@@ -87,12 +89,15 @@ class PrefixStore:
             mine[slot] = theirs[source]
         self.hidden[slot] = other.hidden[source]
         self.normaliser[slot] = other.normaliser[source]
+        self.boundary[slot] = other.boundary[source]
 
     def keep(self, rows: list[PackedRow], kv: DynamicCache, hidden: torch.Tensor, past_length: int,
-             output_rows: Mapping[int, int], normaliser: torch.Tensor | None) -> None:
+             output_rows: Mapping[int, int], normaliser: torch.Tensor | None,
+             boundary: torch.Tensor | None = None) -> None:
         """Keep the keys, values (``kv``: the pass's past keys and values), final hidden states
-        and normalisers of the pass's new nodes (``output_rows``: flat position in ``hidden`` ->
-        row of ``normaliser``). A node whose parent could not be stored is not stored either."""
+        and normalisers (and word-beginning normalisers, ``boundary``, when given) of the pass's
+        new nodes (``output_rows``: flat position in ``hidden`` -> row of ``normaliser``). A node
+        whose parent could not be stored is not stored either."""
         length = hidden.shape[1]
         fresh = insert_rows(self.index, rows)
         if not fresh:
@@ -109,7 +114,10 @@ class PrefixStore:
             values[slots] = layer_values[batch, :, past_length + position, :]
         self.hidden[slots] = hidden[batch, position]
         assert normaliser is not None
-        self.normaliser[slots] = normaliser[torch.tensor(fill_outputs, device=device)]
+        outputs = torch.tensor(fill_outputs, device=device)
+        self.normaliser[slots] = normaliser[outputs]
+        if boundary is not None:
+            self.boundary[slots] = boundary[outputs]
 
 
 def slots_in(budget_bytes: float, layer_shapes: list[tuple[int, int]], hidden_size: int,
@@ -118,7 +126,7 @@ def slots_in(budget_bytes: float, layer_shapes: list[tuple[int, int]], hidden_si
     (``layer_shapes``: kv heads, head dim), the final hidden state and the normaliser."""
     element = torch.empty((), dtype=dtype).element_size()
     per_slot = element * (hidden_size + sum(2 * heads * dim for heads, dim in layer_shapes))
-    per_slot += 4  # the normaliser, float32
+    per_slot += 8  # the normaliser and the word-beginning normaliser, float32
     return max(0, int(budget_bytes) // per_slot)
 
 

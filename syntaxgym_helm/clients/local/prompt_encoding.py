@@ -27,11 +27,15 @@ class PromptLogprobs:
 
 @dataclass(frozen=True)
 class EncodedPrompt:
-    """A prompt's token ids and exact token texts, the beginning-of-text token's first."""
+    """A prompt's token ids and exact token texts, the beginning-of-text token's first.
+
+    ``boundaries``: the passes also return, after the token logprobs, log P(the next token begins
+    a word) at each position that scores a token (see :mod:`.word_boundary`)."""
 
     prompt: str
     ids: tuple[int, ...]
     texts: tuple[str, ...]
+    boundaries: bool = False
 
 
 class PromptEncoder:

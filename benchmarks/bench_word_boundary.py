@@ -1,0 +1,121 @@
+"""Benchmark: the word-boundary correction's effect on accuracy and its cost, for the embedded
+models: SG score (Hu et al. 2020 suites), BLiMP and CLAMS-English, each model scored plainly and
+as its ``~bow`` variant (docs/scoring.md, "Word boundaries") through the Python API (the code of
+a ``helm-run``), back to back in one process.
+
+Not a test. From the project root, e.g.::
+
+    python benchmarks/bench_word_boundary.py --suites-dir ../shared/suites/hu2020 \\
+        --blimp-dir ../shared/blimp/data --clams-dir ../shared/multilingual/clams/en_evalset \\
+        --blimp-paradigms 6 --pairs 100 --output BENCHMARKS.md
+
+``--pairs N``: each BLiMP paradigm's and CLAMS file's first N pairs; ``--blimp-paradigms K``: the
+first K paradigms in alphabetical order. Times are of the scoring calls (the model loaded and each
+engine set up first, by one item of one suite per variant).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from markdown_sections import commit, machine, write_section  # noqa: E402
+
+from syntaxgym_helm import evaluate  # noqa: E402
+from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, convert_file  # noqa: E402
+from syntaxgym_helm.core.registry import HU2020_SUITES, load_named_suite  # noqa: E402
+from syntaxgym_helm.core.suite import Suite  # noqa: E402
+
+SCRIPT = "benchmarks/bench_word_boundary.py"
+MODELS = ("syntaxgym/smollm2-135m-instruct-q4_1", "syntaxgym/gemma-3-270m-q4_k_m")
+
+
+def pair_suites(dataset: str, folder: Path, pattern: str, count: int | None) -> list[Suite]:
+    files = sorted(folder.glob(pattern))[: count or None]
+    return [Suite.from_trusted_json(convert_file(DATASETS[dataset], f).suite, str(f))
+            for f in files]
+
+
+def accuracy(results) -> float:
+    """Mean over suites of the share of items that pass."""
+    return sum(r.accuracy for r in results) / len(results)
+
+
+def score(model: str, sets: dict[str, list[Suite]], pairs: int) -> tuple[dict, dict, float]:
+    results, items = {}, {}
+    started = time.perf_counter()
+    for name, suites in sets.items():
+        limit = None if name == "SG score" else pairs
+        results[name] = [evaluate(s, model, max_items=limit, cache_dir=None) for s in suites]
+        items[name] = sum(len(r.items) for r in results[name])
+    return results, items, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--suites-dir", type=Path, required=True)
+    parser.add_argument("--suites", default="all", help="comma-separated Hu et al. suites")
+    parser.add_argument("--blimp-dir", type=Path, required=True)
+    parser.add_argument("--blimp-paradigms", type=int, default=6)
+    parser.add_argument("--clams-dir", type=Path, required=True)
+    parser.add_argument("--pairs", type=int, default=100)
+    parser.add_argument("--output", type=Path, default=None)
+    args = parser.parse_args()
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    names = sorted(HU2020_SUITES) if args.suites == "all" else args.suites.split(",")
+    sets = {
+        "SG score": [load_named_suite(n, "/tmp/sgh_suites", args.suites_dir) for n in names],
+        "BLiMP": pair_suites("blimp", args.blimp_dir, "*.jsonl", args.blimp_paradigms),
+        "CLAMS-en": pair_suites("clams", args.clams_dir, "*.txt", None),
+    }
+    rows = []
+    for model in args.models.split(","):
+        for variant in ("", "~bow"):  # the model loaded and each engine set up first
+            evaluate(sets["BLiMP"][0], model + variant, max_items=1, cache_dir=None)
+        plain, counts, plain_s = score(model, sets, args.pairs)
+        bow, _, bow_s = score(model + "~bow", sets, args.pairs)
+        changed = {name: sum(bool(a.passed) != bool(b.passed)
+                             for x, y in zip(plain[name], bow[name])
+                             for a, b in zip(x.items, y.items)) for name in sets}
+        rows.append((model, plain, bow, counts, changed, plain_s, bow_s))
+        print(model, plain_s, bow_s, flush=True)
+    lines = [
+        "## Word-boundary correction: accuracy and cost on the embedded models",
+        "",
+        f"{time.strftime('%Y-%m-%d')}, commit {commit()}, {machine()}; load before: {load} "
+        "(other work beside it: times must be measured again on a quiet machine).",
+        f"`python {SCRIPT} {' '.join(sys.argv[1:])}`",
+        "",
+        f"SG score: the {len(sets['SG score'])} suites of Hu et al. (2020), all items; BLiMP: "
+        f"the first {args.pairs} pairs of its first {len(sets['BLiMP'])} paradigms "
+        f"({', '.join(s.name for s in sets['BLiMP'])}); CLAMS-English: the first {args.pairs} "
+        f"pairs of each of its {len(sets['CLAMS-en'])} files. Accuracy: the mean over suites of "
+        "the share of items passed. `~bow`: the same model under the word-boundary correction.",
+        "",
+        "| model | set | items | accuracy | with `~bow` | items whose verdict changes |",
+        "|---|---|---|---|---|---|",
+    ]
+    for model, plain, bow, counts, changed, _, _ in rows:
+        for name in sets:
+            lines.append(f"| `{model}` | {name} | {counts[name]:,} | {accuracy(plain[name]):.3f} "
+                         f"| {accuracy(bow[name]):.3f} | {changed[name]:,} |")
+    lines += ["", "Scoring time of all three sets, plain then `~bow`, back to back in one process:",
+              ""]
+    lines += [f"- `{m}`: {p:.0f} s and {b:.0f} s ({b / p:.2f}x)"
+              for m, _, _, _, _, p, b in rows]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.output is not None:
+        write_section(args.output, text, SCRIPT)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""The rows of :func:`syntaxgym_helm.api.surprisal.word_surprisals`: texts tokenized once, cut
+into windows, every window of every text scored in one call of the local engine (token logprobs
+and, at each position, log P(the next token begins a word)), and each word's sums taken."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Sequence
+
+from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt, PromptEncoder, PromptError
+from syntaxgym_helm.clients.local.word_boundary import begins_word, token_and_boundary_logprobs
+from syntaxgym_helm.core.word_texts import WordedText, plan_windows, word_tokens
+
+
+BITS = 1 / math.log(2)
+
+
+@dataclass(frozen=True)
+class WordSurprisal:
+    """One word's row (the columns of the output, in order). Surprisals in bits; None when the
+    word cannot be measured (``flag`` and ``reason`` say why) or has no word before it."""
+
+    text_id: str
+    word_index: int
+    word: str
+    tokens: str
+    surprisal_bits: float | None
+    surprisal_corrected_bits: float | None
+    previous_1_bits: float | None
+    previous_2_bits: float | None
+    flag: str
+    reason: str
+
+
+COLUMNS = tuple(f.name for f in fields(WordSurprisal))
+
+
+@dataclass
+class _Measure:
+    """What is known of one word so far."""
+
+    word: str
+    tokens: str = ""
+    plain: float | None = None
+    corrected: float | None = None
+    flag: str = ""
+    reason: str = ""
+
+
+def score_texts(engine, texts: Sequence[WordedText], window: int,
+                stride: int) -> list[WordSurprisal]:
+    """One row per word of ``texts`` (a text that cannot be measured at all: one flagged row)."""
+    encoder = PromptEncoder(engine.encoder.tokenizer, engine.bos_text, 10**12)
+    measures: list[list[_Measure]] = []
+    prompts: list[EncodedPrompt] = []
+    jobs: list[tuple[int, int, tuple[int, ...], list[tuple[int, int]], list[int], list[bool]]] = []
+    for t, text in enumerate(texts):
+        words = [_Measure(w) for w in text.words]
+        measures.append(words)
+        for k, problem in text.word_problems.items():
+            words[k].flag, words[k].reason = "bad-word", problem
+        if text.problem or not text.scored_words():
+            continue
+        kept = [k for k in range(len(text.words)) if k not in text.word_problems]
+        encoded = encoder.encode_many([text.text])[0]
+        if isinstance(encoded, PromptError):
+            for k in kept:
+                words[k].flag, words[k].reason = "untokenizable", str(encoded)
+            continue
+        ids, token_texts = encoded.ids[1:], encoded.texts[1:]
+        marks = begins_word(engine.boundary_mask, ids)
+        spans: list[tuple[int, int] | None] = []
+        for k, (tokens, problem) in zip(kept, word_tokens(text.scored_words(), token_texts)):
+            words[k].tokens = "|".join(token_texts[i] for i in tokens)
+            if problem:
+                words[k].flag, words[k].reason = "token-alignment", problem
+                spans.append(None)
+            else:
+                spans.append((tokens[0], tokens[-1]))
+        planned, too_long = plan_windows(spans, len(ids), window, stride)
+        for position in too_long:
+            span = spans[position]
+            assert span is not None
+            words[kept[position]].flag = "too-long"
+            words[kept[position]].reason = (
+                f"the word has {span[1] - span[0] + 1} tokens: more than a window's stride of "
+                f"{stride} tokens can measure")
+        for part in planned:
+            prompts.append(EncodedPrompt("".join(token_texts[part.start: part.end]),
+                                         (encoder.bos_id, *ids[part.start: part.end]),
+                                         (encoder.bos_text, *token_texts[part.start: part.end])))
+            jobs.append((t, part.start, tuple(kept[p] for p in part.words),
+                         [s for p in part.words if (s := spans[p]) is not None], list(ids),
+                         marks))
+    results = token_and_boundary_logprobs(engine, prompts) if prompts else []
+    for (t, start, indices, spans_of, _, marks), (logprobs, boundary) in zip(jobs, results):
+        for k, span in zip(indices, spans_of):
+            _measure(measures[t][k], span, start, logprobs, boundary, marks)
+    return _rows(texts, measures)
+
+
+def _measure(word: _Measure, span: tuple[int, int], start: int, logprobs: list[float],
+             boundary: list[float], marks: list[bool]) -> None:
+    """Fill ``word``'s surprisals from its window's results (``start``: the window's first token
+    in the text; ``marks``: which of the text's tokens begin a word)."""
+    first, last = span[0] - start + 1, span[1] - start + 1  # in the window, after its BOS
+    total = sum(logprobs[first: last + 1])
+    word.plain = -total * BITS
+    if span[0] > 0 and not marks[span[0]]:
+        word.flag, word.reason = "no-boundary", (
+            "the word's first token does not begin a word for the tokenizer: the correction "
+            "does not apply (the uncorrected surprisal is given)")
+        return
+    if span[1] + 1 < len(marks) and not marks[span[1] + 1]:
+        word.flag, word.reason = "no-boundary", (
+            "the token after the word does not begin a word for the tokenizer: the correction "
+            "does not apply (the uncorrected surprisal is given)")
+        return
+    corrected = total + boundary[last]
+    if first > 1 or start > 0:
+        corrected -= boundary[first - 1]
+    word.corrected = -min(corrected, 0.0) * BITS
+
+
+def _rows(texts: Sequence[WordedText], measures: list[list[_Measure]]) -> list[WordSurprisal]:
+    rows = []
+    for text, words in zip(texts, measures):
+        if text.problem:
+            rows.append(WordSurprisal(text.text_id, 0, "", "", None, None, None, None,
+                                      "bad-text", f"{text.source}: {text.problem}"))
+            continue
+        for k, word in enumerate(words):
+            before = [words[k - d].corrected if k - d >= 0 else None for d in (1, 2)]
+            rows.append(WordSurprisal(text.text_id, k, word.word, word.tokens, word.plain,
+                                      word.corrected, before[0], before[1], word.flag,
+                                      word.reason))
+    return rows

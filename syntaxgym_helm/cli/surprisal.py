@@ -1,0 +1,77 @@
+"""``syntaxgym-helm surprisal INPUT``: word-by-word surprisal of any text, one row per word
+(:mod:`syntaxgym_helm.api.surprisal`).
+
+INPUT is plain text (one text a line) or, with ``--tsv``, words already segmented with ids.
+Exit status 1 when the input cannot be read (the message names the file and line); a text or
+word that cannot be measured is a flagged row, and the rest of the output is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from syntaxgym_helm.cli.output import say as _say
+from syntaxgym_helm.core.errors import SyntaxGymError
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "surprisal", help="word-by-word surprisal (bits) of texts, with and without the "
+                          "word-boundary correction")
+    parser.add_argument("input", type=Path, help="plain text (one text a line), or a TSV with "
+                                                 "--tsv")
+    parser.add_argument("--model", required=True,
+                        help="a model served by the plugin's local engine, e.g. "
+                             "syntaxgym/smollm2-135m-instruct-q4_1")
+    parser.add_argument("--tsv", action="store_true",
+                        help="INPUT is a TSV of words with a header row (see the --*-column "
+                             "options)")
+    parser.add_argument("--text-column", default="text_id", help="TSV: a text's id")
+    parser.add_argument("--index-column", default="word_id",
+                        help="TSV: a word's position in its text (an integer)")
+    parser.add_argument("--word-column", default="word", help="TSV: the word")
+    parser.add_argument("--window", type=int, default=None,
+                        help="most tokens of a prompt (default: the model's context less 1)")
+    parser.add_argument("--stride", type=int, default=None,
+                        help="most new tokens a window measures (default: half the window)")
+    parser.add_argument("--device", default=None, help="cpu, cuda:0... (default: the model's)")
+    parser.add_argument("-o", "--output", type=Path, default=None,
+                        help="write the TSV there (default: standard output)")
+    parser.set_defaults(handler=_surprisal)
+
+
+def _surprisal(args: argparse.Namespace) -> int:
+    from syntaxgym_helm.api.surprisal import (
+        read_plain_texts,
+        read_words_tsv,
+        word_surprisals,
+        write_surprisal_tsv,
+    )
+
+    try:
+        if args.tsv:
+            texts = read_words_tsv(args.input, text_column=args.text_column,
+                                   index_column=args.index_column, word_column=args.word_column)
+        else:
+            texts = read_plain_texts(args.input)
+    except SyntaxGymError as exc:
+        _say(f"error: {exc}", sys.stderr)
+        return 1
+    if not texts:
+        _say(f"error: {args.input}: no text to score", sys.stderr)
+        return 1
+    try:
+        table = word_surprisals(texts, args.model, window=args.window, stride=args.stride,
+                                device=args.device)
+    except (ValueError, LookupError) as exc:
+        _say(f"error: {exc}", sys.stderr)
+        return 1
+    text = write_surprisal_tsv(table, args.output)
+    if args.output is None:
+        sys.stdout.write(text)
+    flagged = sum(bool(row.flag) for row in table.rows)
+    _say(f"{len(table.rows)} rows ({flagged} flagged)" + (f" written to {args.output}"
+                                                            if args.output else ""), sys.stderr)
+    return 0
