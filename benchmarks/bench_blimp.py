@@ -105,22 +105,28 @@ def section(workdir: Path, model: str) -> str:
     columns = list(PAPER_COLUMNS)
     started = (workdir / "started").read_text().strip() if (workdir / "started").exists() else "?"
     lines = [
-        f"## BLiMP: all 67 paradigms on {model}, beside Warstadt et al. (2020)", "",
+        f"## BLiMP: all 67 paradigms on {model}, beside Warstadt et al. (2020)",
+        "",
         f"Run {started} with `python {SCRIPT} --workdir {workdir} --output BENCHMARKS.md` "
-        f"(the helm-run: `{(workdir / 'command').read_text().strip()}`).", "",
+        f"(the helm-run: `{(workdir / 'command').read_text().strip()}`).",
+        "",
         f"Commit {commit()}. Machine: {machine()}. Load average (1 / 5 / 15 min) at the end "
         f"{' / '.join(f'{x:.2f}' for x in os.getloadavg())}: above 1.5, other work shared the "
-        "cores and the time is an upper bound.", "",
+        "cores and the time is an upper bound.",
+        "",
         "| whole process | HELM execution (scoring, model load) | peak memory | paradigms | "
-        "items scored |", "|---:|---:|---:|---:|---:|",
+        "items scored |",
+        "|---:|---:|---:|---:|---:|",
         f"| {wall / 60:.1f} min ({wall:.0f} s) | {execution_seconds(workdir):.0f} s | "
-        f"{peak:.2f} GB | {len(ours)}/67 | {items:,} |", "",
+        f"{peak:.2f} GB | {len(ours)}/67 | {items:,} |",
+        "",
         "Accuracy: the share of pairs whose acceptable sentence has the lower total surprisal "
         "(BLiMP's own method; our first prediction `(*;%good%) < (*;%bad%)`: token log "
         "probabilities summed after the beginning-of-text token, no length normalisation). "
         "The paper's columns are the per-paradigm figures of BLiMP's repository "
         "(`models_summary.jsonl`, corrected after publication: the repository's errata of 16 August "
-        "2021; the TACL tables differ in places) and its human agreement.", "",
+        "2021; the TACL tables differ in places) and its human agreement.",
+        "",
     ]
     if missing:
         lines += [f"Not in this run: {', '.join(missing)}.", ""]
@@ -149,8 +155,12 @@ def section(workdir: Path, model: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=DEFAULT_MODEL)
-    parser.add_argument("--blimp-dir", type=Path, default=ROOT.parent / "shared" / "blimp",
-                        help="an offline folder of BLiMP's <UID>.jsonl files (default ../shared/blimp)")
+    parser.add_argument(
+        "--blimp-dir",
+        type=Path,
+        default=ROOT.parent / "shared" / "blimp",
+        help="an offline folder of BLiMP's <UID>.jsonl files (default ../shared/blimp)",
+    )
     parser.add_argument("--workdir", type=Path, required=True)
     parser.add_argument("--reuse", action="store_true",
                         help="write the section from the finished run in --workdir")

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scoring import BIN, DEFAULT_SUITES_DIR, timed  # noqa: E402
-from markdown_sections import (  # noqa: E402
+from bench_scoring import BIN, DEFAULT_SUITES_DIR, timed
+from markdown_sections import (
     before_after_tables,
     commit,
     commit_of,

@@ -56,7 +56,7 @@ def engine_counts(log: str) -> dict[str, int]:
     """The engine's log lines of a helm-run, summed: prompts, tokens, positions, passes."""
     totals = dict.fromkeys(("prompts", "tokens", "positions", "passes"), 0)
     for match in _COUNTS.finditer(log):
-        for key, value in zip(totals, match.groups()):
+        for key, value in zip(totals, match.groups(), strict=False):
             totals[key] += int(value)
     return totals
 
@@ -123,13 +123,16 @@ def cost_part(args: argparse.Namespace, work: Path,
               f"{counts['positions']} positions", flush=True)
     base = rows[0][1]
     which = "Hu et al. (2020)" if args.suites == "hu2020" else "built-in"
-    lines = [f"**Cost of a context** ({len(suites)} {which} suites, `{model}`, context={args.kind}, cold request cache, one helm-run per "
-             "length; tokens: what the engine scored, the least a scorer without prefix "
-             "sharing computes; positions: what it computed)", "",
-             "| context_sentences | prompts | tokens | positions computed | positions / tokens "
-             "| forward passes | helm-run CPU time (s) | whole helm-run, wall (s) | "
-             "peak RSS (MB) |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"**Cost of a context** ({len(suites)} {which} suites, `{model}`, context={args.kind}, cold request cache, one helm-run per "
+        "length; tokens: what the engine scored, the least a scorer without prefix "
+        "sharing computes; positions: what it computed)",
+        "",
+        "| context_sentences | prompts | tokens | positions computed | positions / tokens "
+        "| forward passes | helm-run CPU time (s) | whole helm-run, wall (s) | "
+        "peak RSS (MB) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for count, result in rows:
         c = result["counts"]
         lines.append(f"| {count} | {c['prompts']} | {c['tokens']} | {c['positions']} | "

@@ -85,8 +85,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from bench_scoring import _timed_blocks, helm_phases, timed
 from markdown_sections import commit, machine, write_section
@@ -193,11 +194,11 @@ def matmul_rate(shapes: Sequence[tuple[int, int]], rows: int, device: str, dtype
         prepacked = [torch.ops.mkldnn._reorder_linear_weight(w, rows) for w in weights]
 
         def step() -> None:
-            for (inp, _), w in zip(shapes, prepacked):
+            for (inp, _), w in zip(shapes, prepacked, strict=False):
                 torch.ops.mkldnn._linear_pointwise(inputs[inp], w, None, "none", [], "")
     else:
         def step() -> None:
-            for (inp, _), w in zip(shapes, weights):
+            for (inp, _), w in zip(shapes, weights, strict=False):
                 torch.nn.functional.linear(inputs[inp], w)
 
     def sync() -> None:
@@ -233,7 +234,7 @@ def floor_part(args: argparse.Namespace) -> dict[str, Any]:
     # The same counted within each paradigm alone: what an exact scorer runs when, as HELM does,
     # each paradigm is a run of its own and nothing is kept from one run to the next.
     by_paradigm: dict[str, list[list[int]]] = {}
-    for record, index in zip(records, range(0, len(sequences), 2)):
+    for record, index in zip(records, range(0, len(sequences), 2), strict=False):
         by_paradigm.setdefault(record["UID"], []).extend(sequences[index:index + 2])
     per_paradigm = sum(distinct_prefixes(found) for found in by_paradigm.values())
     decoder, output, layers = linear_shapes(config)
@@ -296,7 +297,8 @@ def our_model(args: argparse.Namespace, folder: Path) -> str:
     (prod_env / "model_metadata.yaml").write_text(
         f"models:\n  - name: {name}\n    display_name: SmolLM2-135M ({', '.join(values)})"
         f"\n    description: bench\n    creator_organization_name: bench\n    access: open\n"
-        "    release_date: 2024-11-01\n    tags: [TEXT_MODEL_TAG, FULL_FUNCTIONALITY_TEXT_MODEL_TAG]\n")
+        "    release_date: 2024-11-01\n    tags: [TEXT_MODEL_TAG, FULL_FUNCTIONALITY_TEXT_MODEL_TAG]\n"
+    )
     (prod_env / "tokenizer_configs.yaml").write_text(
         f"tokenizer_configs:\n  - name: {name}\n    tokenizer_spec:\n      class_name: "
         "helm.tokenizers.huggingface_tokenizer.HuggingFaceTokenizer\n      args:\n"
@@ -437,7 +439,9 @@ def lmeval_run(args: argparse.Namespace, tag: str, paradigms: Sequence[str], var
     if variant in ("prefix", "matched"):
         from transformers import AutoTokenizer
 
-        bos_id = AutoTokenizer.from_pretrained(gguf_folder, gguf_file=gguf).convert_tokens_to_ids(BOS)
+        bos_id = AutoTokenizer.from_pretrained(gguf_folder, gguf_file=gguf).convert_tokens_to_ids(
+            BOS
+        )
         model_args += f",prefix_token_id={bos_id}"
     command = [str(args.lmeval_venv / "bin" / "lm-eval"), "run", "--model", "hf", "--model_args",
                model_args, "--tasks", ",".join(tasks), "--include_path", str(folder / "tasks"),

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from markdown_sections import commit, machine, write_section  # noqa: E402
+from markdown_sections import commit, machine, write_section
 
 MODELS = ("smollm2", "gemma")
 

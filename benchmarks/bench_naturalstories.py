@@ -98,7 +98,9 @@ def gpt3_surprisal(corpus: Path, words) -> list[float]:
             position += len(word) + 1
         totals = [0.0] * len(starts)
         story = tokens[tokens["story"] == item - 1]
-        for token, logprob, offset in zip(story["token"], story["logprob"], story["offset"]):
+        for token, logprob, offset in zip(
+            story["token"], story["logprob"], story["offset"], strict=False
+        ):
             first = int(offset) + len(token) - len(token.lstrip())
             index = _word_at(starts, first)
             totals[index] += math.nan if logprob == "" else -float(logprob) / LN2
@@ -301,8 +303,10 @@ def render(args: argparse.Namespace, results: dict[str, Any]) -> str:
                          f"each ({inner}) | {theirs['wall_s']:.1f} s | {theirs['cpu_s']:.0f} s | "
                          f"{theirs['peak_rss_mb'] / 1024:.2f} GiB | {theirs['load']} |")
         if mine and theirs:
-            lines.append(f"| {model} | **ours / minicons** | | **{mine['wall_s'] / theirs['wall_s']:.2f}x** "
-                         "| | | |")
+            lines.append(
+                f"| {model} | **ours / minicons** | | **{mine['wall_s'] / theirs['wall_s']:.2f}x** "
+                "| | | |"
+            )
     if found["agreement"]:
         lines += ["", "Word surprisals, ours against minicons' on the same words and GGUF:", "",
                   "| model, column | words | largest difference (bits) | words over 0.01 bits |",

@@ -172,8 +172,12 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=50, help="pairs per paradigm (HELM's sample)")
     parser.add_argument("--paradigms", type=int, help="only N paradigms of each data set, evenly "
                         "spaced (a quick check); default: all")
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "multilingual",
-                        help="a folder of <data set>/ offline folders (default ../shared/multilingual)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=ROOT.parent / "shared" / "multilingual",
+        help="a folder of <data set>/ offline folders (default ../shared/multilingual)",
+    )
     parser.add_argument("--workdir", type=Path, required=True)
     parser.add_argument("--reuse", action="store_true",
                         help="write the section from the finished runs in --workdir")

@@ -124,8 +124,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", default="clams", choices=list(DATASETS))
     parser.add_argument("--language", default="en", help="one language of it ('': all)")
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "multilingual",
-                        help="a folder of <data set>/ offline folders (default ../shared/multilingual)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=ROOT.parent / "shared" / "multilingual",
+        help="a folder of <data set>/ offline folders (default ../shared/multilingual)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--output", type=Path, help="write the section into this Markdown file")
     parser.add_argument("--child", choices=("load", "instances"), help=argparse.SUPPRESS)

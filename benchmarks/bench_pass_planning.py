@@ -21,15 +21,14 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_field_scale import BOS, all_paradigms, data_folder, distinct_prefixes  # noqa: E402
 from markdown_sections import commit, machine, write_section  # noqa: E402
-
 from syntaxgym_helm.clients.local.forward_passes import PassLimits  # noqa: E402
 from syntaxgym_helm.clients.local.prefix_trie import (  # noqa: E402
     ROOT as NO_PARENT,

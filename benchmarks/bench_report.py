@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scoring import timed  # noqa: E402
-from markdown_sections import (  # noqa: E402
+from bench_scoring import timed
+from markdown_sections import (
     before_after_tables,
     commit,
     commit_of,

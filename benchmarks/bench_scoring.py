@@ -97,12 +97,14 @@ def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path:
     loaded = {name: load_suite(suites_dir / f"{name}.json") for name in suites}
     sentences = sorted({c.sentence for s in loaded.values() for i in s.items for c in i.conditions})
     encodings = tokenizer(sentences, add_special_tokens=False, return_offsets_mapping=True)
-    ids = {s: [bos_id] + list(e) for s, e in zip(sentences, encodings["input_ids"])}
+    ids = {s: [bos_id] + list(e) for s, e in zip(sentences, encodings["input_ids"], strict=False)}
     texts: dict[str, list[str]] = {}
-    for sentence, offsets in zip(sentences, encodings["offset_mapping"]):
+    for sentence, offsets in zip(sentences, encodings["offset_mapping"], strict=False):
         ends = [end for _, end in offsets]
         ends[-1] = len(sentence)
-        texts[sentence] = [BOS] + [sentence[a:b] for a, b in zip([0] + ends[:-1], ends)]
+        texts[sentence] = [BOS] + [
+            sentence[a:b] for a, b in zip([0] + ends[:-1], ends, strict=False)
+        ]
 
     all_sentences = [c.sentence for s in loaded.values() for i in s.items for c in i.conditions]
     order = sorted(all_sentences, key=lambda s: len(ids[s]))  # duplicates too: a plain floor
@@ -130,9 +132,13 @@ def raw_floor(suites_dir: Path, suites: list[str], batch_size: int, result_path:
     for name, suite in loaded.items():
         outcomes[name] = {}
         for item in suite.items:
-            results = {c.condition_name: [TokenScore(t, lp) for t, lp in
-                                          zip(texts[c.sentence], logprobs[c.sentence])]
-                       for c in item.conditions}
+            results = {
+                c.condition_name: [
+                    TokenScore(t, lp)
+                    for t, lp in zip(texts[c.sentence], logprobs[c.sentence], strict=False)
+                ]
+                for c in item.conditions
+            }
             score = evaluate_item(suite, item, results)
             outcomes[name][item.item_number] = (
                 [p.holds for p in score.predictions] if score.scorable else None)
@@ -366,7 +372,7 @@ def logprob_differences(x: dict[str, list[float]], y: dict[str, list[float]]) ->
     """Per-token |x - y| over the sentences both scored with the same number of tokens (the
     first, beginning-of-text token left out: 0.0 by convention in both)."""
     same = [s for s in x if s in y and len(x[s]) == len(y[s])]
-    differences = [abs(a - b) for s in same for a, b in zip(x[s][1:], y[s][1:])]
+    differences = [abs(a - b) for s in same for a, b in zip(x[s][1:], y[s][1:], strict=False)]
     worst = max(differences, default=float("nan"))
     return {"sentences": len(same), "other_length": sum(1 for s in x if s in y) - len(same),
             "tokens": len(differences), "max": worst,
@@ -482,7 +488,7 @@ def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]]
             m = re.search(r"scored (\d+) prompts \((\d+) tokens\) computing (\d+) positions in "
                           r"(\d+) forward passes \((\d+) outputs read from stored", line)
             if m:
-                for name, value in zip(totals, m.groups()):
+                for name, value in zip(totals, m.groups(), strict=False):
                     totals[name] += int(value)
         lines.append(f"{PARTS[key][0].split(' ')[0]} scored {totals['prompts']} prompts "
                      f"({totals['tokens']} tokens; identical prompts of a run once) computing "

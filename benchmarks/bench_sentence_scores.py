@@ -176,26 +176,33 @@ def render(results: dict[str, Any], alpha: float) -> str:
                *(f"lm-eval {v} `{m}`" for v in ran for m in LMEVAL_METRICS)]
     meta = results["meta"]
     count = len(results["paradigms"])
-    lines = [f"## BLiMP under each sentence score, beside lm-evaluation-harness ({count} paradigms)",
-             "",
-             f"{machine()}; commit {meta['commit']}; {meta['started']}. Load before: "
-             f"`{meta['load_before']}`; after: `{meta['load_after']}` (accuracies do not depend "
-             "on the load). `python benchmarks/bench_sentence_scores.py` "
-             f"(`{' '.join(meta['arguments'])}`).",
-             "",
-             f"{found['pairs']:,} pairs scored by helm-run ("
-             + "; ".join(f"`{run['command']}`" for run in results["ours"]) + ") on "
-             "`syntaxgym/smollm2-135m-instruct-q4_1`; our accuracy under each sentence score is "
-             "worked out from the token surprisals the run kept (`syntaxgym-helm report "
-             "--sentence-score NAME`: no second scoring). lm-eval 0.4.13 on the same pairs and "
-             "GGUF in fp32 (its BLiMP template with `acc`, `acc_norm`, `acc_bytes`): "
-             + "; ".join(f"**{v}**: {text}" for v, text in VARIANTS.items() if v in ran)
-             + "." + ("" if len(ran) == len(VARIANTS) else " Not run (the machine was too loaded "
-                      "to finish them in time): " + ", ".join(v for v in VARIANTS if v not in ran)
-                      + "."),
-             "",
-             "| paradigm | " + " | ".join(headers) + " |",
-             "|---|" + "---:|" * len(headers)]
+    lines = [
+        f"## BLiMP under each sentence score, beside lm-evaluation-harness ({count} paradigms)",
+        "",
+        f"{machine()}; commit {meta['commit']}; {meta['started']}. Load before: "
+        f"`{meta['load_before']}`; after: `{meta['load_after']}` (accuracies do not depend "
+        "on the load). `python benchmarks/bench_sentence_scores.py` "
+        f"(`{' '.join(meta['arguments'])}`).",
+        "",
+        f"{found['pairs']:,} pairs scored by helm-run ("
+        + "; ".join(f"`{run['command']}`" for run in results["ours"])
+        + ") on "
+        "`syntaxgym/smollm2-135m-instruct-q4_1`; our accuracy under each sentence score is "
+        "worked out from the token surprisals the run kept (`syntaxgym-helm report "
+        "--sentence-score NAME`: no second scoring). lm-eval 0.4.13 on the same pairs and "
+        "GGUF in fp32 (its BLiMP template with `acc`, `acc_norm`, `acc_bytes`): "
+        + "; ".join(f"**{v}**: {text}" for v, text in VARIANTS.items() if v in ran)
+        + "."
+        + (
+            ""
+            if len(ran) == len(VARIANTS)
+            else " Not run (the machine was too loaded "
+            "to finish them in time): " + ", ".join(v for v in VARIANTS if v not in ran) + "."
+        ),
+        "",
+        "| paradigm | " + " | ".join(headers) + " |",
+        "|---|" + "---:|" * len(headers),
+    ]
     for uid, row in table.items():
         name = "**all**" if uid == "all" else uid
         lines.append(f"| {name} | " + " | ".join(f"{row[c]:.3f}" for c in columns) + " |")

@@ -27,7 +27,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from markdown_sections import commit, machine, write_section  # noqa: E402
-
 from syntaxgym_helm import evaluate  # noqa: E402
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, convert_file  # noqa: E402
 from syntaxgym_helm.core.registry import HU2020_SUITES, load_named_suite  # noqa: E402
@@ -83,8 +82,8 @@ def main() -> None:
         plain, counts, plain_s = score(model, sets, args.pairs)
         bow, _, bow_s = score(model + "~bow", sets, args.pairs)
         changed = {name: sum(bool(a.passed) != bool(b.passed)
-                             for x, y in zip(plain[name], bow[name])
-                             for a, b in zip(x.items, y.items)) for name in sets}
+                             for x, y in zip(plain[name], bow[name], strict=False)
+                             for a, b in zip(x.items, y.items, strict=False)) for name in sets}
         rows.append((model, plain, bow, counts, changed, plain_s, bow_s))
         print(model, plain_s, bow_s, flush=True)
     lines = [

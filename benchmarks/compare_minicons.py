@@ -43,17 +43,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from markdown_sections import commit, machine, write_section  # noqa: E402
-from word_boundary_rule import rule_lines  # noqa: E402
-
 from syntaxgym_helm import evaluate  # noqa: E402
 from syntaxgym_helm.api.results import ItemResult, SuiteResult  # noqa: E402
 from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M  # noqa: E402
@@ -64,6 +62,7 @@ from syntaxgym_helm.core.item_evaluation import (  # noqa: E402
 )
 from syntaxgym_helm.core.registry import HU2020_SUITES, load_named_suite  # noqa: E402
 from syntaxgym_helm.core.suite import Suite  # noqa: E402
+from word_boundary_rule import rule_lines  # noqa: E402
 
 SCRIPT = "benchmarks/compare_minicons.py"
 MODEL = "syntaxgym/smollm2-135m-instruct-q4_1"
@@ -167,14 +166,14 @@ def compare(suites: Sequence[Suite], our_results: dict[str, SuiteResult],
         for suite in suites:
             result = (bow_results if VARIANTS[variant][1] else our_results)[suite.name]
             differing = ours_passed = theirs_passed = 0
-            for item, our_item in zip(suite.items, result.items):
+            for item, our_item in zip(suite.items, result.items, strict=False):
                 tokens = {}
                 for condition in item.conditions:
                     record = records[(variant, condition.sentence)]
                     comparison.bos = record["bos"]
                     tokens[condition.condition_name] = [
                         TokenScore(text, logprob)
-                        for text, logprob in zip(record["texts"], record["logprobs"])]
+                        for text, logprob in zip(record["texts"], record["logprobs"], strict=False)]
                 evaluation = evaluate_item(
                     suite, item, tokens, prefix=comparison.bos or "",
                     first_token="exclude" if comparison.bos is None else "error")
@@ -203,12 +202,14 @@ def _add_item(comparison: VariantComparison, our_item: ItemResult,
         comparison.conditions += 1
         # The sentence's own tokens: ours after the prefix token, minicons' after its BOS.
         skip = 0 if comparison.bos is None else 1
-        our_tokens = list(zip(condition.tokens[1:], condition.surprisals[1:]))
-        their_tokens = list(zip(theirs.tokens[skip:], theirs.surprisals[skip:]))
+        our_tokens = list(zip(condition.tokens[1:], condition.surprisals[1:], strict=False))
+        their_tokens = list(zip(theirs.tokens[skip:], theirs.surprisals[skip:], strict=False))
         if [t for t, _ in our_tokens] != [t for t, _ in their_tokens]:
             continue
         comparison.conditions_same_tokens += 1
-        for index, ((_, our_value), (_, value)) in enumerate(zip(our_tokens, their_tokens)):
+        for index, ((_, our_value), (_, value)) in enumerate(
+            zip(our_tokens, their_tokens, strict=False)
+        ):
             if math.isnan(our_value) or math.isnan(value):
                 continue
             if index == 0:
@@ -222,7 +223,7 @@ def _add_item(comparison: VariantComparison, our_item: ItemResult,
             if not (math.isnan(value) or math.isnan(region.value)):
                 comparison.largest_region_difference = max(
                     comparison.largest_region_difference, abs(region.value - value))
-    for our_outcome, outcome in zip(our_item.predictions, evaluation.predictions):
+    for our_outcome, outcome in zip(our_item.predictions, evaluation.predictions, strict=False):
         comparison.predictions += 1
         comparison.predictions_differing += our_outcome.holds != outcome.holds
     differs = bool(our_item.passed) != bool(evaluation.passed)

@@ -10,8 +10,8 @@ import re
 import statistics
 import subprocess
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 
 def machine() -> str:

@@ -50,8 +50,8 @@ def main() -> None:
                 encoded, _ = lm.prepare_text(batch, bos_token=bos is not None)
                 for offset, (pairs, ids, mask) in enumerate(zip(
                         scored, encoded["input_ids"].tolist(),
-                        encoded["attention_mask"].tolist())):
-                    kept = [i for i, m in zip(ids, mask) if m]
+                        encoded["attention_mask"].tolist(), strict=False)):
+                    kept = [i for i, m in zip(ids, mask, strict=False) if m]
                     if len(kept) != len(pairs):
                         raise SystemExit(f"sentence {start + offset}: {len(pairs)} scores for "
                                          f"{len(kept)} tokens")

@@ -46,9 +46,10 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from markdown_sections import commit  # same folder: run as a script
 
@@ -202,8 +203,13 @@ def unscorable_reasons(scores: dict[str, tuple[Any, list[Any]]]) -> list[str]:
 
 def sentence_tokens(values: Any, drop_first: bool = False) -> list[tuple[str, int, float]]:
     """(text, region, surprisal bits) of the tokens that count for a region, in order."""
-    tokens = [(text, region, surprisal) for text, region, surprisal
-              in zip(values.tokens, values.regions, values.surprisals) if region is not None]
+    tokens = [
+        (text, region, surprisal)
+        for text, region, surprisal in zip(
+            values.tokens, values.regions, values.surprisals, strict=False
+        )
+        if region is not None
+    ]
     return tokens[1:] if drop_first else tokens
 
 
@@ -216,7 +222,7 @@ def region_sums(tokens: list[tuple[str, int, float]], regions: set[int]) -> dict
 
 def paired_statistics(xs: list[float], ys: list[float]) -> tuple[int, float, float, float]:
     """Of paired values (none empty): how many, Pearson's r, largest and mean |x - y|."""
-    diffs = [abs(x - y) for x, y in zip(xs, ys)]
+    diffs = [abs(x - y) for x, y in zip(xs, ys, strict=False)]
     return len(diffs), pearson(xs, ys), max(diffs), sum(diffs) / len(diffs)
 
 
@@ -294,7 +300,7 @@ def compare(local: dict[str, tuple[Any, list[Any]]], served: dict[str, tuple[Any
             if [t for t, _, _ in mine] != [t for t, _, _ in theirs]:
                 result.token_mismatched_requests += 1
                 continue
-            for (text, _, x), (_, _, y) in zip(mine, theirs):
+            for (text, _, x), (_, _, y) in zip(mine, theirs, strict=False):
                 token_x.append(x)
                 token_y.append(y)
                 if abs(x - y) > worst[0]:
@@ -355,8 +361,8 @@ def token_position_check(served: dict[str, tuple[Any, list[Any]]],
                 server.append(token.logprob)
                 right.append(logprobs[position - 1, ids[position]].item())
                 shifted.append(logprobs[position, ids[position]].item())
-    right_diffs = [abs(a - b) for a, b in zip(server, right)]
-    shifted_diffs = [abs(a - b) for a, b in zip(server, shifted)]
+    right_diffs = [abs(a - b) for a, b in zip(server, right, strict=False)]
+    shifted_diffs = [abs(a - b) for a, b in zip(server, shifted, strict=False)]
     return {
         "tokens": len(server),
         "r_right": pearson(server, right), "max_abs_right": max(right_diffs),
@@ -518,12 +524,15 @@ def report(results: dict[str, Any], command: str) -> str:
     if "plain" in results:
         p = results["plain"]
         if p.get("failed"):
-            lines += ["", "HELM's own `OpenAILegacyCompletionsClient`, unchanged, against the same "
-                          f"server ({results['suites'][0]}, 3 items): it sends `max_tokens=0`, which "
-                          "llama-cpp-python reads as \"no limit\"; generation fills the 64-token "
-                          "context and the server answers HTTP 500. HELM made "
-                          f"{p['retries'] + 1} attempts, then discarded the whole run "
-                          f"({results['plain_run']['seconds']:.0f} s): `{p['error'][:300]}`"]
+            lines += [
+                "",
+                "HELM's own `OpenAILegacyCompletionsClient`, unchanged, against the same "
+                f"server ({results['suites'][0]}, 3 items): it sends `max_tokens=0`, which "
+                'llama-cpp-python reads as "no limit"; generation fills the 64-token '
+                "context and the server answers HTTP 500. HELM made "
+                f"{p['retries'] + 1} attempts, then discarded the whole run "
+                f"({results['plain_run']['seconds']:.0f} s): `{p['error'][:300]}`",
+            ]
         else:
             lines += ["", "HELM's own `OpenAILegacyCompletionsClient`, unchanged, against the same "
                           f"server ({p['items']} items of {results['suites'][0]}): "
@@ -537,8 +546,11 @@ def main() -> None:
     parser.add_argument("--suites", default="number_prep,fgd_subject")
     parser.add_argument("--max-eval-instances", type=int, default=10)
     parser.add_argument("--suites-dir", type=Path, default=DEFAULT_SUITES_DIR)
-    parser.add_argument("--plain", action="store_true",
-                        help="also run HELM's OpenAILegacyCompletionsClient, unchanged, against the server")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="also run HELM's OpenAILegacyCompletionsClient, unchanged, against the server",
+    )
     parser.add_argument("--token-check", action="store_true",
                         help="recompute right and one-late logprobs with transformers")
     parser.add_argument("--workdir", type=Path, help="keep the runs here (default: a temp dir)")

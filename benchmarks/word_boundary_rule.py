@@ -7,7 +7,7 @@ weights, against minicons' ``word-boundary`` tokens; and how many verdicts the c
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from syntaxgym_helm.api.results import SuiteResult
 from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
@@ -30,7 +30,9 @@ def minicons_rule_tokens(sentences: Sequence[str]) -> dict[str, list[tuple[str, 
                            word_boundary=True, boundary_end_of_text=False)
     encoded = [engine.encoder.encode(s) for s in sentences]
     values = engine.logprobs_of_encoded(encoded)
-    return {e.prompt: list(zip(e.texts, v)) for e, v in zip(encoded, values)}
+    return {
+        e.prompt: list(zip(e.texts, v, strict=False)) for e, v in zip(encoded, values, strict=False)
+    }
 
 
 def rule_lines(suites: Sequence[Suite], records: dict[tuple[str, str], dict],
@@ -43,7 +45,7 @@ def rule_lines(suites: Sequence[Suite], records: dict[tuple[str, str], dict],
     items = items_otherwise = changed = 0
     for suite in suites:
         for item, plain_item, bow_item in zip(suite.items, plain[suite.name].items,
-                                              bow[suite.name].items):
+                                              bow[suite.name].items, strict=False):
             changed += bool(plain_item.passed) != bool(bow_item.passed)
             mine, theirs = {}, {}
             for condition in item.conditions:
@@ -52,11 +54,18 @@ def rule_lines(suites: Sequence[Suite], records: dict[tuple[str, str], dict],
                 compared += 1
                 if [t for t, _ in tokens] == list(record["texts"]):
                     same_tokens += 1
-                    largest = max(largest, max(abs(a - b) * BITS for (_, a), b in
-                                               zip(tokens[1:], record["logprobs"][1:])))
+                    largest = max(
+                        largest,
+                        max(
+                            abs(a - b) * BITS
+                            for (_, a), b in zip(tokens[1:], record["logprobs"][1:], strict=False)
+                        ),
+                    )
                 mine[condition.condition_name] = [TokenScore(t, v) for t, v in tokens]
                 theirs[condition.condition_name] = [
-                    TokenScore(t, v) for t, v in zip(record["texts"], record["logprobs"])]
+                    TokenScore(t, v)
+                    for t, v in zip(record["texts"], record["logprobs"], strict=False)
+                ]
             bos = SMOLLM2_135M.bos_text
             a = evaluate_item(suite, item, mine, prefix=bos)
             b = evaluate_item(suite, item, theirs, prefix=bos)

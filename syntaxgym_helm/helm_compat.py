@@ -36,9 +36,10 @@ import dataclasses
 import importlib
 import inspect
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from helm.benchmark.run_expander import RunExpander

@@ -14,8 +14,9 @@ import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

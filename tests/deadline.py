@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 
 class WallClockExceeded(BaseException):

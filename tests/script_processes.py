@@ -29,9 +29,10 @@ import sys
 import tempfile
 import threading
 import traceback
+from collections.abc import Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 #: Imported once by the forkserver, in this order: the package first, which sets torch's
 #: set-up cache bounds in the environment before torch loads (as ``helm-run`` does); no module

@@ -32,7 +32,7 @@ def unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
 def _broken(shape: Shape) -> object:
     """Something at ``shape.path`` that lacks what the shape needs."""
     if shape.parameters:
-        def changed(*renamed):  # noqa: ANN002 - another signature
+        def changed(*renamed):
             return renamed
         return changed
 
@@ -113,9 +113,9 @@ def _scenario_state(deployment: str):
 def test_the_executor_hook_finds_the_client_helm_sends_the_run_to(tmp_path: Path) -> None:
     """The prefetch path that once fell back silently: the wrapper is on HELM's executor, and the
     run's SyntaxGymClient is the very instance HELM's AutoClient holds (made, not loaded)."""
-    import syntaxgym_helm.plugin  # noqa: F401 - installs the hooks, registers the models
     from helm.benchmark.executor import Executor
 
+    import syntaxgym_helm.plugin
     from syntaxgym_helm.clients.local.client import SyntaxGymClient
     from syntaxgym_helm.clients.local.prefetch import _MARK, syntaxgym_clients
 
@@ -132,9 +132,9 @@ def test_the_executor_hook_finds_the_client_helm_sends_the_run_to(tmp_path: Path
 def test_an_auto_client_without_its_client_lookup_stops_the_run(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Not a silent fallback to unbatched requests (147.6 s instead of 48.3 s once)."""
-    import syntaxgym_helm.plugin  # noqa: F401
     from helm.clients.auto_client import AutoClient
 
+    import syntaxgym_helm.plugin  # noqa: F401
     from syntaxgym_helm.clients.local.prefetch import syntaxgym_clients
 
     monkeypatch.delattr(AutoClient, "_get_client")
@@ -155,9 +155,9 @@ def test_a_remote_context_gets_no_prefetch() -> None:
 
 
 def test_the_model_run_expander_is_the_plugins() -> None:
-    import syntaxgym_helm.plugin  # noqa: F401
     from helm.benchmark.run_expander import RUN_EXPANDERS
 
+    import syntaxgym_helm.plugin  # noqa: F401
     from syntaxgym_helm.harness.run_spec import SyntaxGymModelRunExpander
 
     assert RUN_EXPANDERS["model"] is SyntaxGymModelRunExpander

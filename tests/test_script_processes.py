@@ -39,8 +39,15 @@ def test_output_and_status_equal_the_installed_scripts(tmp_path: Path, args: lis
 def test_a_script_past_its_deadline_is_killed_and_the_timeout_raised(tmp_path: Path) -> None:
     # A helm-run takes seconds before its first request (its model's load alone); this one is
     # stopped after a second.
-    command = [BIN / "helm-run", "--run-entries", "syntaxgym:suite=number_prep,model="
-               "syntaxgym/smollm2-135m-instruct-q4_1", "--suite", "cut", "--max-eval-instances", "1"]
+    command = [
+        BIN / "helm-run",
+        "--run-entries",
+        "syntaxgym:suite=number_prep,model=syntaxgym/smollm2-135m-instruct-q4_1",
+        "--suite",
+        "cut",
+        "--max-eval-instances",
+        "1",
+    ]
     started = time.monotonic()
     with pytest.raises(subprocess.TimeoutExpired):
         run_script(command, cwd=tmp_path, timeout=1,

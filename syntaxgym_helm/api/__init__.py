@@ -15,14 +15,6 @@ typed results (docs/python_api.md)::
 
 from syntaxgym_helm.api.evaluate import evaluate, score_sentences
 from syntaxgym_helm.api.helm_engine import UnknownModelError
-from syntaxgym_helm.api.surprisal import (
-    SurprisalTable,
-    WordSurprisal,
-    read_words_tsv,
-    word_surprisals,
-    write_surprisal_tsv,
-)
-from syntaxgym_helm.core.run_options import RunOptions
 from syntaxgym_helm.api.results import (
     ConditionScore,
     ItemCost,
@@ -31,7 +23,29 @@ from syntaxgym_helm.api.results import (
     RegionScore,
     SuiteResult,
 )
+from syntaxgym_helm.api.surprisal import (
+    SurprisalTable,
+    WordSurprisal,
+    read_words_tsv,
+    word_surprisals,
+    write_surprisal_tsv,
+)
+from syntaxgym_helm.core.run_options import RunOptions
 
-__all__ = ["ConditionScore", "ItemCost", "ItemResult", "PredictionOutcome", "RegionScore",
-           "RunOptions", "SuiteResult", "SurprisalTable", "UnknownModelError", "WordSurprisal",
-           "evaluate", "read_words_tsv", "score_sentences", "word_surprisals", "write_surprisal_tsv"]
+__all__ = [
+    "ConditionScore",
+    "ItemCost",
+    "ItemResult",
+    "PredictionOutcome",
+    "RegionScore",
+    "RunOptions",
+    "SuiteResult",
+    "SurprisalTable",
+    "UnknownModelError",
+    "WordSurprisal",
+    "evaluate",
+    "read_words_tsv",
+    "score_sentences",
+    "word_surprisals",
+    "write_surprisal_tsv",
+]

@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import warnings
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from syntaxgym_helm.api.helm_engine import executor, local_path_of, model_deployment, run_requests
 from syntaxgym_helm.api.model_resolution import resolved_model
@@ -94,7 +95,7 @@ def evaluate(
     by_instance = defaultdict(list)
     for state in states:
         by_instance[state.instance.id].append(state)
-    items = {instance.id: item for instance, item in zip(instances, loaded.items)}
+    items = {instance.id: item for instance, item in zip(instances, loaded.items, strict=False)}
     results = tuple(item_result(items[instance.id],
                                 evaluate_request_states(by_instance[instance.id], run_options),
                                 item_cost(by_instance[instance.id]),

@@ -129,7 +129,7 @@ class SuiteResult:
         """Model seconds spent on the suite (see :class:`ItemCost`)."""
         return math.fsum(item.cost.inference_time_s for item in self.items)
 
-    def to_dataframe(self, level: Level = "regions") -> "pandas.DataFrame":
+    def to_dataframe(self, level: Level = "regions") -> pandas.DataFrame:
         """The results as a table: one row per ``regions`` (item, condition, region), per
         ``items`` or per ``predictions`` (item, prediction)."""
         import pandas
@@ -184,7 +184,7 @@ def _condition_score(condition: Condition, values: ConditionValues | None,
             regions.append(RegionScore(region.region_number, region.content, (), (), math.nan))
             continue
         picked = [(text, surprisal) for text, number, surprisal
-                  in zip(values.tokens, values.regions, values.surprisals)
+                  in zip(values.tokens, values.regions, values.surprisals, strict=False)
                   if number == region.region_number]
         regions.append(RegionScore(region.region_number, region.content,
                                    tuple(text for text, _ in picked),

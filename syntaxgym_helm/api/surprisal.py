@@ -12,9 +12,10 @@ in windows (:func:`~syntaxgym_helm.core.word_texts.plan_windows`): every word on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from syntaxgym_helm.api.surprisal_scoring import COLUMNS, WordSurprisal, score_texts
 from syntaxgym_helm.core.word_texts import (

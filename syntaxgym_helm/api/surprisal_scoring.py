@@ -5,13 +5,12 @@ and, at each position, log P(the next token begins a word)), and each word's sum
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Sequence
 
 from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt, PromptEncoder, PromptError
 from syntaxgym_helm.clients.local.word_boundary import begins_word, token_and_boundary_logprobs
 from syntaxgym_helm.core.word_texts import WordedText, plan_windows, word_tokens
-
 
 BITS = 1 / math.log(2)
 
@@ -71,7 +70,9 @@ def score_texts(engine, texts: Sequence[WordedText], window: int,
         ids, token_texts = encoded.ids[1:], encoded.texts[1:]
         marks = begins_word(engine.boundary_mask, ids)
         spans: list[tuple[int, int] | None] = []
-        for k, (tokens, problem) in zip(kept, word_tokens(text.scored_words(), token_texts)):
+        for k, (tokens, problem) in zip(
+            kept, word_tokens(text.scored_words(), token_texts), strict=False
+        ):
             words[k].tokens = "|".join(token_texts[i] for i in tokens)
             if problem:
                 words[k].flag, words[k].reason = "token-alignment", problem
@@ -94,8 +95,10 @@ def score_texts(engine, texts: Sequence[WordedText], window: int,
                          [s for p in part.words if (s := spans[p]) is not None], list(ids),
                          marks))
     results = token_and_boundary_logprobs(engine, prompts) if prompts else []
-    for (t, start, indices, spans_of, _, marks), (logprobs, boundary) in zip(jobs, results):
-        for k, span in zip(indices, spans_of):
+    for (t, start, indices, spans_of, _, marks), (logprobs, boundary) in zip(
+        jobs, results, strict=False
+    ):
+        for k, span in zip(indices, spans_of, strict=False):
             _measure(measures[t][k], span, start, logprobs, boundary, marks)
     return _rows(texts, measures)
 
@@ -125,7 +128,7 @@ def _measure(word: _Measure, span: tuple[int, int], start: int, logprobs: list[f
 
 def _rows(texts: Sequence[WordedText], measures: list[list[_Measure]]) -> list[WordSurprisal]:
     rows = []
-    for text, words in zip(texts, measures):
+    for text, words in zip(texts, measures, strict=False):
         if text.problem:
             rows.append(WordSurprisal(text.text_id, 0, "", "", None, None, None, None,
                                       "bad-text", f"{text.source}: {text.problem}"))

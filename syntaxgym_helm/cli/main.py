@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 #: Modules that each add one subcommand (see the module docstring).
 COMMAND_MODULES: tuple[str, ...] = (

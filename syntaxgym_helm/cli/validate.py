@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from syntaxgym_helm.cli.output import say as _say
 from syntaxgym_helm.core.validation import SuiteReport, check_suite_file

@@ -31,8 +31,8 @@ import tempfile
 import time
 import uuid
 import zlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from helm.common.hierarchical_logger import hwarn
 

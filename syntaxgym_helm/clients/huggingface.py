@@ -23,7 +23,8 @@ Importing this module imports torch and transformers (through HELM's client).
 from __future__ import annotations
 
 import threading
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from helm.clients.huggingface_client import HuggingFaceClient
 from helm.common.cache import CacheConfig
@@ -61,10 +62,10 @@ class CheckedHuggingFaceClient(HuggingFaceClient):
     files of ``pretrained_model_name_or_path``."""
 
     def __init__(self, cache_config: CacheConfig, tokenizer: Tokenizer,
-                 pretrained_model_name_or_path: Optional[str] = None,
-                 end_of_text_token: Optional[str] = None,
-                 apply_chat_template: Optional[bool] = None,
-                 checkpoint: Optional[str] = None, **kwargs: Any) -> None:
+                 pretrained_model_name_or_path: str | None = None,
+                 end_of_text_token: str | None = None,
+                 apply_chat_template: bool | None = None,
+                 checkpoint: str | None = None, **kwargs: Any) -> None:
         # Keys name the checkpoint as given (the GGUF file), whichever copy is loaded.
         identity = checkpoint or checkpoint_identity(
             pretrained_model_name_or_path, kwargs.get("gguf_file"), kwargs.get("revision"))
@@ -122,15 +123,15 @@ class CheckedHuggingFaceTokenizer(HuggingFaceTokenizer):
     that name the tokenizer's files (``checkpoint``: or this text)."""
 
     def __init__(self, cache_config: CacheConfig, tokenizer_name: str,
-                 pretrained_model_name_or_path: Optional[str] = None,
-                 checkpoint: Optional[str] = None, **kwargs: Any) -> None:
+                 pretrained_model_name_or_path: str | None = None,
+                 checkpoint: str | None = None, **kwargs: Any) -> None:
         super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name,
                          pretrained_model_name_or_path=pretrained_model_name_or_path, **kwargs)
         identity = checkpoint or checkpoint_identity(
             pretrained_model_name_or_path or tokenizer_name, kwargs.get("gguf_file"),
             kwargs.get("revision"))
         self.cache = RequestCache(cache_config, key_fields={"checkpoint": identity})
-        self.gguf_file: Optional[str] = kwargs.get("gguf_file")
+        self.gguf_file: str | None = kwargs.get("gguf_file")
 
     def get_wrapped_tokenizer(self) -> WrappedPreTrainedTokenizer:
         """HELM's tokenizer; from a GGUF file, the file read by :func:`gguf_parsed_once`'s

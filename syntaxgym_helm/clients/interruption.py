@@ -46,7 +46,7 @@ from syntaxgym_helm.clients import request_cache
 #: How long saving may take in all before the process ends anyway (seconds).
 SAVE_DEADLINE_S = 10.0
 
-_CLIENTS: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_CLIENTS: weakref.WeakSet[Any] = weakref.WeakSet()
 _PREVIOUS: dict[int, Any] = {}
 _ending = threading.Event()
 _end_process = False

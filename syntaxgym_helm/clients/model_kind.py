@@ -100,7 +100,9 @@ def _folder(path: Path, kind: str | None) -> Checkpoint:
     try:
         config = json.loads(config_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise CheckpointError(f"{config_file}: unreadable ({error}); is the file complete?") from None
+        raise CheckpointError(
+            f"{config_file}: unreadable ({error}); is the file complete?"
+        ) from None
     return Checkpoint(str(path.resolve()), _kind(config, str(path), kind),
                       model_type=str(config.get("model_type", "")))
 

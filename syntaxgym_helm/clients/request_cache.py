@@ -26,7 +26,8 @@ import atexit
 import threading
 import time
 import weakref
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from helm.common.cache import (
     Cache,
@@ -42,7 +43,7 @@ from syntaxgym_helm.clients.sqlite_store import SqliteStore, open_store
 
 Check = Callable[[Mapping[str, Any]], "str | None"]
 
-_OPEN: "weakref.WeakSet[RequestCache]" = weakref.WeakSet()
+_OPEN: weakref.WeakSet[RequestCache] = weakref.WeakSet()
 
 
 #: Ends every :class:`RefusedAnswer` message (and so the error of its failed request).

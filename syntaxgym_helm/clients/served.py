@@ -60,7 +60,8 @@ Deployment YAML examples: ``configs/model_deployments/``.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 import httpx
 from helm.clients.openai_client import OpenAILegacyCompletionsClient
@@ -75,7 +76,6 @@ from helm.common.request import (
 from syntaxgym_helm.clients.failed_request import failed_request
 from syntaxgym_helm.clients.request_cache import RequestCache
 from syntaxgym_helm.clients.served_deadline import Call, RequestDeadline
-from syntaxgym_helm.core.logprobs import LOGPROB_ROUNDING  # noqa: F401 - part of this API
 from syntaxgym_helm.clients.served_echo import (
     CHECK_BASE_URL,
     EchoResponseError,
@@ -84,6 +84,7 @@ from syntaxgym_helm.clients.served_echo import (
     json_answer,
     what_came_back,
 )
+from syntaxgym_helm.core.logprobs import LOGPROB_ROUNDING  # noqa: F401 - part of this API
 from syntaxgym_helm.helm_compat import require, require_attributes
 
 try:
@@ -112,14 +113,14 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
     def __init__(
         self,
         cache_config: CacheConfig,
-        api_key: Optional[str] = None,
-        org_id: Optional[str] = None,
-        base_url: Optional[str] = None,
-        openai_model_name: Optional[str] = None,
-        max_tokens_for_echo: Optional[int] = None,
+        api_key: str | None = None,
+        org_id: str | None = None,
+        base_url: str | None = None,
+        openai_model_name: str | None = None,
+        max_tokens_for_echo: int | None = None,
         timeout: float = 60.0,
         max_retries: int = 2,
-        checkpoint: Optional[str] = None,
+        checkpoint: str | None = None,
         case_insensitive_echo: bool = False,
         **kwargs: Any,
     ) -> None:
@@ -236,7 +237,7 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
                 return self._describe_status(exc)
         return f"{type(exc).__name__}: {exc}"
 
-    def _describe_status(self, exc: "openai.APIStatusError") -> str:
+    def _describe_status(self, exc: openai.APIStatusError) -> str:
         body = exc.body
         detail = body.get("message") if isinstance(body, dict) else None
         if detail is None and not is_json(exc.response):

@@ -22,7 +22,7 @@ import dataclasses
 import socket
 import threading
 import time
-from typing import Any, Optional
+from typing import Any
 
 import httpx
 
@@ -32,9 +32,9 @@ class _Attempt:
     """One try of one request: its socket (once connected) and whether its deadline passed."""
 
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
-    sock: Optional[socket.socket] = None
+    sock: socket.socket | None = None
     expired: bool = False
-    timer: Optional[threading.Timer] = None
+    timer: threading.Timer | None = None
 
     def expire(self) -> None:
         with self.lock:
@@ -62,7 +62,7 @@ class _Attempt:
             self.timer.cancel()
 
 
-def _shut(sock: Optional[socket.socket]) -> None:
+def _shut(sock: socket.socket | None) -> None:
     if sock is None:
         return
     try:
@@ -111,12 +111,12 @@ class RequestDeadline:
             limits=httpx.Limits(max_connections=1000, max_keepalive_connections=0),
             event_hooks={"request": [self._start_attempt]})
 
-    def call(self) -> "_CallScope":
+    def call(self) -> _CallScope:
         """``with deadline.call() as call:`` one client call; ``call.expired`` afterwards."""
         return _CallScope(self)
 
     def _start_attempt(self, request: httpx.Request) -> None:
-        call: Optional[Call] = getattr(self._local, "call", None)
+        call: Call | None = getattr(self._local, "call", None)
         attempt = _Attempt()
         if call is not None:
             for earlier in call.attempts:

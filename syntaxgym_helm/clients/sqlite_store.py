@@ -28,8 +28,9 @@ import pickle
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from helm.common.hierarchical_logger import hwarn
 

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from syntaxgym_helm.core.context_polarity import polarity
 from syntaxgym_helm.core.errors import SuiteFileError

@@ -30,8 +30,8 @@ ambiguous, harder one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from syntaxgym_helm.core.formula import (
     And,

@@ -14,8 +14,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from syntaxgym_helm.core.errors import SyntaxGymError
 from syntaxgym_helm.core import files
+from syntaxgym_helm.core.errors import SyntaxGymError
 
 #: The longest one download may take, all of it (connecting and every read).
 DOWNLOAD_TIMEOUT_S = 60

@@ -36,7 +36,7 @@ class SuiteError(SyntaxGymError):
             text += f". {self.hint}"
         return text
 
-    def located(self, *, file: str | None = None, path: str | None = None) -> "SuiteError":
+    def located(self, *, file: str | None = None, path: str | None = None) -> SuiteError:
         """Return a copy placed in ``file`` and, as a prefix of its own path, ``path``."""
         joined = self.path
         if path:
@@ -62,7 +62,7 @@ class SuiteFileError(SuiteError):
     PREFIX = "cannot read the file: "
 
     @classmethod
-    def because(cls, reason: str, file: str, hint: str) -> "SuiteFileError":
+    def because(cls, reason: str, file: str, hint: str) -> SuiteFileError:
         return cls(cls.PREFIX + reason, file, hint=hint)
 
     @property

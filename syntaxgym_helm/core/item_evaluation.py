@@ -18,9 +18,9 @@ one token fewer (docs/differences_from_syntaxgym_core.md lists every such differ
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping, Sequence
 
 from syntaxgym_helm.core.alignment import align_tokens
 from syntaxgym_helm.core.errors import AlignmentError, EvaluationError
@@ -32,8 +32,8 @@ from syntaxgym_helm.core.region_stats import (
     nats_to_bits,
     region_statistic,
 )
-from syntaxgym_helm.core.suite import Condition, Item, Prediction, Suite
 from syntaxgym_helm.core.run_options import FirstTokenPolicy, TiePolicy
+from syntaxgym_helm.core.suite import Condition, Item, Prediction, Suite
 from syntaxgym_helm.core.ties import has_tie, lenient
 
 

@@ -10,7 +10,8 @@ a larger positive value, a JSON boolean or string) cannot be a logprob: a client
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 # A logprob above 0 is a probability above 1. Up to this much (nats) is rounding (a float32 or
 # float16 log-softmax of a near-certain token) and is read as 0.0; more is a defective answer.

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = [
     "LN2",

@@ -25,10 +25,11 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from syntaxgym_helm.core.download import DownloadError, fetch, sha256_hex, write_atomically
 from syntaxgym_helm.core.errors import SyntaxGymError

@@ -17,10 +17,16 @@ reads ``options.NAME`` where it receives the object (the metric's ``self.options
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal, Mapping, get_args
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
 
-from syntaxgym_helm.core.options import OptionError, changed_fields, check_fields, option
-from syntaxgym_helm.core.options import options_from as _options_from
+from syntaxgym_helm.core.options import (
+    OptionError,
+    changed_fields,
+    check_fields,
+    option,
+    options_from as _options_from,
+)
 
 FirstTokenPolicy = Literal["error", "exclude"]
 TiePolicy = Literal["fail", "pass"]

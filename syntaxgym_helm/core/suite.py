@@ -14,8 +14,9 @@ puts them together, so that callers import everything about suites from one plac
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from syntaxgym_helm.core.suite_data import (
     Condition,

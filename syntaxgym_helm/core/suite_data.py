@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 from syntaxgym_helm.core.formula import Formula, parse_formula
 from syntaxgym_helm.core.region_stats import METRICS
-
 
 #: How regions join into a sentence, by default: a single space (how syntaxgym-core builds
 #: sentences). A suite may say otherwise in ``meta.region_separator`` (see :data:`SEPARATORS`).

@@ -32,8 +32,8 @@ would be a dependency for ten lines.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy.stats import binomtest

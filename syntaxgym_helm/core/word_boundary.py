@@ -18,7 +18,7 @@ A sentence's sum changes only by ``log P(bow)`` after its last token (the terms 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 VARIANT_MARK = "~"
 """Between a model's name and a scoring variant's (``syntaxgym/smollm2-135m-instruct-q4_1~bow``):
@@ -78,5 +78,5 @@ def regions_split_inside_words(contents: Sequence[tuple[int, str]],
     present = [(number, content) for number, content in contents if content]
     if separator and separator.isspace():
         return []
-    return [(a, b) for (a, first), (b, second) in zip(present, present[1:])
+    return [(a, b) for (a, first), (b, second) in zip(present, present[1:], strict=False)
             if not (first + separator)[-1].isspace() and not (separator + second)[0].isspace()]

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from syntaxgym_helm.core.errors import SyntaxGymError
 from syntaxgym_helm.core.files import read_regular_file

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from syntaxgym_helm.core.errors import SuiteError
+from syntaxgym_helm.core.suite import Suite, dumps_suite, parse_suite
 from syntaxgym_helm.generate.candidates import candidate_sets, pair_checks
 from syntaxgym_helm.generate.config import MAX_ITEMS, parse_config
 from syntaxgym_helm.generate.loader import LoadedConfig, load_config
@@ -33,7 +34,6 @@ from syntaxgym_helm.generate.sampler import (
     SearchFailure,
 )
 from syntaxgym_helm.generate.template import SlotRef
-from syntaxgym_helm.core.suite import Suite, dumps_suite, parse_suite
 
 GENERATOR_NAME = "syntaxgym-helm generate"
 #: Changes only when the same config and seed would give a different suite (not with every

@@ -10,8 +10,8 @@ naming the constraint that emptied it, instead of being discovered by a search t
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Iterator, Mapping
 
 from syntaxgym_helm.core.errors import SuiteError
 from syntaxgym_helm.generate.model import Constraint, Entry, SuiteConfig

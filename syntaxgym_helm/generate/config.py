@@ -19,10 +19,12 @@ candidate sets (features present, constraints satisfiable) live in :mod:`.candid
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from syntaxgym_helm.core.errors import SuiteError
 from syntaxgym_helm.core.formula import FormulaError, parse_formula
+from syntaxgym_helm.core.region_stats import METRICS
 from syntaxgym_helm.generate.model import (
     Category,
     ConditionSpec,
@@ -38,7 +40,6 @@ from syntaxgym_helm.generate.model import (
 )
 from syntaxgym_helm.generate.reader import Reader, describe, suggest
 from syntaxgym_helm.generate.template import Template, parse_template
-from syntaxgym_helm.core.region_stats import METRICS
 
 #: Config format versions this generator reads.
 SUPPORTED_VERSIONS = (1,)

@@ -6,8 +6,9 @@ every value checked; the rest of the generator reads only these.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from syntaxgym_helm.generate.template import Template
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from syntaxgym_helm.generate.candidates import Domains, PairCheck
 from syntaxgym_helm.generate.model import Entry

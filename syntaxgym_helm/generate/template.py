@@ -15,8 +15,8 @@ so a rendered region is exactly what a suite file holds.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from syntaxgym_helm.core.errors import SuiteError
 

@@ -18,7 +18,7 @@ HuggingFace tokenizer for the deployment, another tokenization) leaves the texts
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from collections.abc import Sequence
 
 from helm.common.cache import BlackHoleCacheConfig
 from helm.common.hierarchical_logger import hwarn

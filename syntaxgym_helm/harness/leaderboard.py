@@ -16,9 +16,9 @@ needs for one run suite.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection, Iterable, Sequence
 
 import yaml
 from helm.benchmark.model_metadata_registry import (
@@ -196,7 +196,7 @@ class _GroupTable:
     scored: dict[tuple[str, str], float]
 
     @classmethod
-    def read(cls, path: Path) -> "_GroupTable | None":
+    def read(cls, path: Path) -> _GroupTable | None:
         if not path.is_file():
             return None
         table, *others = json.loads(path.read_text())

@@ -11,7 +11,8 @@ reports (:mod:`syntaxgym_helm.harness.scored_items`), so that they never score t
 
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
 from helm.benchmark.adaptation.request_state import RequestState
@@ -24,6 +25,16 @@ from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hwarn
 from helm.common.request import RequestResult
 
+from syntaxgym_helm.core.errors import clip
+from syntaxgym_helm.core.item_evaluation import (
+    ConditionResult,
+    ItemEvaluation,
+    RequestFailure,
+    TokenScore,
+    evaluate_item,
+)
+from syntaxgym_helm.core.run_options import RunOptions, options_from
+from syntaxgym_helm.core.suite import Condition, Item, Suite
 from syntaxgym_helm.harness.exact_texts import exact_texts
 from syntaxgym_helm.harness.run_format import adapter_digest
 from syntaxgym_helm.harness.scenario import (
@@ -32,18 +43,6 @@ from syntaxgym_helm.harness.scenario import (
     instance_notes,
     read_item_payload,
 )
-from syntaxgym_helm.harness.word_regions import report_words_split_by_regions
-from syntaxgym_helm.core.item_evaluation import (
-    ConditionResult,
-    ItemEvaluation,
-    RequestFailure,
-    TokenScore,
-    evaluate_item,
-)
-from syntaxgym_helm.core.errors import clip
-from syntaxgym_helm.core.suite import Condition, Item, Suite
-from syntaxgym_helm.core.run_options import RunOptions, options_from
-from syntaxgym_helm.helm_compat import require
 from syntaxgym_helm.harness.scored_items import (
     begin_output,
     current_run_dir,
@@ -58,7 +57,8 @@ from syntaxgym_helm.harness.stats import (
     metric_metadata,
     run_stats,
 )
-
+from syntaxgym_helm.harness.word_regions import report_words_split_by_regions
+from syntaxgym_helm.helm_compat import require
 
 DEFAULT_OPTIONS = RunOptions()
 #: The longest reason (characters) an unscorable item's log line quotes.
@@ -114,10 +114,10 @@ class SyntaxGymMetric(ReferenceMetric):
     def evaluate_references(
         self,
         adapter_spec: AdapterSpec,
-        reference_request_states: List[RequestState],
+        reference_request_states: list[RequestState],
         metric_service: MetricService,
         eval_cache_path: str,
-    ) -> List[Stat]:
+    ) -> list[Stat]:
         score = evaluate_request_states(reference_request_states, self.options)
         report_words_split_by_regions(adapter_spec, reference_request_states)
         scored = getattr(self, "_scored", None)
@@ -132,7 +132,7 @@ class SyntaxGymMetric(ReferenceMetric):
                          4 * MAX_PROBLEM_CHARS))
         return item_stats(score) + cost_stats(item_cost(reference_request_states))
 
-    def get_metadata(self) -> List[MetricMetadata]:
+    def get_metadata(self) -> list[MetricMetadata]:
         """Display text of the stats (HELM's ``helm-summarize --auto-generate-schema`` reads it;
         the leaderboard schema is generated from the same :func:`metric_metadata`)."""
         return metric_metadata()
@@ -148,7 +148,7 @@ def item_suite(state: RequestState) -> Suite:
                                    f"instance {instance.id}")
 
 
-def evaluate_request_states(states: List[RequestState],
+def evaluate_request_states(states: list[RequestState],
                             options: RunOptions = DEFAULT_OPTIONS) -> ItemEvaluation:
     """Score one instance from its per-condition request states under the run's ``options``
     (also used by the reports and the Python API)."""
@@ -209,14 +209,14 @@ def _condition_result(state: RequestState) -> ConditionResult:
     texts = [token.text for token in tokens]
     # Texts that lost pieces of characters (U+FFFD) are read again from the tokenizer.
     texts = exact_texts(state.request, texts) or texts
-    return [TokenScore(text, token.logprob) for text, token in zip(texts, tokens)]
+    return [TokenScore(text, token.logprob) for text, token in zip(texts, tokens, strict=False)]
 
 
-def item_stats(score: ItemEvaluation) -> List[Stat]:
+def item_stats(score: ItemEvaluation) -> list[Stat]:
     return [Stat(MetricName(name)).add(value) for name, value in item_stat_values(score).items()]
 
 
-def cost_stats(cost: ItemCost) -> List[Stat]:
+def cost_stats(cost: ItemCost) -> list[Stat]:
     return [Stat(MetricName(name)).add(value) for name, value in cost_stat_values(cost).items()]
 
 

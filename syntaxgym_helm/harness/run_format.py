@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from importlib import metadata
-from typing import Any, Mapping
-
+from typing import Any
 
 #: The run format this version writes and reads (3: the first versioned one; runs written
 #: before carry no number).

@@ -21,7 +21,7 @@ scores only what follows ``prompt`` minus the sentence, never scores the context
 from __future__ import annotations
 
 import json
-from typing import Any, List
+from typing import Any
 
 from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
 from helm.benchmark.scenarios.scenario import (
@@ -108,7 +108,7 @@ class SyntaxGymScenario(Scenario):
     def load(self, cache_path: str) -> Suite:
         return load_named_suite(self.suite_spec, cache_path, self.suites_dir)
 
-    def get_instances(self, output_path: str) -> List[Instance]:
+    def get_instances(self, output_path: str) -> list[Instance]:
         suite = self.load(output_path)
         note = left_out_note(suite)
         if note:
@@ -142,7 +142,7 @@ def left_out_note(suite: Suite) -> str:
             f"meta.{found.dataset}_conversion.skipped, and the report's left_out_pairs.csv)")
 
 
-def suite_instances(suite: Suite, context: ContextSpec) -> List[Instance]:
+def suite_instances(suite: Suite, context: ContextSpec) -> list[Instance]:
     """A suite's items as HELM instances (what :class:`SyntaxGymScenario` gives HELM; also
     :func:`syntaxgym_helm.api.evaluate`'s instances, so that both score the same requests)."""
     contexts = item_contexts(suite, context)
@@ -150,7 +150,7 @@ def suite_instances(suite: Suite, context: ContextSpec) -> List[Instance]:
     items_json = data.pop("items")
     return [_instance(item, {**data, "items": [item_json]}, contexts[item.item_number],
                       suite.notes.get(item.item_number, ()))
-            for item, item_json in zip(suite.items, items_json)]
+            for item, item_json in zip(suite.items, items_json, strict=False)]
 
 
 #: The most items whose text changes :func:`log_text_changes` lists one by one.

@@ -36,10 +36,11 @@ them as they were.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from syntaxgym_helm.core.context import NONE, spec_from_args
 from syntaxgym_helm.core.minimal_pairs.catalogue import (

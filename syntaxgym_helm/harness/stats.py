@@ -40,8 +40,8 @@ Per run (:func:`run_stats`, added by the metric after HELM's averaging):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from helm.benchmark.metrics.metric import MetricMetadata, PerInstanceStats
 from helm.benchmark.metrics.metric_name import MetricName

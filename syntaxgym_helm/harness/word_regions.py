@@ -4,18 +4,18 @@ regions of its first and last tokens (:mod:`syntaxgym_helm.core.word_boundary`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.common.hierarchical_logger import hwarn
 
+from syntaxgym_helm.core.suite import Suite
 from syntaxgym_helm.core.word_boundary import (
     VARIANT_MARK,
     WORD_BOUNDARY_VARIANT,
     regions_split_inside_words,
 )
-from syntaxgym_helm.core.suite import Suite
 from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
 
 

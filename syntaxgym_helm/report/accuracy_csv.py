@@ -12,8 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from syntaxgym_helm.core.registry import CIRCUITS
 from syntaxgym_helm.report.intervals import Estimate, mean_estimate, suite_estimate

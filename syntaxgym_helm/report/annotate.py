@@ -21,18 +21,19 @@ Python and written as JSON ``null``: NaN is not valid JSON.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
+from syntaxgym_helm.core.item_evaluation import ConditionValues, ItemEvaluation
 from syntaxgym_helm.core.region_stats import METRICS
+from syntaxgym_helm.core.suite import Condition, Item, dumps_suite_json, suite_json_pieces
 from syntaxgym_helm.core.uncertainty import Interval
 from syntaxgym_helm.report.intervals import suite_estimate
 from syntaxgym_helm.report.runs import RunRecord
 from syntaxgym_helm.report.summary import RunAccuracy
-from syntaxgym_helm.core.item_evaluation import ConditionValues, ItemEvaluation
-from syntaxgym_helm.core.suite import Condition, Item, dumps_suite_json, suite_json_pieces
 
 #: The key under which everything beyond syntaxgym-core's structure is kept, at every level.
 EXTRA_KEY = "syntaxgym_helm"

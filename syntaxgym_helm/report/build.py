@@ -30,10 +30,11 @@ import multiprocessing
 import os
 import re
 import shutil
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from syntaxgym_helm.report.accuracy_csv import AccuracyRow, accuracy_rows
 from syntaxgym_helm.report.annotate import write_annotated

@@ -28,12 +28,15 @@ overrides it. For different models nothing is flagged: r is reported as a measur
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Sequence
+from typing import Any
 
 from scipy.stats import pearsonr
 
+from syntaxgym_helm.core.item_evaluation import ItemEvaluation
+from syntaxgym_helm.harness.stats import ACCURACY, item_stat_values
 from syntaxgym_helm.report.paired_tests import (
     PairedOutcomes,
     PairedTests,
@@ -43,8 +46,6 @@ from syntaxgym_helm.report.paired_tests import (
 )
 from syntaxgym_helm.report.runs import RunRecord, RunsError
 from syntaxgym_helm.report.summary import Table, fmt
-from syntaxgym_helm.core.item_evaluation import ItemEvaluation
-from syntaxgym_helm.harness.stats import ACCURACY, item_stat_values
 
 DEFAULT_MAX_ABS_DIFF_BITS = 0.01
 DEFAULT_MIN_PEARSON_R = 0.999

@@ -16,8 +16,8 @@ anything from 0.46 to 0.78 is compatible with it. The reports therefore never pr
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from syntaxgym_helm.core.uncertainty import (
     CONFIDENCE,

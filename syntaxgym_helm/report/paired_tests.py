@@ -19,8 +19,9 @@ intervals): only the items on which the models differ carry information.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from syntaxgym_helm.core.registry import sg_score_suites
 from syntaxgym_helm.core.uncertainty import (

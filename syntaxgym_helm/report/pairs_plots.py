@@ -16,8 +16,8 @@ colour scale, so models compare cell by cell.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import matplotlib
 

@@ -26,8 +26,8 @@ One row per model and paradigm, written per data set as ``<data set>_regions.csv
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from syntaxgym_helm.core.errors import EvaluationError
 from syntaxgym_helm.core.item_evaluation import ConditionValues, ItemEvaluation

@@ -19,8 +19,8 @@ give it only the other runs.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, LANGUAGE_NAMES, source_file
 from syntaxgym_helm.core.minimal_pairs.convert import LeftOut, left_out

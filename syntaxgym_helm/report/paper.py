@@ -12,10 +12,10 @@ accuracy, never with item accuracy.
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Mapping
 
 CITATION = ("Hu, Gauthier, Qian, Wilcox, Levy (2020). A Systematic Assessment of Syntactic "
             "Generalization in Neural Language Models. ACL. "

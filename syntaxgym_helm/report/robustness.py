@@ -14,8 +14,8 @@ column is the run without context's accuracy over all the items it scored (the s
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from syntaxgym_helm.core.context import ContextSpec
 from syntaxgym_helm.core.uncertainty import PairedDifference, mean_of_means, paired_bootstrap

@@ -22,29 +22,30 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any
 
 import dacite
 
+from syntaxgym_helm.core.context import ContextSpec, spec_from_args
+from syntaxgym_helm.core.item_evaluation import ItemEvaluation
+from syntaxgym_helm.core.run_options import RunOptions, options_from
+from syntaxgym_helm.core.suite import Suite
+
 # The metric module imports HELM's metric classes first, which HELM's own import order needs
 # before its adaptation classes are loaded.
-from syntaxgym_helm.harness.metric import evaluate_request_states  # noqa: I001
+from syntaxgym_helm.harness.metric import evaluate_request_states
 from syntaxgym_helm.harness.run_format import FORMAT_KEY, RunFormatError, adapter_digest
+from syntaxgym_helm.harness.run_spec import suite_group_name
 from syntaxgym_helm.harness.scenario import ITEM_KEY, instance_notes, read_item_payload
 from syntaxgym_helm.harness.scored_items import (
     FILE_NAME as SCORED_ITEMS,
     merge_one_item_suites,
     read_scored_items,
 )
-from syntaxgym_helm.harness.run_spec import suite_group_name
-from syntaxgym_helm.core.context import ContextSpec, spec_from_args
-from syntaxgym_helm.core.run_options import RunOptions, options_from
-from syntaxgym_helm.core.item_evaluation import ItemEvaluation
-from syntaxgym_helm.core.suite import Suite
 from syntaxgym_helm.report.heap import collection_paused
-from syntaxgym_helm.report.suite_versions import distinguish_suites
 from syntaxgym_helm.report.run_checks import (
     RunsError,
     check_against_helm,
@@ -53,6 +54,7 @@ from syntaxgym_helm.report.run_checks import (
     read_json,
     run_again,
 )
+from syntaxgym_helm.report.suite_versions import distinguish_suites
 
 SCENARIO_CLASS_SUFFIX = "SyntaxGymScenario"
 

@@ -23,9 +23,9 @@ paper's figures are printed as published, without one.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Mapping, Sequence
 
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES
 from syntaxgym_helm.harness.stats import (
@@ -281,9 +281,12 @@ def unreadable_markdown(unreadable: Sequence[UnreadableRun]) -> str:
     if not unreadable:
         return ""
     many = len(unreadable) > 1
-    lines = [f"**{len(unreadable)} run{'s' if many else ''} could not be read** and "
-             f"{'are' if many else 'is'} left out of every table; each mean over a group that lacks one says so "
-             "(`k of n suites; m runs unreadable`):", ""]
+    lines = [
+        f"**{len(unreadable)} run{'s' if many else ''} could not be read** and "
+        f"{'are' if many else 'is'} left out of every table; each mean over a group that lacks one says so "
+        "(`k of n suites; m runs unreadable`):",
+        "",
+    ]
     lines += [f"- {_escape(run.describe)}" for run in unreadable]
     return "\n".join(lines)
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from syntaxgym_helm.report.runs import RunRecord
 

@@ -89,13 +89,13 @@ def test_the_python_api_page_opens_with_the_readmes_example() -> None:
 def test_the_documented_example_runs_as_written(capsys: pytest.CaptureFixture,
                                                 plain_model) -> None:
     namespace: dict = {}
-    exec(compile(documented_example(), str(README), "exec"), namespace)  # noqa: S102 - our docs
+    exec(compile(documented_example(), str(README), "exec"), namespace)
     result = namespace["result"]
     assert isinstance(result, SuiteResult)
     assert (result.suite, result.model, result.metric, result.prefix) == (SUITE, MODEL, "sum", "")
     suite = load_named_suite(SUITE, ROOT / "unused")
     assert [item.item_number for item in result.items] == [1, 2, 3, 4, 5]
-    for item, suite_item in zip(result.items, suite.items):
+    for item, suite_item in zip(result.items, suite.items, strict=False):
         assert item.scorable and item.problems == ()
         assert [c.sentence for c in item.conditions] == [
             c.sentence for c in suite_item.conditions]

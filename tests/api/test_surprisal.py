@@ -13,10 +13,9 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "clients"))
-from test_local_client import loaded  # noqa: E402,F401 (the embedded SmolLM2, loaded once)
-
-from syntaxgym_helm.api.surprisal import word_surprisals  # noqa: E402
-from syntaxgym_helm.cli.main import main  # noqa: E402
+from syntaxgym_helm.api.surprisal import word_surprisals
+from syntaxgym_helm.cli.main import main
+from test_local_client import loaded  # noqa: F401 (the embedded SmolLM2, loaded once)
 
 MODEL = "syntaxgym/smollm2-135m-instruct-q4_1"
 BOS = "<|endoftext|>"
@@ -65,7 +64,7 @@ def test_word_surprisals_equal_plain_transformers(loaded):
     words = TEXT.split()
     assert [r.word for r in table.rows] == words and not any(r.flag for r in table.rows)
     expected = _reference_words(model, tokenizer, words)
-    for row, (plain, corrected) in zip(table.rows, expected):
+    for row, (plain, corrected) in zip(table.rows, expected, strict=False):
         assert row.surprisal_bits == pytest.approx(plain, abs=2e-3)
         assert row.surprisal_corrected_bits == pytest.approx(corrected, abs=2e-3)
     assert table.rows[2].previous_1_bits == table.rows[1].surprisal_corrected_bits
@@ -83,11 +82,14 @@ def test_a_long_text_in_windows_measures_every_word_once():
     assert all(r.surprisal_bits is not None or r.flag == "too-long" for r in windowed.rows)
     assert sum(r.flag == "too-long" for r in windowed.rows) <= 3  # " 1990," is 6 tokens
     # The first window is the text's beginning: its words have the same context as in one pass.
-    for a, b in zip(full.rows[:8], windowed.rows[:8]):
+    for a, b in zip(full.rows[:8], windowed.rows[:8], strict=False):
         assert a.surprisal_bits == pytest.approx(b.surprisal_bits, abs=1e-3)
     # Later words have less context than in one pass, and so other values.
-    assert any(abs(a.surprisal_bits - b.surprisal_bits) > 1e-2
-               for a, b in zip(full.rows[20:], windowed.rows[20:]) if b.surprisal_bits)
+    assert any(
+        abs(a.surprisal_bits - b.surprisal_bits) > 1e-2
+        for a, b in zip(full.rows[20:], windowed.rows[20:], strict=False)
+        if b.surprisal_bits
+    )
     assert "24 tokens" in windowed.header["window"] and "at least 16" in windowed.header["stride"]
 
 

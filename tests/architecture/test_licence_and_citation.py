@@ -8,9 +8,9 @@ what the code ships and downloads.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
+import tomllib
 import yaml
 
 import syntaxgym_helm

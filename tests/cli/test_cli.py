@@ -42,7 +42,9 @@ def test_valid_folder(hu2020_dir: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert lines[-1] == "34 valid, 0 invalid"
 
 
-def test_files_and_legacy_suites(syntaxgym_core_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_files_and_legacy_suites(
+    syntaxgym_core_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     core = syntaxgym_core_dir
     assert cli.main(["validate", str(core / "test_in.json"), str(core / "sample_suite.json")]) == 0
     assert capsys.readouterr().out.splitlines() == [

@@ -17,13 +17,13 @@ import socketserver
 import struct
 import threading
 import time
-from typing import Any, Optional
+from typing import Any
 
 HTML = (b"<!DOCTYPE html><html><head><title>Log in - Open WebUI</title></head>"
         b"<body><form action='/login'></form></body></html>")
 
 # mode -> what the client must say (a piece of the request's error); None: it must succeed.
-FAULTS: dict[str, Optional[str]] = {
+FAULTS: dict[str, str | None] = {
     "healthy": None,
     "positive": "has logprob 0.7, above 0: a probability of 2.01",
     "boolean": "has logprob true (a JSON boolean, not a number)",
@@ -49,7 +49,7 @@ def words(prompt: str) -> list[str]:
     return re.findall(r"\s*\S+", prompt)
 
 
-def healthy_logprobs(prompt: str) -> list[Optional[float]]:
+def healthy_logprobs(prompt: str) -> list[float | None]:
     return [None] + [-1.0 - i / 10 for i in range(1, len(words(prompt)))]
 
 
@@ -132,7 +132,9 @@ class FaultServer:
         header_bytes, _, body = head.partition(b"\r\n\r\n")
         lines = header_bytes.decode("latin-1").split("\r\n")
         path = lines[0].split(" ")[1]
-        headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}
+        headers = {
+            k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])
+        }
         length = int(headers.get("content-length", "0"))
         while len(body) < length:
             chunk = sock.recv(length - len(body))

@@ -88,21 +88,35 @@ print(json.dumps({
     assert hf in out["names"] and fast in out["names"]
     assert out["modules"] == []  # nothing heavy, nothing of Gemma's imported
     assert not cache.exists()  # nothing assembled
-    assert out["deployments"][hf] == ["syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceClient",
-                                      {"embedded_model": GEMMA3_270M.key,
-                                       "apply_chat_template": False}, hf]
-    assert out["deployments"][fast] == ["syntaxgym_helm.clients.embedded.local_client.EmbeddedSyntaxGymClient",
-                                        {"embedded_model": GEMMA3_270M.key,
-                                         "bos_text": GEMMA_BOS}, hf]
-    assert out["tokenizers"][hf] == ["syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceTokenizer",
-                                     {"embedded_model": GEMMA3_270M.key}, "", "<eos>"]
+    assert out["deployments"][hf] == [
+        "syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceClient",
+        {"embedded_model": GEMMA3_270M.key, "apply_chat_template": False},
+        hf,
+    ]
+    assert out["deployments"][fast] == [
+        "syntaxgym_helm.clients.embedded.local_client.EmbeddedSyntaxGymClient",
+        {"embedded_model": GEMMA3_270M.key, "bos_text": GEMMA_BOS},
+        hf,
+    ]
+    assert out["tokenizers"][hf] == [
+        "syntaxgym_helm.clients.embedded.clients.EmbeddedHuggingFaceTokenizer",
+        {"embedded_model": GEMMA3_270M.key},
+        "",
+        "<eos>",
+    ]
     # Gemma's tokenizer adds <bos> itself; SyntaxGymClient puts it first itself.
     assert out["prefix"][hf] == "" and out["prefix"][fast] == ""
     if SMOLLM2_135M.installed():
         assert out["prefix"][SMOLLM2_135M.hf_name] == "<|endoftext|>"
     # make run's default: the syntaxgym/ names of the installed embedded models.
-    printed = subprocess.run([sys.executable, "-m", "syntaxgym_helm.clients.embedded.catalogue"], cwd=ROOT, env=env,
-                             capture_output=True, text=True, check=True).stdout.split()
+    printed = subprocess.run(
+        [sys.executable, "-m", "syntaxgym_helm.clients.embedded.catalogue"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert fast in printed and all(name.startswith("syntaxgym/") for name in printed)
     assert not cache.exists()
 
@@ -124,8 +138,10 @@ def test_gemma_gguf_is_assembled_once_into_the_cache(tmp_path: Path) -> None:
     written = path.stat().st_mtime_ns
     assert assemble_gguf(GEMMA3_270M, root=tmp_path) == path
     # Another process finds the complete file and keeps it ...
-    code = (f"from pathlib import Path; from syntaxgym_helm.clients.embedded.catalogue import GEMMA3_270M, "
-            f"assemble_gguf; print(assemble_gguf(GEMMA3_270M, root=Path({str(tmp_path)!r})))")
+    code = (
+        f"from pathlib import Path; from syntaxgym_helm.clients.embedded.catalogue import GEMMA3_270M, "
+        f"assemble_gguf; print(assemble_gguf(GEMMA3_270M, root=Path({str(tmp_path)!r})))"
+    )
     assert _python(code, dict(os.environ), tmp_path).strip() == str(path)
     assert path.stat().st_mtime_ns == written
     # ... and replaces a damaged one (the final name only ever holds a complete file).
@@ -262,7 +278,7 @@ def test_gemma_prefix_sharing_holds_a_past_longer_than_its_sliding_window(
         ids = bos + tokenizer(prompts[i], add_special_tokens=False).input_ids
         context = bos + tokenizer(contexts[items[i].item_number],
                                   add_special_tokens=False).input_ids
-        start = next(p for p, (a, b) in enumerate(zip(ids, context + [-1])) if a != b)
+        start = next(p for p, (a, b) in enumerate(zip(ids, context + [-1], strict=False)) if a != b)
         assert len(ids) - start >= 3
         with torch.no_grad():
             logits = model(torch.tensor([ids]),

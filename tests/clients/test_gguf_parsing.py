@@ -79,7 +79,7 @@ def _assert_same_reading(memo, plain) -> None:
         assert (other.offset, other.data, other.types, len(other.parts)) == (
             field.offset, field.data, field.types, len(field.parts))
     assert len(memo.tensors) == len(plain.tensors) > 200
-    for mine, theirs in zip(memo.tensors, plain.tensors):
+    for mine, theirs in zip(memo.tensors, plain.tensors, strict=False):
         assert (mine.name, mine.tensor_type, list(mine.shape), mine.data_offset) == (
             theirs.name, theirs.tensor_type, list(theirs.shape), theirs.data_offset)
         assert np.array_equal(mine.data, theirs.data)

@@ -46,7 +46,9 @@ def _filled_in(prod_env: Path, folder: Path, gguf_file: str) -> None:
 
 
 def _run_dir(output: Path, model: str) -> Path:
-    (found,) = (output / "runs" / "mine").glob(f"syntaxgym:suite=number_prep*model={model.replace('/', '_')}")
+    (found,) = (output / "runs" / "mine").glob(
+        f"syntaxgym:suite=number_prep*model={model.replace('/', '_')}"
+    )
     return found
 
 

@@ -22,12 +22,9 @@ from helm.common.cache import BlackHoleCacheConfig, SqliteCacheConfig
 from helm.common.request import Request
 
 from script_processes import run_script
-
 from syntaxgym_helm.clients.local.client import SyntaxGymClient
-from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
 from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
-from syntaxgym_helm.clients.local.prompt_encoding import PromptError, texts_from_offsets
-from syntaxgym_helm.clients.local.server import ModelServerFactory
+from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
 from syntaxgym_helm.clients.local.prefix_trie import (
     ROOT,
     STREAMS,
@@ -38,6 +35,8 @@ from syntaxgym_helm.clients.local.prefix_trie import (
     pass_order,
     plan_passes,
 )
+from syntaxgym_helm.clients.local.prompt_encoding import PromptError, texts_from_offsets
+from syntaxgym_helm.clients.local.server import ModelServerFactory
 
 BOS = "<|endoftext|>"
 MODEL_NAME = "syntaxgym/smollm2-135m-instruct-q4_1"
@@ -354,7 +353,7 @@ def _plain_pass(loaded, prompt: str) -> list[float]:
 
 def max_difference(a, b) -> float:
     assert len(a) == len(b)
-    return max(abs(x - y) for x, y in zip(a, b))
+    return max(abs(x - y) for x, y in zip(a, b, strict=False))
 
 
 @pytest.mark.slow
@@ -384,7 +383,7 @@ def test_logprobs_equal_plain_unbatched_forward_passes(loaded, engine, sentences
     passes = engine.counts["passes"]
     again = engine.prompt_logprobs(sentences[::-1])
     assert engine.counts["passes"] == passes
-    for a, b in zip(scored, again[::-1]):
+    for a, b in zip(scored, again[::-1], strict=False):
         assert a.texts == b.texts and max_difference(a.logprobs, b.logprobs) < TOLERANCE
 
 
@@ -410,7 +409,7 @@ def test_prefix_shared_batches_equal_unshared_scoring(loaded, default_scores, fe
     if settings.get("batch_size") == 3:  # several passes, each padded or evicting
         assert other.counts["passes"] >= 5
     assert len(scored) == len(default_scores) >= 25
-    for a, b in zip(default_scores, scored):
+    for a, b in zip(default_scores, scored, strict=False):
         assert a.texts == b.texts and max_difference(a.logprobs, b.logprobs) < TOLERANCE
     if settings.get("prefix_cache_mb") == 0.3:
         assert 0 < len(other.prefix_store.index) <= other.prefix_store.index.capacity < 20

@@ -8,7 +8,6 @@ import os
 import threading
 
 import pytest
-
 import torch
 
 from syntaxgym_helm.clients.local import cpu_kernels

@@ -63,8 +63,10 @@ def test_cuda_logprobs_match_cpu(prefix_sharing: bool) -> None:
         assert engine.device.type == device
         results[device] = engine.prompt_logprobs(sentences)
     worst = 0.0
-    for on_cpu, on_gpu in zip(results["cpu"], results["cuda"]):
+    for on_cpu, on_gpu in zip(results["cpu"], results["cuda"], strict=False):
         assert on_gpu.texts == on_cpu.texts, on_cpu.prompt
         assert all(lp <= 0.0 for lp in on_gpu.logprobs[1:]), on_gpu.prompt
-        worst = max([worst] + [abs(a - b) for a, b in zip(on_cpu.logprobs, on_gpu.logprobs)])
+        worst = max(
+            [worst] + [abs(a - b) for a, b in zip(on_cpu.logprobs, on_gpu.logprobs, strict=False)]
+        )
     assert worst <= TOLERANCE_NATS, f"largest |cuda - cpu| {worst:.2e} nats"

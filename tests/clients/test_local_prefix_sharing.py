@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_local_client import loaded  # noqa: E402,F401 (the embedded SmolLM2, loaded once)
-
-from syntaxgym_helm.clients.local import forward_passes  # noqa: E402
-from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine  # noqa: E402
+from syntaxgym_helm.clients.local import forward_passes
+from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
+from test_local_client import loaded  # noqa: F401 (the embedded SmolLM2, loaded once)
 
 BOS = "<|endoftext|>"
 PROMPTS = [
@@ -54,9 +53,9 @@ def test_prefix_sharing_is_taken_and_reuses_stored_prefixes(loaded):
     again = engine.prompt_logprobs(PROMPTS[::-1])[::-1]
     assert engine.counts["passes"] == passes
     assert engine.counts["reused"] > 0
-    for a, b in zip(first, again):
+    for a, b in zip(first, again, strict=False):
         assert a.texts == b.texts
-        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < 1e-4
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=False)) < 1e-4
 
 
 def test_past_keys_under_a_name_the_model_ignores_turn_prefix_sharing_off(loaded, monkeypatch):

@@ -62,7 +62,7 @@ def test_packing_with_release_hands_the_table_back_and_computes_the_same(tmp_pat
     assert resident - _resident_bytes(path) > 0.9 * rows * width * 4
     sources, targets = [0, 1, 4, 4], [0, rows - 1, 4096, 77]
     for a, b in zip(kept.logprobs(hidden, sources, targets, packed=True)[:2],
-                    released.logprobs(hidden, sources, targets, packed=True)[:2]):
+                    released.logprobs(hidden, sources, targets, packed=True)[:2], strict=False):
         assert torch.equal(a, b)
     assert torch.equal(mapped, torch.from_numpy(values).view(rows, width))  # read back
 

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_local_client import (  # noqa: E402,F401 (the embedded SmolLM2, loaded once)
+from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
+from syntaxgym_helm.clients.local.pass_workers import stretches
+from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt
+from test_local_client import (  # noqa: F401 (the embedded SmolLM2, loaded once)
     BOS,
     TOLERANCE,
     fewer_sentences,
@@ -19,10 +22,6 @@ from test_local_client import (  # noqa: E402,F401 (the embedded SmolLM2, loaded
     loaded,
     max_difference,
 )
-
-from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine  # noqa: E402
-from syntaxgym_helm.clients.local.pass_workers import stretches  # noqa: E402
-from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt  # noqa: E402
 
 
 def encoded(*sequences: tuple[int, ...]) -> list[EncodedPrompt]:
@@ -94,14 +93,16 @@ def test_two_workers_score_as_one_does_and_each_prompt_once(loaded, fewer_senten
     def on_pass(indices: list[int], logprobs: list[list[float]]) -> None:
         callers.add(threading.current_thread().name)
         answered.extend(indices)
-        for i, values in zip(indices, logprobs):  # the indices are the call's, not a stretch's
+        for i, values in zip(
+            indices, logprobs, strict=False
+        ):  # the indices are the call's, not a stretch's
             assert len(values) == len(encoded_prompts[i].ids)
 
     computed = two.logprobs_of_encoded(encoded_prompts, on_pass=on_pass)
     assert torch.get_num_threads() == threads_before  # the workers' share is given back
     assert sorted(answered) == list(range(len(fewer_sentences)))  # each prompt once
     assert len(callers) == 2  # both workers answered passes
-    for a, values in zip(expected, computed):
+    for a, values in zip(expected, computed, strict=False):
         assert max_difference(a.logprobs, values) < TOLERANCE
     # Each worker's store holds its stretch's prefixes, and the counts add up both workers'.
     assert all(len(store.index) > 1 for store in two._workers.stores)
@@ -112,7 +113,7 @@ def test_two_workers_score_as_one_does_and_each_prompt_once(loaded, fewer_senten
     passes = two.counts["passes"]
     again = two.prompt_logprobs(fewer_sentences)
     assert two.counts["passes"] == passes and two.counts["reused"] > 0
-    for a, b in zip(again, computed):
+    for a, b in zip(again, computed, strict=False):
         assert max_difference(a.logprobs, b) < TOLERANCE
 
 

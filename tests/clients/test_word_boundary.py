@@ -12,14 +12,13 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_local_client import loaded  # noqa: E402,F401 (the embedded SmolLM2, loaded once)
-
-from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine  # noqa: E402
-from syntaxgym_helm.clients.local.word_boundary import (  # noqa: E402
+from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
+from syntaxgym_helm.clients.local.word_boundary import (
     WordBoundaryError,
     beginning_of_word_mark,
     token_and_boundary_logprobs,
 )
+from test_local_client import loaded  # noqa: F401 (the embedded SmolLM2, loaded once)
 
 BOS = "<|endoftext|>"
 SENTENCES = [
@@ -56,7 +55,7 @@ def _words_by_hand(texts: tuple[str, ...], tokens: list[float], boundary: list[f
     starts = [k for k in range(1, len(texts)) if k == 1 or texts[k].startswith(" ")]
     ends = [s - 1 for s in starts[1:]] + [len(texts) - 1]
     return [sum(tokens[s: e + 1]) - (boundary[s - 1] if s > 1 else 0.0) + boundary[e]
-            for s, e in zip(starts, ends)]
+            for s, e in zip(starts, ends, strict=False)]
 
 
 @pytest.mark.slow
@@ -69,7 +68,7 @@ def test_corrected_word_logprobs_equal_plain_transformers(loaded, prefix_sharing
     encoded = [engine.encoder.encode(s) for s in SENTENCES]
     corrected = engine.logprobs_of_encoded(encoded)
     raw = token_and_boundary_logprobs(engine, encoded)
-    for e, values, (tokens, boundary) in zip(encoded, corrected, raw):
+    for e, values, (tokens, boundary) in zip(encoded, corrected, raw, strict=False):
         ref_tokens, ref_boundary = _reference(model, tokenizer, e.ids)
         assert tokens == pytest.approx(ref_tokens, abs=5e-4)
         assert boundary == pytest.approx(ref_boundary, abs=5e-4)
@@ -77,7 +76,7 @@ def test_corrected_word_logprobs_equal_plain_transformers(loaded, prefix_sharing
         # Summing a word's corrected token values gives the word's corrected logprob.
         starts = [k for k in range(1, len(e.texts)) if k == 1 or e.texts[k].startswith(" ")]
         ends = [s - 1 for s in starts[1:]] + [len(e.texts) - 1]
-        words = [sum(values[s: e_ + 1]) for s, e_ in zip(starts, ends)]
+        words = [sum(values[s: e_ + 1]) for s, e_ in zip(starts, ends, strict=False)]
         assert words == pytest.approx(_words_by_hand(e.texts, ref_tokens, ref_boundary),
                                       abs=1e-3)
         # The sentence's sum moves by log P(bow) after its last token alone (the terms telescope).
@@ -91,7 +90,7 @@ def test_uncorrected_engine_is_unchanged_by_the_option(loaded):
     corrected_engine = LogprobEngine(model, tokenizer, bos_text=BOS, word_boundary=True)
     raw = token_and_boundary_logprobs(corrected_engine,
                                       [corrected_engine.encoder.encode(s) for s in SENTENCES])
-    for result, (tokens, _) in zip(plain, raw):
+    for result, (tokens, _) in zip(plain, raw, strict=False):
         assert list(result.logprobs) == pytest.approx(tokens, abs=2e-4)
 
 

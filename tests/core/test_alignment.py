@@ -63,10 +63,14 @@ def load_fixture(suite: str, model: str) -> list[FixtureSentence]:
     rows: dict[int, list[tuple[str, float]]] = {}
     with (CORE / f"{suite}_surp_{model}.txt").open(newline="") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
-            rows.setdefault(int(row["sentence_id"]), []).append((row["token"], float(row["surprisal"])))
+            rows.setdefault(int(row["sentence_id"]), []).append(
+                (row["token"], float(row["surprisal"]))
+            )
     sentences = []
-    for number, (cond_in, cond_out) in enumerate(zip(_conditions(suite_in), _conditions(suite_out)), 1):
-        tokens, surprisals = zip(*rows[number])
+    for number, (cond_in, cond_out) in enumerate(
+        zip(_conditions(suite_in), _conditions(suite_out), strict=False), 1
+    ):
+        tokens, surprisals = zip(*rows[number], strict=False)
         sentences.append(
             FixtureSentence(
                 regions=[(r["region_number"], r["content"]) for r in cond_in["regions"]],
@@ -115,7 +119,11 @@ def test_fixture_regions_match_reference(suite: str, model: str) -> None:
             as_reference = ours + eos if number == last else ours
             for metric in METRICS:
                 got = region_statistic(metric, as_reference)
-                assert got == pytest.approx(reference[metric], abs=TOLERANCE), (index, number, metric)
+                assert got == pytest.approx(reference[metric], abs=TOLERANCE), (
+                    index,
+                    number,
+                    metric,
+                )
 
 
 def test_fixture_last_region_differs_from_reference_only_by_eos() -> None:
@@ -132,7 +140,9 @@ def test_fixture_last_region_differs_from_reference_only_by_eos() -> None:
     assert reference["min"] == 0.0 and region_statistic("min", ours) == pytest.approx(1.212152)
 
 
-@pytest.mark.parametrize(("model", "token"), [("grnn", "<unk>"), ("transformer-xl", "WEIRDSCARYWORD")])
+@pytest.mark.parametrize(
+    ("model", "token"), [("grnn", "<unk>"), ("transformer-xl", "WEIRDSCARYWORD")]
+)
 def test_fixture_unknown_word_goes_to_its_region(model: str, token: str) -> None:
     sentence = load_fixture("test-unk", model)[1]  # "... at the WEIRDSCARYWORD party."
     result = align(sentence.regions, sentence.tokens)
@@ -203,7 +213,11 @@ def test_repeated_region_numbers_are_rejected() -> None:
 
 def gpt2_bytes_to_unicode() -> dict[int, str]:
     """GPT-2's byte-level vocabulary alphabet (the published bytes_to_unicode algorithm)."""
-    bs = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    bs = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
     cs = list(bs)
     extra = 0
     for byte in range(256):
@@ -211,7 +225,7 @@ def gpt2_bytes_to_unicode() -> dict[int, str]:
             bs.append(byte)
             cs.append(256 + extra)
             extra += 1
-    return {byte: chr(char) for byte, char in zip(bs, cs)}
+    return {byte: chr(char) for byte, char in zip(bs, cs, strict=False)}
 
 
 BYTE_TO_CHAR = gpt2_bytes_to_unicode()
@@ -228,7 +242,20 @@ def decoded_alone(chunks: list[bytes]) -> list[str]:
 
 
 def test_word_level_tokens_without_spaces() -> None:
-    tokens = ["I", "know", "that", "our", "aunt", "grabbed", "at", "the", "holiday", "party", ".", "<eos>"]
+    tokens = [
+        "I",
+        "know",
+        "that",
+        "our",
+        "aunt",
+        "grabbed",
+        "at",
+        "the",
+        "holiday",
+        "party",
+        ".",
+        "<eos>",
+    ]
     assert align_tokens(REGIONS, tokens) == [1, 1, 1, 2, 2, 3, 4, 4, 4, 4, 4, None]
 
 
@@ -301,7 +328,20 @@ def test_lossy_run_mixed_with_whole_characters() -> None:
 
 def test_sentencepiece_raw_pieces_with_bos_and_byte_fallback() -> None:
     regions = [(1, "The dog"), (2, "saw 日本"), (3, "today.")]
-    tokens = ["<s>", "▁The", "▁dog", "▁saw", "▁", "<0xE6>", "<0x97>", "<0xA5>", "本", "▁today", ".", "</s>"]
+    tokens = [
+        "<s>",
+        "▁The",
+        "▁dog",
+        "▁saw",
+        "▁",
+        "<0xE6>",
+        "<0x97>",
+        "<0xA5>",
+        "本",
+        "▁today",
+        ".",
+        "</s>",
+    ]
     assert align_tokens(regions, tokens) == [None, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, None]
 
 
@@ -403,7 +443,13 @@ def test_alignment_result_names_every_region_even_an_empty_one() -> None:
 def test_long_prompt_prefix_is_fast_and_not_recursive() -> None:
     words = [f"w{i}" for i in range(5000)]
     prefix = " ".join(words) + "\n"
-    tokens = [words[0], *(" " + w for w in words[1:]), "\n", WORDS[0], *(" " + w for w in WORDS[1:])]
+    tokens = [
+        words[0],
+        *(" " + w for w in words[1:]),
+        "\n",
+        WORDS[0],
+        *(" " + w for w in WORDS[1:]),
+    ]
     start = time.perf_counter()
     owners = align_tokens(REGIONS, tokens, prefix=prefix)
     assert time.perf_counter() - start < 5.0
@@ -493,7 +539,19 @@ def test_fails_on_a_partial_character_followed_by_ascii() -> None:
 
 def test_fails_when_a_model_drops_punctuation() -> None:
     """syntaxgym-core drops text matching a model's drop_token_pattern; we cover every character."""
-    tokens = ["I", "know", "that", "our", "aunt", "grabbed", "at", "the", "holiday", "party", "<eos>"]
+    tokens = [
+        "I",
+        "know",
+        "that",
+        "our",
+        "aunt",
+        "grabbed",
+        "at",
+        "the",
+        "holiday",
+        "party",
+        "<eos>",
+    ]
     message = failure(REGIONS, tokens)
     assert "do not cover the whole text" in message and "\u2038." in message
 

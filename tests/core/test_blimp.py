@@ -12,8 +12,9 @@ import shutil
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -464,9 +465,15 @@ def test_a_real_model_scores_every_kind_of_item_and_the_regions_cover_the_senten
         sentences = [c.sentence for item in items for c in item.conditions]
         scored = {s.prompt: s for s in engine.prompt_logprobs(sentences)}
         for item in items:
-            results = {c.condition_name: [TokenScore(text, logprob) for text, logprob in
-                                          zip(scored[c.sentence].texts, scored[c.sentence].logprobs)]
-                       for c in item.conditions}
+            results = {
+                c.condition_name: [
+                    TokenScore(text, logprob)
+                    for text, logprob in zip(
+                        scored[c.sentence].texts, scored[c.sentence].logprobs, strict=False
+                    )
+                ]
+                for c in item.conditions
+            }
             evaluation = evaluate_item(suite, item, results, prefix=engine.bos_text)
             assert evaluation.scorable, (uid, item.item_number, evaluation.problems)
             assert all(outcome.holds is not None for outcome in evaluation.predictions)

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from deadline import time_limit
-
 from syntaxgym_helm.core.errors import SuiteError, SuiteFileError
 from syntaxgym_helm.core.files import MAX_FILE_BYTES, check_regular_file, read_regular_file
 from syntaxgym_helm.core.strict_json import decode_json

@@ -58,7 +58,9 @@ FALLBACK_FORMULAS = [
 
 def evaluate(text: str, **values: float) -> bool:
     """Evaluate ``text`` with region 1 of condition ``name`` set to ``values[name]``."""
-    return parse_formula(text).evaluate({RegionRef(1, name): value for name, value in values.items()})
+    return parse_formula(text).evaluate(
+        {RegionRef(1, name): value for name, value in values.items()}
+    )
 
 
 def same_tree(text: str, explicit: str) -> bool:
@@ -76,7 +78,9 @@ def test_all_34_hu2020_suites_are_there() -> None:
 
 
 @pytest.mark.parametrize(("name", "index", "text", "suite"), REAL, ids=REAL_IDS)
-def test_real_formula_parses_and_names_the_suites_conditions(name: str, index: int, text: str, suite: dict) -> None:
+def test_real_formula_parses_and_names_the_suites_conditions(
+    name: str, index: int, text: str, suite: dict
+) -> None:
     formula = parse_formula(text)
     conditions = {c["condition_name"] for item in suite["items"] for c in item["conditions"]}
     regions = {
@@ -91,7 +95,9 @@ def test_real_formula_parses_and_names_the_suites_conditions(name: str, index: i
 
 
 @pytest.mark.parametrize(("name", "index", "text", "suite"), REAL, ids=REAL_IDS)
-def test_real_formula_round_trips_through_str(name: str, index: int, text: str, suite: dict) -> None:
+def test_real_formula_round_trips_through_str(
+    name: str, index: int, text: str, suite: dict
+) -> None:
     formula = parse_formula(text)
     canonical = str(formula)
     again = parse_formula(canonical)
@@ -111,12 +117,17 @@ def test_real_formulas_evaluate() -> None:
 def test_number_agreement_formula() -> None:
     text = "((6;%match_sing%) < (6;%mismatch_sing%)) & ((6;%match_plural%) < (6;%mismatch_plural%))"
     formula = parse_formula(text)
-    hu_style = parse_formula(text.replace("((6", "[(6").replace("%)) &", "%)] &").replace("%))", "%)]"))
+    hu_style = parse_formula(
+        text.replace("((6", "[(6").replace("%)) &", "%)] &").replace("%))", "%)]")
+    )
     assert formula == hu_style
     assert isinstance(formula.root, And) and len(formula.root.operands) == 2
     assert formula.conditions == {"match_sing", "mismatch_sing", "match_plural", "mismatch_plural"}
     assert formula.regions == {6}
-    assert str(formula) == "[(6;%match_sing%) < (6;%mismatch_sing%)] & [(6;%match_plural%) < (6;%mismatch_plural%)]"
+    assert (
+        str(formula)
+        == "[(6;%match_sing%) < (6;%mismatch_sing%)] & [(6;%match_plural%) < (6;%mismatch_plural%)]"
+    )
     values = {RegionRef(6, "match_sing"): 1.0, RegionRef(6, "mismatch_sing"): 2.0,
               RegionRef(6, "match_plural"): 1.0, RegionRef(6, "mismatch_plural"): 0.5}
     assert formula.evaluate(values) is False
@@ -175,7 +186,9 @@ def test_tree_shapes() -> None:
     assert parse_formula("1 - 2 - 3 < 0").root.operands[0] == Binary(
         "-", Binary("-", Number(1), Number(2)), Number(3)
     )
-    assert parse_formula("-(1;%a%) * 2 < 0").root.operands[0] == Binary("*", Unary("-", A), Number(2))
+    assert parse_formula("-(1;%a%) * 2 < 0").root.operands[0] == Binary(
+        "*", Unary("-", A), Number(2)
+    )
     assert parse_formula("abs((1;%a%)) < 1").root.operands[0] == Call("abs", A)
     assert parse_formula("abs(1;%a%) < 1") == parse_formula("abs((1;%a%)) < 1")
     assert parse_formula("~(1;%a%) < 1").root == Not(Comparison((A, Number(1)), ("<",)))
@@ -378,7 +391,9 @@ def test_mixing_hint_with_runs_on_both_sides() -> None:
     assert "`1<2 & [2<3 | 3<4] & 4<5`" in caught.value.hint
 
 
-@pytest.mark.parametrize("value", [None, 5, 1.5, b"(1;%a%) < 1", ["(1;%a%) < 1"], {"formula": "1 < 2"}])
+@pytest.mark.parametrize(
+    "value", [None, 5, 1.5, b"(1;%a%) < 1", ["(1;%a%) < 1"], {"formula": "1 < 2"}]
+)
 def test_non_string_is_a_formula_error(value: object) -> None:
     with pytest.raises(FormulaError, match="must be a string"):
         parse_formula(value)  # type: ignore[arg-type]
@@ -404,7 +419,19 @@ def test_non_string_is_a_formula_error(value: object) -> None:
         "(1;%" + "a" * 20_000 + "%) < 1",
         "(1;%a%) < 1 & " * 5_000,
     ],
-    ids=["open100k", "bracket100k", "open5k", "balanced5k", "minus5k", "not5k", "abs2k", "sum1k", "longnumber", "longname", "long-and"],
+    ids=[
+        "open100k",
+        "bracket100k",
+        "open5k",
+        "balanced5k",
+        "minus5k",
+        "not5k",
+        "abs2k",
+        "sum1k",
+        "longnumber",
+        "longname",
+        "long-and",
+    ],
 )
 def test_hostile_input_gives_formula_error(text: str) -> None:
     with pytest.raises(FormulaError):
@@ -452,7 +479,20 @@ def test_deep_nesting_reports_column() -> None:
 
 
 FUZZ_PIECES = list("()[]0123456789;%*+-/<>=&|~ .eE_,!a\t") + [
-    "(1;%a%)", "(2;%b-c%)", "(*;%a%)", "abs(", "abs", "log(", "<=", ">=", "==", "1.5", "1e3", "%a%", ";%", "1;",
+    "(1;%a%)",
+    "(2;%b-c%)",
+    "(*;%a%)",
+    "abs(",
+    "abs",
+    "log(",
+    "<=",
+    ">=",
+    "==",
+    "1.5",
+    "1e3",
+    "%a%",
+    ";%",
+    "1;",
 ]
 
 
@@ -466,7 +506,9 @@ def check_parse_only_raises_formula_error(text: str, rng: random.Random) -> bool
         return False
     again = parse_formula(str(formula))
     assert again == formula, text
-    values = {ref: rng.choice([0.0, 1.0, -2.5, rng.uniform(-10, 10)]) for ref in formula.region_refs}
+    values = {
+        ref: rng.choice([0.0, 1.0, -2.5, rng.uniform(-10, 10)]) for ref in formula.region_refs
+    }
     try:
         assert formula.evaluate(values) in (True, False)
     except EvaluationError:
@@ -551,7 +593,9 @@ def test_non_numeric_value_is_an_error(bad: object) -> None:
 
 def test_division_by_zero() -> None:
     with pytest.raises(EvaluationError, match="division by zero"):
-        parse_formula("(6;%a%) / (6;%b%) < 1").evaluate({RegionRef(6, "a"): 1.0, RegionRef(6, "b"): 0.0})
+        parse_formula("(6;%a%) / (6;%b%) < 1").evaluate(
+            {RegionRef(6, "a"): 1.0, RegionRef(6, "b"): 0.0}
+        )
 
 
 @pytest.mark.parametrize("value", [math.inf, -math.inf])
@@ -663,7 +707,12 @@ def test_numeric_root_is_rejected_when_constructed_directly() -> None:
 
 def test_region_refs_conditions_and_regions() -> None:
     formula = parse_formula("(1;%a%) + (2;%a%) < (*;%b%) & ~[(3;%c%) = 0]")
-    assert formula.region_refs == {RegionRef(1, "a"), RegionRef(2, "a"), RegionRef(None, "b"), RegionRef(3, "c")}
+    assert formula.region_refs == {
+        RegionRef(1, "a"),
+        RegionRef(2, "a"),
+        RegionRef(None, "b"),
+        RegionRef(3, "c"),
+    }
     assert formula.conditions == {"a", "b", "c"}
     assert formula.regions == {1, 2, 3, None}
 
@@ -721,7 +770,14 @@ def test_legacy_unknown_relation_lists_the_valid_ones() -> None:
 
 @pytest.mark.parametrize(
     ("region", "left", "right"),
-    [(0, "a", "b"), (True, "a", "b"), ("3", "a", "b"), (3, "a%", "b"), (3, "a", ""), (3, "a", None)],
+    [
+        (0, "a", "b"),
+        (True, "a", "b"),
+        ("3", "a", "b"),
+        (3, "a%", "b"),
+        (3, "a", ""),
+        (3, "a", None),
+    ],
 )
 def test_legacy_bad_operands(region: object, left: object, right: object) -> None:
     with pytest.raises(FormulaError):

@@ -14,8 +14,9 @@ import http.server
 import shutil
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

@@ -10,13 +10,13 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from deadline import time_limit
-
 from fixtures import HU2020_DIR as HU2020
 from syntaxgym_helm.core.errors import SuiteError, SuiteFileError
 from syntaxgym_helm.core.registry import (
@@ -177,7 +177,7 @@ def test_a_named_pipe_given_as_a_suite_is_refused_at_once(tmp_path: Path) -> Non
 class _Drip(http.server.BaseHTTPRequestHandler):
     """Sends a 100-byte body one byte every 0.2 s: each read is quick, the whole is not."""
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", "100")

@@ -15,8 +15,8 @@ from syntaxgym_helm.core.run_options import (
     TIE_POLICIES,
     RunOptionError,
     RunOptions,
+    options_from as run_options_from,
 )
-from syntaxgym_helm.core.run_options import options_from as run_options_from
 
 
 def test_run_entry_strings_are_read_by_each_options_type() -> None:

@@ -8,8 +8,8 @@ nothing here touches the shared caches under ``~/.cache/syntaxgym_helm``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

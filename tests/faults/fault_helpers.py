@@ -104,7 +104,6 @@ def syntaxgym_helm(*args: str) -> subprocess.CompletedProcess:
     import io
 
     from script_processes import exit_status
-
     from syntaxgym_helm.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()

@@ -17,7 +17,6 @@ import pytest
 
 from fault_helpers import BIN, ROOT, private_env, syntaxgym_helm
 from script_processes import run_script
-
 from syntaxgym_helm.harness.scored_items import FILE_NAME as SCORED_ITEMS
 
 BLIMP_OUTPUT = ROOT / "tests" / "fixtures" / "blimp_run"

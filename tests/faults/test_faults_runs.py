@@ -21,7 +21,6 @@ import pytest
 
 from fault_helpers import BIN, ROOT, private_env, start_with_default_signals, wait_for_text
 from script_processes import run_script
-
 from syntaxgym_helm.harness.scored_items import FILE_NAME as SCORED_ITEMS
 from syntaxgym_helm.report.runs import find_run_dirs, read_runs
 

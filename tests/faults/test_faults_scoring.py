@@ -38,8 +38,9 @@ def _tokens(verb: str, bits: float) -> list[TokenScore]:
 def test_a_prediction_decided_by_rounding_makes_the_item_unscorable(formula: str,
                                                                     problem: str) -> None:
     suite = _suite(formula)
-    score = evaluate_item(suite, suite.items[0], {"a": _tokens("are", 2.0), "b": _tokens("is", 7.0)},
-                          prefix="<s>")
+    score = evaluate_item(
+        suite, suite.items[0], {"a": _tokens("are", 2.0), "b": _tokens("is", 7.0)}, prefix="<s>"
+    )
     assert not score.scorable and score.passed is None
     assert problem in score.problems[0] and "cannot be decided" in score.problems[0]
 
@@ -60,8 +61,8 @@ def test_helms_log_lines_are_bounded(helm_log: list) -> None:
 
 def test_an_unscorable_truncated_prompt_is_one_short_warning(tmp_path_factory,
                                                              helm_log: list) -> None:
-    from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM's import order)
     from helm.benchmark.adaptation.request_state import RequestState
+    from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM's import order)
     from helm.common.request import GeneratedOutput, Request, RequestResult, Token
 
     from syntaxgym_helm.harness.metric import SyntaxGymMetric

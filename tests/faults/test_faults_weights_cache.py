@@ -41,7 +41,9 @@ def tiny(tiny_source: Path, tmp_path: Path) -> Path:
     """A fresh copy of the tiny cached checkpoint, to damage."""
     import shutil
 
-    return Path(shutil.copytree(tiny_source, tmp_path / "weights" / "tiny-float32-0123456789abcdef"))
+    return Path(
+        shutil.copytree(tiny_source, tmp_path / "weights" / "tiny-float32-0123456789abcdef")
+    )
 
 
 def _load(folder: Path):

@@ -14,11 +14,16 @@ import pytest
 
 from syntaxgym_helm.cli.main import main as cli_main
 from syntaxgym_helm.core.errors import SuiteError
-from syntaxgym_helm.generate import GENERATOR_VERSION, generate_suite
-from syntaxgym_helm.generate.template import parse_template
-from syntaxgym_helm.core.registry import BUILTIN_PREFIX, HU2020_SUITES, builtin_suites, resolve_suite
+from syntaxgym_helm.core.registry import (
+    BUILTIN_PREFIX,
+    HU2020_SUITES,
+    builtin_suites,
+    resolve_suite,
+)
 from syntaxgym_helm.core.suite import dumps_suite, load_suite, parse_suite
 from syntaxgym_helm.core.validation import check_suite, check_suite_file
+from syntaxgym_helm.generate import GENERATOR_VERSION, generate_suite
+from syntaxgym_helm.generate.template import parse_template
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs" / "suites"

@@ -22,7 +22,7 @@ Both embedded tokenizers are real (Gemma's is skipped where it is not installed)
 from __future__ import annotations
 
 import functools
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -49,7 +49,7 @@ SENTENCES: list[tuple[str, str, Regions]] = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tokenizer(model: EmbeddedModel):
     """The model's tokenizer as the plugin keeps it converted from the GGUF file (equal to a
     fresh conversion: tests/clients/test_embedded.py), in a fraction of the conversion's time."""

@@ -164,7 +164,7 @@ def test_the_model_sees_the_context_and_computes_it_once_per_item(output: Path) 
     context = load_run(_run_dir(output, SMOLLM, "number_prep", "unacceptable"))
     first_region = [(a.region_values()["match_sing"][1]["sum"],
                      b.region_values()["match_sing"][1]["sum"])
-                    for a, b in zip(plain.scores, context.scores)]
+                    for a, b in zip(plain.scores, context.scores, strict=False)]
     assert all(abs(a - b) > 0.01 for a, b in first_region)  # "The" after other sentences
     # The engine's log line for the context run: the conditions of an item share the context,
     # so far fewer positions are computed than tokens scored.

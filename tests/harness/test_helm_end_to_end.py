@@ -19,15 +19,15 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import dacite
 import pytest
 
 from fixtures import HU2020_DIR as HU2020
 from script_processes import run_script
-
 from syntaxgym_helm.harness.leaderboard import SUMMARIZE_THREADS
 
 BIN = Path(sys.executable).parent
@@ -167,7 +167,10 @@ def test_accuracy_matches_an_independent_computation(helm_output: Path, hand_sco
             stats = entry["stats"]
             assert _stat(stats, "syntaxgym_unscorable")["mean"] == 0
             expected = hand_scores[suite][item_number][1]
-            assert _stat(stats, "syntaxgym_accuracy")["mean"] == float(expected), (suite, item_number)
+            assert _stat(stats, "syntaxgym_accuracy")["mean"] == float(expected), (
+                suite,
+                item_number,
+            )
         stats = json.loads((run / "stats.json").read_text())
         outcomes = [ok for _, ok in hand_scores[suite].values()]
         assert set(outcomes) == {True, False}, (suite, "the items must not all pass or all fail")
@@ -267,7 +270,7 @@ def test_summary_tables_are_written_and_served(helm_output: Path) -> None:
     # The suite's own table: its accuracy and count as the run recorded them, then the cost.
     suite_table = json.loads((groups / "syntaxgym_number_prep.json").read_text())[0]
     cells = dict(zip([cell["value"] for cell in suite_table["header"]],
-                     [cell.get("value") for cell in suite_table["rows"][0]]))
+                     [cell.get("value") for cell in suite_table["rows"][0]], strict=False))
     run = _run_dir(helm_output, "number_prep")
     per_instance = json.loads((run / "per_instance_stats.json").read_text())
     accuracy = _stat([s for s in json.loads((run / "stats.json").read_text())

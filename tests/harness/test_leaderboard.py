@@ -17,7 +17,6 @@ from helm.benchmark.model_metadata_registry import ModelMetadataList
 from helm.benchmark.presentation.schema import read_schema
 
 from script_processes import run_script
-
 from syntaxgym_helm.cli.main import main as cli_main
 from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, ONE_ITEM_HU2020_SUITES
 from syntaxgym_helm.harness.leaderboard import (
@@ -38,7 +37,9 @@ BIN = Path(sys.executable).parent
 def test_committed_files_are_what_the_generator_writes() -> None:
     for relative, text in generated_files().items():
         committed = (ROOT / relative).read_text(encoding="utf-8")
-        assert committed == text, f"{relative} is stale: run python scripts/generate_leaderboard_files.py"
+        assert committed == text, (
+            f"{relative} is stale: run python scripts/generate_leaderboard_files.py"
+        )
 
 
 def test_helm_reads_the_schema_with_suite_circuit_and_sg_score_tables() -> None:

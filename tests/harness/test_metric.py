@@ -11,9 +11,8 @@ import dataclasses
 import math
 
 import pytest
-from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM's import order)
-
 from helm.benchmark.adaptation.request_state import RequestState
+from helm.benchmark.metrics.metric import MetricInterface  # noqa: F401  (HELM's import order)
 from helm.benchmark.scenarios.scenario import Instance
 from helm.common.request import GeneratedOutput, Request, RequestResult, Token
 
@@ -202,9 +201,10 @@ def test_an_item_reports_what_its_requests_cost(instance: Instance) -> None:
                dict(request_time=0.25),
                dict(request_time=0.5, cached=True),
                dict()]  # no time recorded: 0
-    states = [_state(instance, index, PASSING[condition_of_reference(reference) or ""],
-                     **timing)
-              for index, (reference, timing) in enumerate(zip(instance.references, timings))]
+    states = [
+        _state(instance, index, PASSING[condition_of_reference(reference) or ""], **timing)
+        for index, (reference, timing) in enumerate(zip(instance.references, timings, strict=False))
+    ]
     tokens = sum(len(state.result.completions[0].tokens) for state in states)
     assert tokens == 4 * 9  # the beginning-of-text token and 8 words, per condition
     stats = _all_stats(states)

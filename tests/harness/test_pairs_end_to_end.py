@@ -19,7 +19,6 @@ import pytest
 
 from fixtures import MULTILINGUAL_DIR
 from script_processes import run_script
-
 from syntaxgym_helm.harness.leaderboard import SUMMARIZE_THREADS
 
 BIN = Path(sys.executable).parent
@@ -31,7 +30,7 @@ def _clams(text: str) -> dict[int, tuple[str, str]]:
     """Lines True<TAB>good, False<TAB>bad; an item is numbered by its True line."""
     lines = text.splitlines()
     return {2 * k + 1: (good.split("\t")[1], bad.split("\t")[1])
-            for k, (good, bad) in enumerate(zip(lines[::2], lines[1::2]))}
+            for k, (good, bad) in enumerate(zip(lines[::2], lines[1::2], strict=False))}
 
 
 #: One suite per data set, and its file's (good, bad) sentences by item number, read by hand.
@@ -45,11 +44,12 @@ SOURCES = {
     "sling_anaphor_reflexive_auto_subj_orientation": lambda text: {
         n: tuple(line.split("@@@")) for n, line in enumerate(text.splitlines(), 1)},
 }
-FILES = {"clams_en_simple_agrmt": "clams/en_evalset/simple_agrmt.txt",
-         "rublimp_verb_gen_object": "rublimp/verb_gen_object.csv",
-         "turblimp_exp_transitive_VOS": "turblimp/experimental/argument_structure_transitive_VOS.csv",
-         "sling_anaphor_reflexive_auto_subj_orientation":
-             "sling/Anaphor/reflexive_auto/subj_orientation.txt"}
+FILES = {
+    "clams_en_simple_agrmt": "clams/en_evalset/simple_agrmt.txt",
+    "rublimp_verb_gen_object": "rublimp/verb_gen_object.csv",
+    "turblimp_exp_transitive_VOS": "turblimp/experimental/argument_structure_transitive_VOS.csv",
+    "sling_anaphor_reflexive_auto_subj_orientation": "sling/Anaphor/reflexive_auto/subj_orientation.txt",
+}
 
 pytestmark = pytest.mark.slow
 
@@ -106,13 +106,31 @@ def test_the_leaderboard_groups_them_by_data_set(output: Path, tmp_path: Path) -
     assert main(["leaderboard", "config", str(output), "--suite", "pairs",
                  "--local-path", str(tmp_path / "none")]) == 0
     folder = output / "syntaxgym_leaderboard" / "pairs"
-    log = _run([str(BIN / "helm-summarize"), *SUMMARIZE_THREADS, "--suite", "pairs", "--output-path", str(output),
-                "--schema-path", str(folder / "schema_syntaxgym.yaml"), "--local-path",
-                str(folder)], tmp_path, {**os.environ, "PYTHONPATH": str(ROOT)})
+    log = _run(
+        [
+            str(BIN / "helm-summarize"),
+            *SUMMARIZE_THREADS,
+            "--suite",
+            "pairs",
+            "--output-path",
+            str(output),
+            "--schema-path",
+            str(folder / "schema_syntaxgym.yaml"),
+            "--local-path",
+            str(folder),
+        ],
+        tmp_path,
+        {**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert "does not have any stat" not in log and "undefined in" not in log, log[-3000:]
     groups = output / "runs" / "pairs" / "groups"
-    for name in ("clams", "clams_language_en", "rublimp_group_syntax", "turblimp_group_experimental",
-                 "sling_group_anaphor"):
+    for name in (
+        "clams",
+        "clams_language_en",
+        "rublimp_group_syntax",
+        "turblimp_group_experimental",
+        "sling_group_anaphor",
+    ):
         assert (groups / f"syntaxgym_{name}.json").is_file(), name
     shown = _run([str(BIN / "syntaxgym-helm"), "leaderboard", "show", str(output), "--suite",
                   "pairs"], tmp_path)

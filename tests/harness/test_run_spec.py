@@ -13,7 +13,11 @@ from helm.common.object_spec import parse_object_spec
 
 import syntaxgym_helm.plugin  # noqa: F401  (what helm-run loads through the entry point)
 from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
-from syntaxgym_helm.harness.run_spec import RunSpecError, SyntaxGymModelRunExpander, get_syntaxgym_spec
+from syntaxgym_helm.harness.run_spec import (
+    RunSpecError,
+    SyntaxGymModelRunExpander,
+    get_syntaxgym_spec,
+)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
-
 from fixtures import HU2020_DIR as HU2020
+from syntaxgym_helm.core.suite import parse_suite
 from syntaxgym_helm.harness.scenario import (
     ITEM_KEY,
     MAIN_METRIC,
     SyntaxGymScenario,
     read_item_payload,
 )
-from syntaxgym_helm.core.suite import parse_suite
 
 
 def test_instances_mirror_the_suite(tmp_path: Path) -> None:
@@ -24,7 +23,7 @@ def test_instances_mirror_the_suite(tmp_path: Path) -> None:
     instances = SyntaxGymScenario(suite="fgd_subject", suites_dir=str(HU2020)).get_instances(
         str(tmp_path))
     assert len(instances) == len(raw["items"])
-    for instance, item in zip(instances, raw["items"]):
+    for instance, item in zip(instances, raw["items"], strict=False):
         assert instance.id == f"item{item['item_number']}" and instance.split == "test"
         assert instance.input.text == ""
         sentences = [" ".join(r["content"] for r in c["regions"] if r["content"])

@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from script_processes import run_script
-
 from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
 
 pytestmark = pytest.mark.slow
@@ -134,7 +133,7 @@ def _reference_sums(tokenizer, regions: list[str], separator: str,
         owner_of_byte += [number] * len(content.encode())
     sums = {number: 0.0 for number in range(1, len(regions) + 1)}
     offset = 0
-    for piece, logprob in zip(pieces, logprobs):
+    for piece, logprob in zip(pieces, logprobs, strict=False):
         first = offset + len(piece) - len(piece.lstrip(b" "))
         sums[owner_of_byte[first]] -= logprob / math.log(2)
         offset += len(piece)

@@ -22,14 +22,14 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_report import GEMMA, RUN_SUITE, SMOLLM, SMOLLM_FAST, Runs, produce_runs  # noqa: E402,E501
+from test_report import GEMMA, RUN_SUITE, SMOLLM, SMOLLM_FAST, Runs, produce_runs
 
 BIN = Path(sys.executable).parent
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

@@ -128,7 +128,9 @@ def test_region_differences_add_up_to_the_sentence_difference_from_the_raw_logpr
     rows = analyse(runs)
     assert len(rows) == len(runs)
     for row in rows:
-        run = next(r for r in runs if r.name == row.model and r.suite_name == f"blimp_{row.paradigm}")
+        run = next(
+            r for r in runs if r.name == row.model and r.suite_name == f"blimp_{row.paradigm}"
+        )
         deltas = _check_region_sums(row, run)
         assert row.accuracy == pytest.approx(sum(d > 0 for d in deltas) / len(deltas))
         assert row.accuracy == pytest.approx(_stat(run, FIRST_PREDICTION_ACCURACY))
@@ -164,7 +166,7 @@ def test_positions_are_shares_of_the_sentences_words(runs: list[RunRecord]) -> N
     shares, words = [], []
     for instance in {s["instance"]["id"]: s["instance"] for s in states}.values():
         good, bad = (ref["output"]["text"].split() for ref in instance["references"])
-        shared = next(i for i, (a, b) in enumerate(zip(good, bad)) if a != b)
+        shared = next(i for i, (a, b) in enumerate(zip(good, bad, strict=False)) if a != b)
         shares.append((shared / len(good) + shared / len(bad)) / 2)
         words.append((len(good) + len(bad)) / 2)
     row = rows[SMOLLM, "adjunct_island"]
@@ -309,7 +311,10 @@ def test_a_region_inside_a_token_of_the_region_before_is_left_out_not_an_error()
     suite = parse_suite(conversion.suite)
     item = suite.items[0]  # 他们在缴|罚款了|。 against 他们在缴|了罚款|。
     assert item.condition("good").sentence == "他们在缴罚款了。"
-    bits = {"good": ["他们", "在", "缴", "罚款", "了。"], "bad": ["他们", "在", "缴", "了", "罚款", "。"]}
+    bits = {
+        "good": ["他们", "在", "缴", "罚款", "了。"],
+        "bad": ["他们", "在", "缴", "了", "罚款", "。"],
+    }
     results = {name: [TokenScore("<|endoftext|>", 0.0)]
                + [TokenScore(text, -1.0) for text in texts] for name, texts in bits.items()}
     score = evaluate_item(suite, item, results, prefix="<|endoftext|>")

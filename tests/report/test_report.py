@@ -32,10 +32,8 @@ from typing import Any
 
 import pytest
 
-from fixtures import HU2020_DIR as HU2020
-from fixtures import REFERENCE_DIR, SYNTAXGYM_CORE_DIR
+from fixtures import HU2020_DIR as HU2020, REFERENCE_DIR, SYNTAXGYM_CORE_DIR
 from script_processes import run_script
-
 from syntaxgym_helm.harness.leaderboard import SUMMARIZE_THREADS
 from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
 from syntaxgym_helm.harness.scored_items import FILE_NAME as SCORED_ITEMS
@@ -553,7 +551,7 @@ def test_compare_flags_a_backend_bug(runs: Runs, capsys, tmp_path: Path) -> None
     for request_state in state["request_states"]:
         tokens = request_state["result"]["completions"][0]["tokens"]
         logprobs = [t["logprob"] for t in tokens]
-        for token, logprob in zip(tokens[1:], logprobs[2:] + [logprobs[1]]):
+        for token, logprob in zip(tokens[1:], logprobs[2:] + [logprobs[1]], strict=False):
             token["logprob"] = logprob
     (broken / "scenario_state.json").write_text(json.dumps(state))
     status, text = _compare(capsys, str(original), str(broken), "-o", str(tmp_path / "out"))

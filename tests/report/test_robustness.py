@@ -38,7 +38,7 @@ def _run(suite_name: str, passed: list[bool | None], context: ContextSpec = NO_C
         ItemEvaluation(item.item_number, "sum", (),
                        () if ok is None else (PredictionOutcome(0, "f", ok),),
                        ("unscorable",) if ok is None else ())
-        for item, ok in zip(items, passed))
+        for item, ok in zip(items, passed, strict=False))
     return RunRecord(run_dir=Path("."), run_name=f"{suite_name}-{context.label}", run_suite="rs",
                      model=model, suite_name=suite_name, suite=suite, scores=scores,
                      instance_ids=tuple(f"item{i.item_number}" for i in items), prefix="",

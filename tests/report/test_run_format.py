@@ -62,7 +62,9 @@ def test_a_run_of_this_format_is_read_as_its_metric_scored_it(tmp_path: Path) ->
     assert run.suite_name == "number_prep" and run.run_suite == "number_prep_fixture"
     assert len(run.scores) == 3 and all(score.scorable for score in run.scores)
     recorded = _per_instance(run.run_dir, ACCURACY)
-    assert {i: float(bool(s.passed)) for i, s in zip(run.instance_ids, run.scores)} == recorded
+    assert {
+        i: float(bool(s.passed)) for i, s in zip(run.instance_ids, run.scores, strict=False)
+    } == recorded
     assert set(_per_instance(run.run_dir, UNSCORABLE).values()) == {0.0}
     scored = json.loads((run.run_dir / SCORED_ITEMS).read_text())
     assert scored["format_version"] == RUN_FORMAT_VERSION and scored["run"]["instances"] == 3

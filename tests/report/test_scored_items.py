@@ -15,21 +15,20 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_report import SMOLLM_FAST, Runs, produce_runs  # noqa: E402
-
-from syntaxgym_helm.core.item_evaluation import (  # noqa: E402
+from syntaxgym_helm.core.item_evaluation import (
     ConditionValues,
     ItemEvaluation,
     PredictionOutcome,
 )
-from syntaxgym_helm.harness.run_format import RUN_FORMAT_VERSION, WRITTEN_BY  # noqa: E402
-from syntaxgym_helm.harness.scored_items import (  # noqa: E402
+from syntaxgym_helm.harness.run_format import RUN_FORMAT_VERSION, WRITTEN_BY
+from syntaxgym_helm.harness.scored_items import (
     FILE_NAME,
     read_scored_items,
     write_scored_items,
 )
-from syntaxgym_helm.report.build import summary_text  # noqa: E402
-from syntaxgym_helm.report.runs import find_run_dirs, load_run  # noqa: E402
+from syntaxgym_helm.report.build import summary_text
+from syntaxgym_helm.report.runs import find_run_dirs, load_run
+from test_report import SMOLLM_FAST, Runs, produce_runs
 
 SUITE = {
     "meta": {"name": "tiny", "metric": "sum", "UID": "x"},
@@ -79,7 +78,9 @@ def test_round_trip_gives_back_every_item_exactly(tmp_path: Path) -> None:
     assert repr(evaluations) == repr(tuple(e for _, e in scored))
     assert evaluations[1].scorable is False and evaluations[0].passed is True
     assert evaluations[0].predictions[0].tie is True
-    assert evaluations[0].conditions[1].unmeasured == {3: "its text lies inside a token of region 2"}
+    assert evaluations[0].conditions[1].unmeasured == {
+        3: "its text lies inside a token of region 2"
+    }
 
 
 def test_an_infinite_surprisal_comes_back_as_one(tmp_path: Path) -> None:
@@ -130,7 +131,7 @@ def test_every_run_keeps_its_items_and_reading_them_equals_scoring_again(runs: R
     kept = [load_run(run_dir) for run_dir in run_dirs]
     again = [load_run(run_dir, rescore=True) for run_dir in run_dirs]
     assert {run.model for run in kept} >= {SMOLLM_FAST}
-    for a, b in zip(kept, again):
+    for a, b in zip(kept, again, strict=False):
         assert (a.model, a.suite_name, a.prefix, a.first_token, a.context, a.instance_ids) == (
             b.model, b.suite_name, b.prefix, b.first_token, b.context, b.instance_ids)
         assert a.suite == b.suite and a.suite.meta == b.suite.meta

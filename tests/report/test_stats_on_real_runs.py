@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 
-from test_report import (  # noqa: E402
+from syntaxgym_helm.core.uncertainty import (
+    bootstrap_interval,
+    mean_of_means,
+    paired_bootstrap,
+    wilson_interval,
+)
+from syntaxgym_helm.report.paired_tests import HOW_TO_READ
+from test_report import (
     GEMMA,
     MAX_ITEMS,
     RUN_SUITE,
@@ -24,14 +31,6 @@ from test_report import (  # noqa: E402
     _run_dir,
     produce_runs,
 )
-
-from syntaxgym_helm.core.uncertainty import (
-    bootstrap_interval,
-    mean_of_means,
-    paired_bootstrap,
-    wilson_interval,
-)
-from syntaxgym_helm.report.paired_tests import HOW_TO_READ
 
 pytestmark = pytest.mark.slow
 SG_ROW = "**SG score** (mean over the suites run)"
@@ -74,7 +73,7 @@ def test_summary_and_csv_intervals_are_those_of_helms_item_counts(runs: Runs,
         table = [r for r in csv.DictReader(stream) if r["model"] == SMOLLM
                  and r["measure"] == "accuracy"]
     by_name = {r["suite"]: r for r in table}
-    for suite, outcomes in zip(SUITES, groups):
+    for suite, outcomes in zip(SUITES, groups, strict=False):
         assert int(by_name[suite]["passed"]) == sum(outcomes)
         assert float(by_name[suite]["low"]) == wilson_interval(int(sum(outcomes)), 8).low
     assert (float(by_name["SG score"]["low"]), float(by_name["SG score"]["high"])) == (

@@ -31,10 +31,10 @@ import importlib
 import importlib.util
 import os
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Iterable
 
 from helm.benchmark.model_deployment_registry import (
     ClientSpec,
@@ -51,7 +51,6 @@ from helm.benchmark.tokenizer_config_registry import (
     TokenizerSpec,
     register_tokenizer_config,
 )
-
 from helm.common.hierarchical_logger import hwarn
 
 from syntaxgym_helm.clients.cache_dirs import assembled_gguf_root

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from helm.common.cache import CacheConfig
 from helm.common.hierarchical_logger import hlog, hwarn
@@ -36,14 +36,15 @@ from syntaxgym_helm.clients.cache_dirs import cache_root
 from syntaxgym_helm.clients.checked_folders import save_folder, usable_folder
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.content_digest import file_digest
-from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
-from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, installed_embedded_model
+
 # A second class path of the embedded models' client (class_paths.EMBEDDED_LOCAL_CLIENT names
 # its own module): a deployment that names this one gets the same class.
 from syntaxgym_helm.clients.embedded.local_client import (
     EmbeddedSyntaxGymClient,  # noqa: F401 - see above
 )
+from syntaxgym_helm.clients.huggingface import CheckedHuggingFaceClient, CheckedHuggingFaceTokenizer
+from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 from syntaxgym_helm.helm_compat import require
 
 _TOKENIZER_LOCK = threading.Lock()
@@ -133,8 +134,8 @@ class EmbeddedHuggingFaceClient(CheckedHuggingFaceClient):
     model and scoring are HELM's, unchanged."""
 
     def __init__(self, cache_config: CacheConfig, tokenizer: Tokenizer, embedded_model: str,
-                 end_of_text_token: Optional[str] = None,
-                 apply_chat_template: Optional[bool] = None, **kwargs: Any) -> None:
+                 end_of_text_token: str | None = None,
+                 apply_chat_template: bool | None = None, **kwargs: Any) -> None:
         require("huggingface_client")
         gguf = installed_embedded_model(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, tokenizer=tokenizer,

@@ -4,7 +4,7 @@ request is in the request cache never loads them (they come with the first promp
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from helm.common.cache import CacheConfig
 
@@ -21,7 +21,7 @@ class EmbeddedSyntaxGymClient(SyntaxGymClient):
     to score, and dequantised once into the weights cache as for any GGUF file."""
 
     def __init__(self, cache_config: CacheConfig, embedded_model: str, *,
-                 model_name: Optional[str] = None, **kwargs: Any) -> None:
+                 model_name: str | None = None, **kwargs: Any) -> None:
         gguf = installed_embedded_model(embedded_model).gguf_path()
         super().__init__(cache_config=cache_config, pretrained_model_name_or_path=str(gguf.parent),
                          gguf_file=gguf.name, model_name=model_name, **kwargs)

@@ -35,8 +35,9 @@ failure, so the run goes on and the metric reports it. Models are loaded by
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig
@@ -191,7 +192,7 @@ class SyntaxGymClient(CachingClient):
             hexception(exc)
             return failed_request(f"SyntaxGymClient error: {type(exc).__name__}: {exc}", fatal=True)
         tokens = [Token(text=text, logprob=logprob)
-                  for text, logprob in zip(response["tokens"], response["logprobs"])]
+                  for text, logprob in zip(response["tokens"], response["logprobs"], strict=False)]
         completion = GeneratedOutput(text="".join(response["tokens"]),
                                      logprob=sum(response["logprobs"]), tokens=tokens)
         # request_time: how long the request waited (HELM's meaning); what it cost is its share
@@ -218,7 +219,7 @@ class SyntaxGymClient(CachingClient):
         wanted = [r for r in requests if self.unsupported(r) is None]
         if wanted:
             cached = self.request_cache.contains([self._cache_key(r) for r in wanted])
-            wanted = [r for r, hit in zip(wanted, cached) if not hit]
+            wanted = [r for r, hit in zip(wanted, cached, strict=False) if not hit]
         if not wanted:
             return 0
         self._prefetched = {r.prompt: self._cache_key(r) for r in wanted}

@@ -41,8 +41,8 @@ import ctypes
 import mmap
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Iterable, Iterator
 
 import torch
 import torch.nn.functional as F

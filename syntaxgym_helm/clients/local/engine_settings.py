@@ -13,7 +13,8 @@ loader (:mod:`.model_loading`), the :class:`~.logprob_engine.LogprobEngine` and 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal, Mapping
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from syntaxgym_helm.clients.local.dtype_names import dtype_attribute
 from syntaxgym_helm.core.options import OptionError, check_fields, option, options_from

@@ -10,8 +10,8 @@ the prompts it finished, so that the server can answer them at once.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import torch
 
@@ -53,7 +53,7 @@ class PlainPasses:
         results: list[list[float]] = [[] for _ in encoded]
         for indices in self.groups(encoded, limits):
             computed = self.one_pass([encoded[i] for i in indices])
-            for i, logprobs in zip(indices, computed):
+            for i, logprobs in zip(indices, computed, strict=False):
                 results[i] = logprobs
             if on_pass is not None:
                 on_pass(indices, computed)

@@ -22,8 +22,9 @@ import functools
 import importlib
 import os
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 #: What is memoised during a load: module -> attributes.
 MEMOISED = {"gguf": ("GGUFReader", "get_tensor_name_map"),

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Callable, Sequence
 
 import torch
-
 from helm.common.hierarchical_logger import hlog, hwarn
 
 from syntaxgym_helm.clients.local import cpu_kernels
@@ -139,8 +138,6 @@ class LogprobEngine:
         """The beginning-of-text token's text: the first token of every result."""
         return self.encoder.bos_text
 
-    # -- setup ----------------------------------------------------------------------------------
-
     def _set_up_prefix_sharing(self, cache_mb: float, check: bool) -> bool:
         """Find the model's parts and key/value shapes, then compute probe prompts with prefix
         sharing (small store, several passes, evictions) and without: a model that ignores
@@ -241,7 +238,8 @@ class LogprobEngine:
         # weight, however few its positions) and add nothing it checks.
         limits = replace(self.limits, batch_size=2, max_row_nodes=4)
         computed = shared.run(probes, scratch, limits, self.onednn)
-        return max(abs(a - b) for x, y in zip(computed, plain) for a, b in zip(x, y))
+        pairs = zip(computed, plain, strict=True)
+        return max(abs(a - b) for x, y in pairs for a, b in zip(x, y, strict=True))
 
     def _set_up_onednn(self, output_layer: OutputLayer) -> int:
         """Pack the weights of the model's linear layers and of the output layer's vocabulary
@@ -287,8 +285,8 @@ class LogprobEngine:
             if isinstance(item, PromptError):
                 raise item
         usable = [item for item in encoded if not isinstance(item, PromptError)]  # (all of them)
-        logprobs = self.logprobs_of_encoded(usable)
-        return [PromptLogprobs(e.prompt, e.texts, tuple(lp)) for e, lp in zip(usable, logprobs)]
+        scored = zip(usable, self.logprobs_of_encoded(usable), strict=True)
+        return [PromptLogprobs(e.prompt, e.texts, tuple(lp)) for e, lp in scored]
 
     def logprobs_of_encoded(self, encoded: Sequence[EncodedPrompt],
                             on_pass: OnPass | None = None) -> list[list[float]]:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import torch
-
 from helm.common.hierarchical_logger import hlog, hwarn
 
 from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
@@ -171,7 +171,7 @@ def _load(name: str, source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
         with gguf_parsed_once():  # a GGUF file: parsed once for config, tokenizer and weights
             tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
             model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs, **extra)
-    except Exception as exc:  # noqa: BLE001 - re-raised with the path
+    except Exception as exc:
         raise ModelLoadError(f"could not load {name}: {type(exc).__name__}: {exc}") from exc
     hlog(f"syntaxgym local engine: loaded {name} in {time.time() - started:.1f}s")
     return model, tokenizer

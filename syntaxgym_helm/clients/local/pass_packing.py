@@ -7,8 +7,8 @@ pass is :mod:`syntaxgym_helm.clients.local.forward_passes`'s job.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import torch
 

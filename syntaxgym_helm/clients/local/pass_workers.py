@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

@@ -28,7 +28,8 @@ import functools
 import os
 import sys
 from collections import Counter, defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from syntaxgym_helm.clients.class_paths import LOCAL_CLIENT, PREFETCHING_CLIENTS
 from syntaxgym_helm.helm_compat import (

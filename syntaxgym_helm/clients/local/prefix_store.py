@@ -12,7 +12,8 @@ prefix sharing off, so the name is read from the signature, never assumed.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 from transformers import DynamicCache
@@ -42,7 +43,7 @@ class PrefixStore:
 
     @classmethod
     def sized(cls, layer_shapes: list[tuple[int, int]], hidden_size: int, budget_bytes: int,
-              dtype: torch.dtype, device: torch.device) -> "PrefixStore":
+              dtype: torch.dtype, device: torch.device) -> PrefixStore:
         """As many slots as ``budget_bytes`` holds; ``layer_shapes``: (kv heads, head dim)."""
         capacity = slots_in(budget_bytes, layer_shapes, hidden_size, dtype)
 
@@ -76,7 +77,7 @@ class PrefixStore:
             cache.update(keys[slots].transpose(1, 2), values[slots].transpose(1, 2), layer)
         return cache
 
-    def copy_root(self, other: "PrefixStore", token: int) -> None:
+    def copy_root(self, other: PrefixStore, token: int) -> None:
         """Store ``other``'s one-token prefix ``token`` (the beginning-of-text position) here too,
         if ``other`` holds it and this store has room."""
         source = other.index.lookup(ROOT, token)

@@ -33,8 +33,8 @@ need not keep it long) while each pass still holds independent subtrees (rows of
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 ROOT = -1
 """Parent of a sequence's first token (in rows and in the index)."""
@@ -133,7 +133,7 @@ class PrefixIndex:
         self.__init__(self.capacity)  # type: ignore[misc]  # every field back to its start
 
 
-def insert_rows(index: PrefixIndex, rows: Sequence["PackedRow"]) -> list[tuple[int, int, int]]:
+def insert_rows(index: PrefixIndex, rows: Sequence[PackedRow]) -> list[tuple[int, int, int]]:
     """Store the new nodes of a pass's ``rows`` in ``index`` (parents first; a node whose parent
     could not be stored is not stored either); returns ``(slot, row, node)`` for each slot newly
     taken, whose contents the caller fills."""

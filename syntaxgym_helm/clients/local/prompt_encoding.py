@@ -4,8 +4,8 @@ engine returns for a prompt (:class:`PromptLogprobs`) or refuses (:class:`Prompt
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 
 class PromptError(ValueError):

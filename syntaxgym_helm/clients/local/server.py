@@ -12,8 +12,9 @@ import gc
 import threading
 import time
 from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
@@ -227,7 +228,9 @@ class ModelServer:
         assert self.engine is not None
         bar = self._progress_bar(len(prompts))
         encoded = self.engine.encoder.encode_many(prompts)
-        errors = [(p, e) for p, e in zip(prompts, encoded) if isinstance(e, PromptError)]
+        errors = [
+            (p, e) for p, e in zip(prompts, encoded, strict=False) if isinstance(e, PromptError)
+        ]
         if errors:
             self._complete(errors)
         usable = [e for e in encoded if not isinstance(e, PromptError)]
@@ -244,7 +247,7 @@ class ModelServer:
             self.forward_passes += 1
             self._complete([(usable[i].prompt, PromptLogprobs(usable[i].prompt, usable[i].texts,
                                                             tuple(lp), seconds, len(indices)))
-                            for i, lp in zip(indices, logprobs)])
+                            for i, lp in zip(indices, logprobs, strict=False)])
 
         if usable:
             self.engine.logprobs_of_encoded(usable, on_pass=pass_done)

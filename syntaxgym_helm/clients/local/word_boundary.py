@@ -10,14 +10,15 @@ meaningless, and scoring uncorrected under the correction's name would be silent
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import torch
 
+from syntaxgym_helm.clients.local.forward_passes import OnPass
 from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt
 from syntaxgym_helm.core.word_boundary import corrected_logprobs
-from syntaxgym_helm.clients.local.forward_passes import OnPass
 
 
 class WordBoundaryError(ValueError):
@@ -129,11 +130,14 @@ def corrected_logprobs_of_encoded(engine: Any, encoded: Sequence[EncodedPrompt],
 
     def corrected_pass(indices: list[int], raws: list[list[float]]) -> None:
         assert on_pass is not None
-        on_pass(indices, [corrected(encoded[i], raw, mask) for i, raw in zip(indices, raws)])
+        on_pass(
+            indices,
+            [corrected(encoded[i], raw, mask) for i, raw in zip(indices, raws, strict=False)],
+        )
 
     raws = engine.uncorrected_logprobs(with_boundaries(encoded, engine.encoder.bos_id),
                                        None if on_pass is None else corrected_pass)
-    return [corrected(e, raw, mask) for e, raw in zip(encoded, raws)]
+    return [corrected(e, raw, mask) for e, raw in zip(encoded, raws, strict=False)]
 
 
 def token_and_boundary_logprobs(engine: Any, encoded: Sequence[EncodedPrompt]
@@ -143,4 +147,4 @@ def token_and_boundary_logprobs(engine: Any, encoded: Sequence[EncodedPrompt]
     if engine.boundary_mask is None:
         raise ValueError("this engine was made without word_boundary")
     raws = engine.uncorrected_logprobs(with_boundaries(encoded, engine.encoder.bos_id))
-    return [split(e, raw) for e, raw in zip(encoded, raws)]
+    return [split(e, raw) for e, raw in zip(encoded, raws, strict=False)]

@@ -57,7 +57,9 @@ class MaskedLMClient(BatchScoringClient):
                 where, dtype=self._torch_dtype(), revision=self.revision,
                 trust_remote_code=self.trust_remote_code)
         except ValueError as error:  # transformers: no masked-LM class for this config
-            raise CheckpointUnusable(f"{where}: cannot be loaded as a masked LM ({error})") from None
+            raise CheckpointUnusable(
+                f"{where}: cannot be loaded as a masked LM ({error})"
+            ) from None
         self._tokenizer = tokenizer
         self._model = model.to(self.device).eval()
         self._max_length = min(context_length(model, tokenizer),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from syntaxgym_helm.core.alignment.search import NoAlignment, Search
 from syntaxgym_helm.core.alignment.spans import RegionLike, region_pairs

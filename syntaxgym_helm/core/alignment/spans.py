@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from syntaxgym_helm.core.suite_data import DEFAULT_SEPARATOR, join_regions
 

@@ -7,7 +7,7 @@ belongs to (the span bookkeeping of :mod:`.spans`, per byte).
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from syntaxgym_helm.core.alignment.spans import region_spans, sentence_text
 from syntaxgym_helm.core.alignment.token_forms import SPECIAL_BYTES, Reading, Segment, Wild
@@ -132,7 +132,9 @@ class SentenceBytes:
         # Pieces of characters: the bytes must decode exactly as the client's decoder shows
         # them (U+FFFD per invalid sequence, or nothing). Each U+FFFD stands for at most 3
         # bytes (an incomplete 4-byte character), and only non-ASCII bytes can vanish.
-        wanted, errors = ("\ufffd" * wild.count, "replace") if wild.kind == "lossy" else ("", "ignore")
+        wanted, errors = (
+            ("\ufffd" * wild.count, "replace") if wild.kind == "lossy" else ("", "ignore")
+        )
         longest = 3 * wild.count if wild.kind == "lossy" else _MAX_DROPPED
         if wild.kind == "dropped" and not wild.across and start < len(data):
             # Within the character ``start`` is in, never all of it (that would have decoded).

@@ -72,11 +72,22 @@ checks), :mod:`.evaluation` (:func:`approx_equal`, region values, arithmetic) an
 from __future__ import annotations
 
 # Not in __all__, but imported from here by callers (and attributes of the former module).
-from syntaxgym_helm.core.errors import EvaluationError as EvaluationError
-from syntaxgym_helm.core.errors import FormulaError as FormulaError
-from syntaxgym_helm.core.formula.evaluation import EQUALITY_ATOL, EQUALITY_RTOL, approx_equal
-from syntaxgym_helm.core.formula.evaluation import Values as Values
-from syntaxgym_helm.core.formula.formula import MAX_FORMULA_LENGTH, Formula, legacy_to_formula, parse_formula
+from syntaxgym_helm.core.errors import (
+    EvaluationError as EvaluationError,
+    FormulaError as FormulaError,
+)
+from syntaxgym_helm.core.formula.evaluation import (
+    EQUALITY_ATOL,
+    EQUALITY_RTOL,
+    Values as Values,
+    approx_equal,
+)
+from syntaxgym_helm.core.formula.formula import (
+    MAX_FORMULA_LENGTH,
+    Formula,
+    legacy_to_formula,
+    parse_formula,
+)
 from syntaxgym_helm.core.formula.nodes import (
     And,
     Binary,

@@ -64,7 +64,9 @@ class _ValueLookup:
 
     def __init__(self, values: Values) -> None:
         if not isinstance(values, Mapping) and not callable(values):
-            raise TypeError(f"values must be a mapping or a function of RegionRef, not {type(values).__name__}")
+            raise TypeError(
+                f"values must be a mapping or a function of RegionRef, not {type(values).__name__}"
+            )
         self.values = values
         self.cache: dict[RegionRef, float] = {}
 
@@ -78,7 +80,9 @@ class _ValueLookup:
         try:
             raw = self.values[ref] if isinstance(self.values, Mapping) else self.values(ref)
         except KeyError:
-            raise EvaluationError(f"no value for {ref} ({where} of condition `{ref.condition}`)") from None
+            raise EvaluationError(
+                f"no value for {ref} ({where} of condition `{ref.condition}`)"
+            ) from None
         value = _as_float(raw)
         if value is None:
             raise EvaluationError(f"the value of {ref} is not a number: {raw!r}")

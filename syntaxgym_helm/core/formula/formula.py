@@ -33,7 +33,9 @@ class Formula:
 
     def __post_init__(self) -> None:
         if not _is_boolean(self.root):
-            raise FormulaError(f"the formula {_quote(self.source)} is a number, not a prediction", column=1)
+            raise FormulaError(
+                f"the formula {_quote(self.source)} is a number, not a prediction", column=1
+            )
 
     def __str__(self) -> str:
         """Canonical text: single spaces around binary operators, the fewest ``( )`` that
@@ -88,7 +90,9 @@ class Formula:
         region that condition lacks."""
         known = sorted(set(conditions))
         columns = self._columns()
-        for ref in sorted(self.region_refs, key=lambda r: (columns.get(r, 0), r.condition, r.region or 0)):
+        for ref in sorted(
+            self.region_refs, key=lambda r: (columns.get(r, 0), r.condition, r.region or 0)
+        ):
             if ref.condition not in known:
                 close = difflib.get_close_matches(ref.condition, known, n=1)
                 guess = f"; did you mean `{close[0]}`?" if close else ""
@@ -133,7 +137,9 @@ def parse_formula(text: str) -> Formula:
     except RecursionError:
         # Only reachable when the caller's own stack is already nearly full; MAX_DEPTH keeps
         # the parser's share small.
-        raise FormulaError("formula is nested too deeply for the remaining stack", column=1) from None
+        raise FormulaError(
+            "formula is nested too deeply for the remaining stack", column=1
+        ) from None
 
 
 def legacy_to_formula(region_number: int, l_operand: str, relation: str, r_operand: str) -> str:
@@ -145,7 +151,9 @@ def legacy_to_formula(region_number: int, l_operand: str, relation: str, r_opera
             hint=f"use one of {', '.join(map(_quote, _LEGACY_RELATIONS))}",
         )
     if isinstance(region_number, bool) or not isinstance(region_number, int) or region_number < 1:
-        raise FormulaError(f"bad region number {region_number!r}", hint="regions are numbered from 1")
+        raise FormulaError(
+            f"bad region number {region_number!r}", hint="regions are numbered from 1"
+        )
     for operand in (l_operand, r_operand):
         if not isinstance(operand, str) or not _CONDITION_RE.fullmatch(operand):
             raise FormulaError(

@@ -21,7 +21,9 @@ from syntaxgym_helm.core.formula.nodes import RegionRef
 _MAX_REGION_DIGITS = 9
 
 _CONDITION_RE = re.compile(r"[A-Za-z0-9_-]+")
-_REGION_SHAPE = "a region reference looks like `(6;%condition%)`, or `(*;%condition%)` for the whole sentence"
+_REGION_SHAPE = (
+    "a region reference looks like `(6;%condition%)`, or `(*;%condition%)` for the whole sentence"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +114,11 @@ def _next_token(text: str, pos: int) -> _Token:
         return _Token("op", two, pos)
     if char in _ONE_CHAR_OPS:
         return _Token("op", char, pos)
-    hint = _REGION_SHAPE if char in ";%" else "formulas use region references, numbers, `abs`, `+ - * /`, `< > <= >= =`, `& | ~` and brackets"
+    hint = (
+        _REGION_SHAPE
+        if char in ";%"
+        else "formulas use region references, numbers, `abs`, `+ - * /`, `< > <= >= =`, `& | ~` and brackets"
+    )
     raise FormulaError(f"unexpected character {_quote(char)}", column=pos + 1, hint=hint)
 
 
@@ -186,7 +192,9 @@ def _region_error(text: str, start: int) -> FormulaError:
     if not name:
         if text.startswith("%", pos):
             return fail("empty condition name", pos)
-        return fail(f"unexpected {_found(text, pos)} in a condition name (letters, digits, `_`, `-`)", pos)
+        return fail(
+            f"unexpected {_found(text, pos)} in a condition name (letters, digits, `_`, `-`)", pos
+        )
     pos = name.end()
     if pos < len(text) and text[pos] not in "%) \t\r\n\f\v":
         return fail(
@@ -197,7 +205,8 @@ def _region_error(text: str, start: int) -> FormulaError:
     pos = _skip_space(text, pos)
     if not text.startswith("%", pos):
         return fail(
-            f"expected `%` after the condition name {_quote(name.group())}, found {_found(text, pos)}", pos
+            f"expected `%` after the condition name {_quote(name.group())}, found {_found(text, pos)}",
+            pos,
         )
     pos = _skip_space(text, pos + 1)
     if text[start] == "[":
