@@ -124,7 +124,8 @@ def section(workdir: Path, model: str) -> str:
         "(BLiMP's own method; our first prediction `(*;%good%) < (*;%bad%)`: token log "
         "probabilities summed after the beginning-of-text token, no length normalisation). "
         "The paper's columns are the per-paradigm figures of BLiMP's repository "
-        "(`models_summary.jsonl`, corrected after publication: the repository's errata of 16 August "
+        "(`models_summary.jsonl`, corrected after publication: the repository's errata of 16 "
+        "August "
         "2021; the TACL tables differ in places) and its human agreement.",
         "",
     ]

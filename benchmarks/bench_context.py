@@ -124,7 +124,8 @@ def cost_part(args: argparse.Namespace, work: Path,
     base = rows[0][1]
     which = "Hu et al. (2020)" if args.suites == "hu2020" else "built-in"
     lines = [
-        f"**Cost of a context** ({len(suites)} {which} suites, `{model}`, context={args.kind}, cold request cache, one helm-run per "
+        f"**Cost of a context** ({len(suites)} {which} suites, `{model}`, context={args.kind}, "
+        "cold request cache, one helm-run per "
         "length; tokens: what the engine scored, the least a scorer without prefix "
         "sharing computes; positions: what it computed)",
         "",

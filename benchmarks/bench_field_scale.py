@@ -178,7 +178,8 @@ def linear_shapes(config) -> tuple[list[tuple[int, int]], tuple[int, int], int]:
 
 
 def position_flops(config) -> tuple[int, int]:
-    """Matrix-product FLOPs of one position: the decoder layers', the output layer's (2 a weight)."""
+    """Matrix-product FLOPs of one position: the decoder layers', the output layer's (2 a
+    weight)."""
     decoder, output, layers = linear_shapes(config)
     return 2 * layers * sum(i * o for i, o in decoder), 2 * output[0] * output[1]
 
@@ -297,7 +298,8 @@ def our_model(args: argparse.Namespace, folder: Path) -> str:
     (prod_env / "model_metadata.yaml").write_text(
         f"models:\n  - name: {name}\n    display_name: SmolLM2-135M ({', '.join(values)})"
         f"\n    description: bench\n    creator_organization_name: bench\n    access: open\n"
-        "    release_date: 2024-11-01\n    tags: [TEXT_MODEL_TAG, FULL_FUNCTIONALITY_TEXT_MODEL_TAG]\n"
+        "    release_date: 2024-11-01\n"
+        "    tags: [TEXT_MODEL_TAG, FULL_FUNCTIONALITY_TEXT_MODEL_TAG]\n"
     )
     (prod_env / "tokenizer_configs.yaml").write_text(
         f"tokenizer_configs:\n  - name: {name}\n    tokenizer_spec:\n      class_name: "

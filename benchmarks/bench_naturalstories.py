@@ -1,4 +1,5 @@
-"""Benchmark: word surprisal on real reading times, the Natural Stories corpus (Futrell et al. 2021).
+"""Benchmark: word surprisal on real reading times, the Natural Stories corpus (Futrell et al.
+2021).
 
 Every word of the 10 stories (10,256 words) is scored by both embedded models with
 ``syntaxgym-helm surprisal`` (the stories as ``all_stories.tok`` segments them: ``--tsv
@@ -328,7 +329,8 @@ def render(args: argparse.Namespace, results: dict[str, Any]) -> str:
 
 
 PUBLISHED = """Published figures, and where the setups differ. Wilcox, Gauthier, Hu, Qian and
-Levy (2020, CogSci; arXiv:2006.01912) measure psychometric predictive power as ΔLogLik per word over a baseline,
+Levy (2020, CogSci; arXiv:2006.01912) measure psychometric predictive power as ΔLogLik per word \
+over a baseline,
 on Natural Stories among other corpora, and find that better next-word prediction (lower perplexity)
 generally gives more of it; Oh and Schuler (2023, TACL 11:336-350) find the reverse for the larger
 Transformers (GPT-Neo, OPT): "a strictly monotonic, positive log-linear relationship between

@@ -3,7 +3,8 @@
 
 For checking that a change (a refactor, a new engine setting) leaves every outcome as it was:
 
-    python benchmarks/compare_item_outcomes.py OLD/benchmark_output/runs/S NEW/benchmark_output/runs/S
+    python benchmarks/compare_item_outcomes.py \
+        OLD/benchmark_output/runs/S NEW/benchmark_output/runs/S
 
 Runs are paired by their SyntaxGym suite (``suite=`` in the run name), instances by id. Prints the
 instances that differ or are missing, and the stat names only one side has; exit status 1 if any

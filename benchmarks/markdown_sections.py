@@ -57,7 +57,8 @@ def markers(script: str) -> tuple[str, str]:
 
 def without_scratch_paths(text: str) -> str:
     """``text`` with every path under the temporary folder written ``$TMPDIR/...``: a scratch
-    folder means nothing to a reader of BENCHMARKS.md, which says how to run a benchmark anywhere."""
+    folder means nothing to a reader of BENCHMARKS.md, which says how to run a benchmark
+    anywhere."""
     scratch = re.escape(tempfile.gettempdir().rstrip("/"))
     return re.sub(rf"(?<![\w$]){scratch}(?=/|\b)", "$TMPDIR", text)
 

@@ -1,4 +1,5 @@
-"""Served vs local: the same SmolLM2-135M weights through a real OpenAI-compatible server and locally.
+"""Served vs local: the same SmolLM2-135M weights through a real OpenAI-compatible server and
+locally.
 
 A real ``llama-cpp-python[server]`` serves the embedded GGUF (SmolLM2-135M-Instruct, Q4_1) on
 127.0.0.1; ``helm-run`` scores the same suites through it and through HELM's own HuggingFaceClient
@@ -10,11 +11,13 @@ Runs (one ``helm-run``, suite ``served``):
 
 - ``local``: ``helmhf/smollm2-135m-instruct-q4_1`` (``prefix=auto``: ``<|endoftext|>``);
 - ``served``: the server as it comes (``--logits_all true``), through
-  :class:`syntaxgym_helm.clients.served.EchoCompletionsClient` (``max_tokens_for_echo: 1``), ``prefix=auto``;
+  :class:`syntaxgym_helm.clients.served.EchoCompletionsClient` (``max_tokens_for_echo: 1``),
+  ``prefix=auto``;
 - ``served_bos``: a second server whose GGUF metadata is overridden so that it puts
-  ``<|endoftext|>`` before every prompt itself (``--kv_overrides tokenizer.ggml.add_bos_token=bool:true
-  tokenizer.ggml.bos_token_id=int:0``), with ``prefix=none,first_token=exclude`` (the server nulls
-  the first prompt token's logprob, as OpenAI's API does);
+  ``<|endoftext|>`` before every prompt itself (``--kv_overrides
+  tokenizer.ggml.add_bos_token=bool:true tokenizer.ggml.bos_token_id=int:0``), with
+  ``prefix=none,first_token=exclude`` (the server nulls the first prompt token's logprob, as
+  OpenAI's API does);
 - ``plain`` (``--plain``): HELM's own ``OpenAILegacyCompletionsClient``, unchanged, against the
   first server (HELM 0.5.16's ``VLLMClient`` cannot be constructed: see docs/served.md).
 
@@ -479,7 +482,8 @@ def report(results: dict[str, Any], command: str) -> str:
         "`local` is HELM's HuggingFaceClient on the embedded GGUF (Q4_1 weights dequantised to "
         "fp32, `prefix=auto` = `<|endoftext|>`). `served` is `llama-cpp-python[server]` 0.3.36 on "
         "the same file (llama.cpp's Q4_1 kernels), as it comes, through "
-        "`syntaxgym_helm.clients.served.EchoCompletionsClient`. `served_bos` is the same server with "
+        "`syntaxgym_helm.clients.served.EchoCompletionsClient`. `served_bos` is the same server "
+        "with "
         "`--kv_overrides tokenizer.ggml.add_bos_token=bool:true tokenizer.ggml.bos_token_id=int:0` "
         "(it puts `<|endoftext|>` before each prompt itself) and "
         "`prefix=none,first_token=exclude`; there the local run's first sentence token is left "

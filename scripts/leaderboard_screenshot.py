@@ -6,7 +6,8 @@
 Run ``syntaxgym-helm leaderboard config`` and ``helm-summarize`` first (``make run`` does). How
 ``docs/leaderboard.png`` was made: the 34 suites of Hu et al. (2020) with both embedded models::
 
-    SYNTAXGYM_SUITES_DIR=../shared/suites/hu2020 helm-run --conf-paths run_specs/syntaxgym_hu2020.conf \
+    SYNTAXGYM_SUITES_DIR=../shared/suites/hu2020 helm-run \
+        --conf-paths run_specs/syntaxgym_hu2020.conf \
         --models-to-run syntaxgym/smollm2-135m-instruct-q4_1 syntaxgym/gemma-3-270m-q4_k_m \
         --suite hu2020 --max-eval-instances 100000
     syntaxgym-helm leaderboard config benchmark_output --suite hu2020   # then its helm-summarize

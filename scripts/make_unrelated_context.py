@@ -1,4 +1,5 @@
-"""Write ``syntaxgym_helm/data/context_unrelated.txt``: the sentences ``context=unrelated`` picks from.
+"""Write ``syntaxgym_helm/data/context_unrelated.txt``: the sentences ``context=unrelated`` \
+picks from.
 
 The source is *Aesop's Fables*, translated by George Fyler Townsend (1867; Townsend died in 1900),
 a public-domain text, as Project Gutenberg's plain-text eBook #21 gives it. There is no internet
@@ -10,11 +11,12 @@ itself is in the public domain).
 
 Which sentences (so the context is plain narrative, unrelated to any SyntaxGym phenomenon, and has
 no quotation whose marks a sentence split would cut): the fables' running text only (from the
-first fable to the "Life of Aesop" and Preface that follow them); paragraphs split into sentences after ``.``, ``!``
-or ``?`` followed by a space and a capital letter; a sentence is kept when it ends with a full
-stop, has 6 to 25 words, is not inside a quotation that runs over several sentences, and holds no quotation mark, colon, parenthesis, dash or digit. The
-first words of each fable are printed in capitals (``A WOLF, meeting ...``): they are written as
-ordinary words (``A Wolf, meeting ...``). Duplicates are dropped, order is kept.
+first fable to the "Life of Aesop" and Preface that follow them); paragraphs split into sentences
+after ``.``, ``!`` or ``?`` followed by a space and a capital letter; a sentence is kept when it
+ends with a full stop, has 6 to 25 words, is not inside a quotation that runs over several
+sentences, and holds no quotation mark, colon, parenthesis, dash or digit. The first words of each
+fable are printed in capitals (``A WOLF, meeting ...``): they are written as ordinary words (``A
+Wolf, meeting ...``). Duplicates are dropped, order is kept.
 
     python scripts/make_unrelated_context.py /path/to/aesop.txt [--check]
 """

@@ -1,5 +1,5 @@
-"""syntaxgym_helm.helm_compat: every reliance on HELM's internals is checked, and a HELM that changes
-one fails loudly, naming it.
+"""syntaxgym_helm.helm_compat: every reliance on HELM's internals is checked, and a HELM that
+changes one fails loudly, naming it.
 
 For each hook: the installed HELM has every shape it needs; a shape changed in place (a method
 with other parameters, a class without the attribute or field) makes ``require`` raise a

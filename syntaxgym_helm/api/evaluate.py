@@ -55,12 +55,12 @@ def evaluate(
     """Score ``suite`` on ``model`` and return every item's regions, predictions and outcome.
 
     ``suite``: a registered name (the 34 of Hu et al. 2020, the built-in ``sgh_*`` suites,
-    ``blimp_<paradigm>``), a suite file, an http(s) URL, or a :class:`~syntaxgym_helm.core.suite.Suite`.
-    ``model``: a HELM model name: an embedded one (``syntaxgym/smollm2-135m-instruct-q4_1``), one
-    of HELM's, or one declared in ``local_path``'s ``model_deployments.yaml``; or a checkpoint:
-    a folder (config + weights), a GGUF file or a Hub id, causal, masked or encoder-decoder
-    (read from its config), a masked LM's variant after ``~`` (``/path/bert~within_word_l2r``;
-    docs/models.md). The run options
+    ``blimp_<paradigm>``), a suite file, an http(s) URL, or a
+    :class:`~syntaxgym_helm.core.suite.Suite`. ``model``: a HELM model name: an embedded one
+    (``syntaxgym/smollm2-135m-instruct-q4_1``), one of HELM's, or one declared in ``local_path``'s
+    ``model_deployments.yaml``; or a checkpoint: a folder (config + weights), a GGUF file or a Hub
+    id, causal, masked or encoder-decoder (read from its config), a masked LM's variant after ``~``
+    (``/path/bert~within_word_l2r``; docs/models.md). The run options
     (``prefix``, ``first_token``, ``ties``, ``context``, ``context_sentences``, ``context_seed``,
     ``suites_dir``: every field of :class:`~syntaxgym_helm.core.run_options.RunOptions`, as the
     run entry's arguments, docs/python_api.md) are given as keywords, or as ``options`` (keywords

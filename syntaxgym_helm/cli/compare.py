@@ -5,8 +5,9 @@
 ``benchmark_output`` folder; ``--model-a/-b`` and ``--run-suite-a/-b`` narrow a side to one run per
 SyntaxGym test suite, ``--test-suite`` (repeatable) to some test suites. (``--suite`` is HELM's run
 suite, as in ``helm-run``.) Whether an accuracy difference is real: McNemar per suite and overall
-and a paired bootstrap (see :mod:`syntaxgym_helm.report.paired_tests`). Exit status 1 when a test suite is flagged as disagreeing beyond
-rounding (see :mod:`syntaxgym_helm.report.compare`), 2 when runs cannot be found or paired.
+and a paired bootstrap (see :mod:`syntaxgym_helm.report.paired_tests`). Exit status 1 when a test
+suite is flagged as disagreeing beyond rounding (see :mod:`syntaxgym_helm.report.compare`), 2 when
+runs cannot be found or paired.
 """
 
 from __future__ import annotations

@@ -24,10 +24,11 @@ leave a folder that passes for complete: the plugin's metric removed the previou
 is the file HELM writes last. So if that file is not whole JSON when the signal comes (not yet
 written, or half written: the process ends before its last buffer is flushed), the handler
 removes what there is of it: the folder is then incomplete, which ``syntaxgym-helm report`` names
-and ``helm-run --skip-completed-runs`` runs again, and the line printed says so. In any other process (a script or notebook using the Python API, a
-test runner, HELM's parallel workers) the signal then goes on as before (a ``KeyboardInterrupt``
-the caller may catch; SIGTERM's default), with the answers already saved; where nothing of ours
-is at work, it is handled as before, untouched.
+and ``helm-run --skip-completed-runs`` runs again, and the line printed says so. In any other
+process (a script or notebook using the Python API, a test runner, HELM's parallel workers) the
+signal then goes on as before (a ``KeyboardInterrupt`` the caller may catch; SIGTERM's default),
+with the answers already saved; where nothing of ours is at work, it is handled as before,
+untouched.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ of the prompt. A prompt that a window service truncated to the model's context i
 to the context's length (over a hundred thousand characters for a long context), one unreadable
 line that terminals and log viewers choke on. :func:`install_log_line_limit` (called where a run
 starts: :mod:`.registration`) puts a filter on HELM's logger that keeps the start and end of any
-message longer than :data:`MAX_LOG_LINE` characters and says how much was left out; nothing else changes.
+message longer than :data:`MAX_LOG_LINE` characters and says how much was left out; nothing else
+changes.
 """
 
 from __future__ import annotations

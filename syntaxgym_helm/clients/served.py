@@ -9,12 +9,12 @@ work with it as it is, whatever the token texts look like (``Ġ``, ``▁``, ``by
 Where the server behaves exactly like vLLM (honours ``max_tokens=0`` with echo, returns the prompt's
 logprobs in ``choices[0].logprobs``) and never fails, that is enough.
 
-:class:`EchoCompletionsClient` is for everything else. It is HELM's ``OpenAILegacyCompletionsClient``
-(same constructor arguments, same request) with these differences:
+:class:`EchoCompletionsClient` is for everything else. It is HELM's
+``OpenAILegacyCompletionsClient`` (same constructor arguments, same request) with these differences:
 
 1. **Every failure is one request's failure.** HELM 0.5.16's executor discards a whole run when one
-   request fails (unless the failure is flagged non-fatal), after retrying it 5 times with 10 to 80 s
-   waits. This client returns a non-fatal, non-retriable error instead (the OpenAI library has
+   request fails (unless the failure is flagged non-fatal), after retrying it 5 times with 10 to
+   80 s waits. This client returns a non-fatal, non-retriable error instead (the OpenAI library has
    already retried ``max_retries`` times), so the run goes on and the metric reports the item as
    ``syntaxgym_unscorable`` with the reason: server down, timeout, HTTP error, a response without
    logprobs or without the echoed prompt, a malformed response.
@@ -31,8 +31,8 @@ logprobs in ``choices[0].logprobs``) and never fails, that is enough.
    (``usage.completion_tokens`` counts them, but llama-cpp-python returns the last one only when it
    added a beginning-of-text token; vLLM and OpenAI always do). Without ``usage``, or when neither
    count spells the prompt, the request fails: tokens are never guessed.
-4. **Together's echo format.** Together returns the prompt's tokens in ``prompt[0].logprobs``, not in
-   ``choices[0].logprobs`` (which HELM's ``TogetherCompletionClient`` reads, so it only ever sees
+4. **Together's echo format.** Together returns the prompt's tokens in ``prompt[0].logprobs``, not
+   in ``choices[0].logprobs`` (which HELM's ``TogetherCompletionClient`` reads, so it only ever sees
    the generated token). This client reads whichever the response has.
 5. **Only possible values.** A logprob above 0 (a probability above 1; up to
    :data:`~syntaxgym_helm.core.logprobs.LOGPROB_ROUNDING` is rounding and reads as 0.0), NaN, a
@@ -102,10 +102,10 @@ class EchoCompletionsClient(OpenAILegacyCompletionsClient):
     ``http://127.0.0.1:8000/v1``), ``openai_model_name`` (the model name the server knows; default:
     the deployment's engine), ``api_key`` (normally from ``prod_env/credentials.conf``, see
     docs/served.md), ``timeout`` (seconds each try of a request may take in all, connect to last
-    byte, default 60; see :mod:`syntaxgym_helm.clients.served_deadline`), ``max_retries`` (the OpenAI
-    library's retries of connection errors, timeouts, 408/409/429 and 5xx answers, default 2),
-    ``max_tokens_for_echo`` (what to send instead of ``max_tokens=0``; ``1`` for llama-cpp-python
-    and Together).
+    byte, default 60; see :mod:`syntaxgym_helm.clients.served_deadline`), ``max_retries`` (the
+    OpenAI library's retries of connection errors, timeouts, 408/409/429 and 5xx answers, default
+    2), ``max_tokens_for_echo`` (what to send instead of ``max_tokens=0``; ``1`` for
+    llama-cpp-python and Together).
     """
 
     cache: RequestCache  # HELM's CachingClient declares its plain Cache

@@ -1,4 +1,5 @@
-"""A deadline on the whole of each HTTP request of a served-model client (connect, send, every read).
+"""A deadline on the whole of each HTTP request of a served-model client (connect, send, every
+read).
 
 The OpenAI library passes its ``timeout`` to httpx, where it bounds each phase and each *read*, not
 the request: a server or proxy that sends its answer a byte a second keeps a request alive for as

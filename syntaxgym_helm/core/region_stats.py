@@ -13,8 +13,8 @@ condition's sentence), so they get no tokens:
   prediction such as "region 3 + region 4 of condition A > region 3 + region 4 of condition B"
   work when one condition leaves region 3 out (a gap).
 * every other metric of no tokens is undefined and returned as ``math.nan``. The formula
-  evaluator (:mod:`syntaxgym_helm.core.formula`) raises an ``EvaluationError`` when a prediction uses
-  an undefined value, so the item is reported as unscorable instead of a comparison with NaN
+  evaluator (:mod:`syntaxgym_helm.core.formula`) raises an ``EvaluationError`` when a prediction
+  uses an undefined value, so the item is reported as unscorable instead of a comparison with NaN
   silently coming out false.
 
 A NaN among the surprisals makes every metric NaN (undefined) for the same reason; infinities

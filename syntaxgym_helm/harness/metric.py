@@ -2,11 +2,12 @@
 
 A HELM ``ReferenceMetric`` sees every condition's ``RequestState`` of an instance together. Each
 state is matched to its condition by the tag its reference carries (see
-:mod:`syntaxgym_helm.harness.scenario`). The item's stats are those of :mod:`syntaxgym_helm.harness.stats`, with what its
-requests cost (:func:`item_cost`); an unscorable item's reason is logged as a warning. HELM averages each stat over the items that have it; the
+:mod:`syntaxgym_helm.harness.scenario`). The item's stats are those of
+:mod:`syntaxgym_helm.harness.stats`, with what its requests cost (:func:`item_cost`); an unscorable
+item's reason is logged as a warning. HELM averages each stat over the items that have it; the
 metric then adds the run's count of items scored (:func:`syntaxgym_helm.harness.stats.run_stats`),
-and keeps what it found for every item (region values, outcomes) in the run folder for the
-reports (:mod:`syntaxgym_helm.harness.scored_items`), so that they never score the run again.
+and keeps what it found for every item (region values, outcomes) in the run folder for the reports
+(:mod:`syntaxgym_helm.harness.scored_items`), so that they never score the run again.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ MAX_PROBLEM_CHARS = 500
 
 
 class SyntaxGymMetric(ReferenceMetric):
-    """Region surprisals (bits) from echoed token logprobs, and the suite's predictions over them."""
+    """Region surprisals (bits) from echoed token logprobs, and the suite's predictions over
+    them."""
 
     def __init__(self, **options: Any) -> None:
         """The run options its run spec records (:class:`RunOptions`; strings are read as a run

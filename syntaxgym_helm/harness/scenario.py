@@ -3,14 +3,14 @@
 Each reference's output text is one condition's sentence (non-empty regions joined by single
 spaces), in suite order, so ``MultipleChoiceSeparateAdapter`` sends exactly that sentence (after the
 run's prefix) as one echo request per condition. Each reference is tagged ``condition:<name>``
-(:func:`condition_tag`), so the metric finds a request's condition by name, never by position. Everything the metric needs to score the item
-(its regions, the suite's predictions and metrics) travels in ``Instance.extra_data`` as a one-item
-suite, so scoring never re-reads the suite from disk. It travels as compact JSON *text*
-(:func:`item_payload`), not as a nested dict: HELM writes every request state's instance with
-``dataclasses.asdict``, which deep-copies a dict once per condition, and on the 34 Hu et al. suites
-that copying was 60% of the time spent writing ``scenario_state.json``; a string is not copied.
-Every instance also names the run format it was written in
-(:data:`syntaxgym_helm.harness.run_format.FORMAT_KEY`), which readers check.
+(:func:`condition_tag`), so the metric finds a request's condition by name, never by position.
+Everything the metric needs to score the item (its regions, the suite's predictions and metrics)
+travels in ``Instance.extra_data`` as a one-item suite, so scoring never re-reads the suite from
+disk. It travels as compact JSON *text* (:func:`item_payload`), not as a nested dict: HELM writes
+every request state's instance with ``dataclasses.asdict``, which deep-copies a dict once per
+condition, and on the 34 Hu et al. suites that copying was 60% of the time spent writing
+``scenario_state.json``; a string is not copied. Every instance also names the run format it was
+written in (:data:`syntaxgym_helm.harness.run_format.FORMAT_KEY`), which readers check.
 
 With a context (``context=`` of the run entry; :mod:`syntaxgym_helm.core.context`), the item's
 context text, which ends in a space, is ``Instance.input``: the adapter writes the input, then the

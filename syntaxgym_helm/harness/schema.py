@@ -14,8 +14,9 @@ Tables: one per suite; one per circuit of Hu et al. (2020) and one for the SG sc
 score" column is the paper's SG score over the suites run); the built-in suites (``sgh_*``)
 together; per minimal-pair data set (BLiMP, CLAMS, RuBLiMP, TurBLiMP, SLING) one table, and one
 per language and group of it (:func:`syntaxgym_helm.core.minimal_pairs.catalogue.pair_groups`),
-whose suites' main column is the whole-sentence accuracy; every suite together. Models are rows. Metric fields come from the metric's own
-metadata (:func:`syntaxgym_helm.harness.stats.metric_metadata`).
+whose suites' main column is the whole-sentence accuracy; every suite together. Models are rows.
+Metric fields come from the metric's own metadata
+(:func:`syntaxgym_helm.harness.stats.metric_metadata`).
 
 The number of items scored (``syntaxgym_scored_items``, a per-run stat whose value is the count)
 has a metric group of its own: in a suite's table it is the column after the accuracy; a parent

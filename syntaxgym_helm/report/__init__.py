@@ -1,7 +1,8 @@
 """Reports on finished SyntaxGym runs: read what ``helm-run`` wrote, never run a model again.
 
-- :mod:`.runs`: find run folders and rebuild every item's :class:`~syntaxgym_helm.core.item_evaluation.ItemEvaluation`
-  from ``scenario_state.json`` (the same scoring code the metric ran);
+- :mod:`.runs`: find run folders and rebuild every item's
+  :class:`~syntaxgym_helm.core.item_evaluation.ItemEvaluation` from ``scenario_state.json`` (the
+  same scoring code the metric ran);
 - :mod:`.annotate`: the suite JSON annotated with region ``metric_value``, as syntaxgym-core
   writes it;
 - :mod:`.tables`: tidy per-prediction and per-region rows, written as CSV;

@@ -4,8 +4,9 @@
 - ``level`` ``suite``: ``items`` run, ``scorable``, ``passed``, ``accuracy`` = passed / scorable
   and the Wilson interval ``low``, ``high``;
 - ``level`` ``circuit`` or ``sg_score``: the mean of the member suites' accuracies (those with a
-  scorable item) and its bootstrap interval (Wilson for a single suite, as in the summary); ``items`` and ``scorable`` are summed over the
-  suites, ``passed`` is empty (a mean of suite accuracies is not passed / scorable);
+  scorable item) and its bootstrap interval (Wilson for a single suite, as in the summary);
+  ``items`` and ``scorable`` are summed over the suites, ``passed`` is empty (a mean of suite
+  accuracies is not passed / scorable);
 - ``measure``: ``accuracy`` (all of a suite's predictions hold) or ``first_prediction`` (the first
   prediction alone, as Hu et al. 2020 scored).
 """

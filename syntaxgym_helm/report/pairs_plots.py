@@ -4,13 +4,13 @@ preference comes from.
 Rows are paradigms grouped under their phenomenon or group (a bold header row each), so 67
 paradigms stay readable in one figure. The first panel shows the sentence as a bar from its first
 unit (0) to its end (1), split into the mean share of the units (words; SLING: characters) in
-each region: the critical region (where the two sentences differ) starts where the prefix ends. Then one heat map per model: the mean surprisal
-difference bad - good (bits) of the regions critical, next_word and rest and of the whole sentence
-(blue: the good sentence is the less surprising there, red: the bad one), with the value written
-in each cell and the model's whole-sentence accuracy at the right; a region no pair of the paradigm has
-words in is left blank. The prefix is not drawn: its difference
-is 0 by construction (:mod:`.pairs_regions`; the CSV keeps it as a check). All heat maps share one
-colour scale, so models compare cell by cell.
+each region: the critical region (where the two sentences differ) starts where the prefix ends. Then
+one heat map per model: the mean surprisal difference bad - good (bits) of the regions critical,
+next_word and rest and of the whole sentence (blue: the good sentence is the less surprising there,
+red: the bad one), with the value written in each cell and the model's whole-sentence accuracy at
+the right; a region no pair of the paradigm has words in is left blank. The prefix is not drawn: its
+difference is 0 by construction (:mod:`.pairs_regions`; the CSV keeps it as a check). All heat maps
+share one colour scale, so models compare cell by cell.
 """
 
 from __future__ import annotations

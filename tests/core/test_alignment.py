@@ -127,7 +127,8 @@ def test_fixture_regions_match_reference(suite: str, model: str) -> None:
 
 
 def test_fixture_last_region_differs_from_reference_only_by_eos() -> None:
-    """The documented discrepancy, in numbers: GRNN, sentence 1, region 6 "at the holiday party."."""
+    """The documented discrepancy, in numbers: GRNN, sentence 1, region 6 "at the holiday
+    party."."""
     sentence = load_fixture("test", "grnn")[0]
     result = align(sentence.regions, sentence.tokens)
     region6 = tokens_of(result, 6)

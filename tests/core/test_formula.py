@@ -1,4 +1,5 @@
-"""Tests of syntaxgym_helm.core.formula: parsing, type checking, rendering and evaluating predictions."""
+"""Tests of syntaxgym_helm.core.formula: parsing, type checking, rendering and evaluating
+predictions."""
 
 from __future__ import annotations
 
@@ -442,7 +443,8 @@ def test_limits_allow_reasonable_nesting() -> None:
     depth = MAX_DEPTH - 1
     formula = parse_formula("(" * depth + "(1;%a%) < 2" + ")" * depth)
     assert formula.evaluate({A: 1.0}) is True
-    # The tree of `~~...~[1 < 2]` is two levels deeper than its run of `~`: 1 < 2 is a comparison of numbers.
+    # The tree of `~~...~[1 < 2]` is two levels deeper than its run of `~`: 1 < 2 is a comparison of
+    # numbers.
     nots = MAX_DEPTH - 2
     assert parse_formula("~" * nots + "[1 < 2]").evaluate({}) is (nots % 2 == 0)
     with pytest.raises(FormulaError, match="nested too deeply"):

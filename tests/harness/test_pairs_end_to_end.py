@@ -48,7 +48,9 @@ FILES = {
     "clams_en_simple_agrmt": "clams/en_evalset/simple_agrmt.txt",
     "rublimp_verb_gen_object": "rublimp/verb_gen_object.csv",
     "turblimp_exp_transitive_VOS": "turblimp/experimental/argument_structure_transitive_VOS.csv",
-    "sling_anaphor_reflexive_auto_subj_orientation": "sling/Anaphor/reflexive_auto/subj_orientation.txt",
+    "sling_anaphor_reflexive_auto_subj_orientation": (
+        "sling/Anaphor/reflexive_auto/subj_orientation.txt"
+    ),
 }
 
 pytestmark = pytest.mark.slow

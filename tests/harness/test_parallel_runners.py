@@ -3,12 +3,12 @@
 ``MultiGPURunner`` runs each run spec in a forkserver worker that loads no plugins; the worker
 makes the scenario the run spec names, and the scenario installs the run's hooks, the embedded
 models and the prefetch hook (:mod:`syntaxgym_helm.clients.registration`), as the plugin does. The
-test runs four built-in suites twice, in fresh folders with no ``prod_env`` YAML: once with HELM's default runner (the session's
-``builtin_runs``), once with ``MultiGPURunner`` and two workers, SmolLM2-135M alone (each worker
-loads the models of its runs, and how the runner runs them does not depend on the model: a second
-model only doubled the loading); every run's per-instance stats must be the default runner's.
-What is tested is how the runs are run, not how many items: a few items of each suite
-(``builtin_runs.ITEMS``) are enough.
+test runs four built-in suites twice, in fresh folders with no ``prod_env`` YAML: once with HELM's
+default runner (the session's ``builtin_runs``), once with ``MultiGPURunner`` and two workers,
+SmolLM2-135M alone (each worker loads the models of its runs, and how the runner runs them does not
+depend on the model: a second model only doubled the loading); every run's per-instance stats must
+be the default runner's. What is tested is how the runs are run, not how many items: a few items of
+each suite (``builtin_runs.ITEMS``) are enough.
 """
 
 from __future__ import annotations

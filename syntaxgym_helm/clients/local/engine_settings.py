@@ -4,9 +4,9 @@ A model deployment's ``client_spec.args`` (HELM's YAML, or the embedded models' 
 keywords of :class:`~.client.SyntaxGymClient`; the client reads every one of them but the
 checkpoint's path into one ``EngineSettings`` (:meth:`EngineSettings.from_args`: YAML's numbers,
 booleans and strings are taken, a string where a number or ``true``/``false`` belongs is read as
-one), checked against its type with an error naming the argument. An engine setting is added as one field here;
-:meth:`load_args`, :meth:`engine_args` and :meth:`server_args` hand each part on to the model
-loader (:mod:`.model_loading`), the :class:`~.logprob_engine.LogprobEngine` and the
+one), checked against its type with an error naming the argument. An engine setting is added as one
+field here; :meth:`load_args`, :meth:`engine_args` and :meth:`server_args` hand each part on to the
+model loader (:mod:`.model_loading`), the :class:`~.logprob_engine.LogprobEngine` and the
 :class:`~.server.ModelServer`. docs/models.md lists them.
 """
 

@@ -122,8 +122,8 @@ def corrected(encoded: EncodedPrompt, raw: list[float], mask: torch.Tensor) -> l
 def corrected_logprobs_of_encoded(engine: Any, encoded: Sequence[EncodedPrompt],
                                   on_pass: OnPass | None = None) -> list[list[float]]:
     """The token logprobs of ``encoded`` by ``engine`` (a
-    :class:`~.logprob_engine.LogprobEngine` made with ``word_boundary``), corrected for word boundaries (``on_pass``
-    gets them corrected too)."""
+    :class:`~.logprob_engine.LogprobEngine` made with ``word_boundary``), corrected for word
+    boundaries (``on_pass`` gets them corrected too)."""
     mask = engine.boundary_mask
     if mask is None:
         raise ValueError("this engine was made without word_boundary")

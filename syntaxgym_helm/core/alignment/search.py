@@ -167,7 +167,10 @@ class Search:
             problem = f"cannot align token {i} {token!r}: its text does not occur"
         problem += f", at {where}"
         if not self.text.at_end(pos) and self._is_wildcard(i):
-            problem += "; it is a wildcard (unknown word or U+FFFD) and no stretch of the text there fits one"
+            problem += (
+                "; it is a wildcard (unknown word or U+FFFD) and no stretch of the text there "
+                "fits one"
+            )
         if i > 0:
             problem += f"; the previous token is {i - 1} {self.tokens[i - 1]!r}"
         return problem

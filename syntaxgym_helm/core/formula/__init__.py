@@ -25,7 +25,8 @@ Grammar (EBNF; whitespace may appear between any two tokens, and inside a region
                | "(" , logic , ")" | "[" , logic , "]" ;
     region     = "(" , ( digits | "*" ) , ";" , "%" , name , "%" , ")" ;   (* region >= 1 *)
     name       = ( letter | digit | "_" | "-" ) , { letter | digit | "_" | "-" } ;
-    number     = ( digits , [ "." , [ digits ] ] | "." , digits ) , [ ( "e" | "E" ) , [ "+" | "-" ] , digits ] ;
+    number     = ( digits , [ "." , [ digits ] ] | "." , digits ) ,
+                 [ ( "e" | "E" ) , [ "+" | "-" ] , digits ] ;
 
 Precedence, loosest to tightest: ``&`` and ``|`` < ``~`` < comparisons < ``+ -`` < ``* /`` <
 unary ``-``/``+`` < atoms (numbers, region references, ``abs(...)``, bracketed groups).  So

@@ -88,8 +88,9 @@ class _ValueLookup:
             raise EvaluationError(f"the value of {ref} is not a number: {raw!r}")
         if math.isnan(value):
             raise EvaluationError(
-                f"the value of {ref} is undefined (NaN): the metric has no value for {where} of condition "
-                f"`{ref.condition}` (e.g. the mean of an empty region), so the prediction cannot be decided"
+                f"the value of {ref} is undefined (NaN): the metric has no value for {where} of "
+                f"condition `{ref.condition}` (e.g. the mean of an empty region), so the "
+                "prediction cannot be decided"
             )
         if math.isinf(value):
             raise EvaluationError(

@@ -99,7 +99,10 @@ class Formula:
                 raise FormulaError(
                     f"unknown condition {_quote(ref.condition)} in {ref}",
                     column=columns.get(ref),
-                    hint=f"the suite's conditions are {', '.join(map(_quote, known)) or 'none'}{guess}",
+                    hint=(
+                        "the suite's conditions are "
+                        f"{', '.join(map(_quote, known)) or 'none'}{guess}"
+                    ),
                 )
             numbers = None if regions is None else regions.get(ref.condition, ())
             if numbers is not None and ref.region is not None and ref.region not in numbers:
@@ -123,7 +126,8 @@ class Formula:
 
 
 def parse_formula(text: str) -> Formula:
-    """Parse a prediction formula; raise :class:`FormulaError` (with a 1-based column) if it is malformed."""
+    """Parse a prediction formula; raise :class:`FormulaError` (with a 1-based column) if it is
+    malformed."""
     if not isinstance(text, str):
         raise FormulaError(f"a formula must be a string, not {type(text).__name__}")
     if len(text) > MAX_FORMULA_LENGTH:
@@ -144,7 +148,8 @@ def parse_formula(text: str) -> Formula:
 
 def legacy_to_formula(region_number: int, l_operand: str, relation: str, r_operand: str) -> str:
     """The formula for a legacy prediction dict, e.g. ``(3;%that%) > (3;%what%)`` for
-    ``{"region_number": 3, "l_operand": "that", "relation": "greaterthan", "r_operand": "what"}``."""
+    ``{"region_number": 3, "l_operand": "that", "relation": "greaterthan", "r_operand":
+    "what"}``."""
     if relation not in _LEGACY_RELATIONS:
         raise FormulaError(
             f"unknown relation {_quote(str(relation))}",

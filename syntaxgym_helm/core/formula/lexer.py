@@ -117,7 +117,10 @@ def _next_token(text: str, pos: int) -> _Token:
     hint = (
         _REGION_SHAPE
         if char in ";%"
-        else "formulas use region references, numbers, `abs`, `+ - * /`, `< > <= >= =`, `& | ~` and brackets"
+        else (
+            "formulas use region references, numbers, `abs`, `+ - * /`, `< > <= >= =`, `& | ~` "
+            "and brackets"
+        )
     )
     raise FormulaError(f"unexpected character {_quote(char)}", column=pos + 1, hint=hint)
 
@@ -198,14 +201,16 @@ def _region_error(text: str, start: int) -> FormulaError:
     pos = name.end()
     if pos < len(text) and text[pos] not in "%) \t\r\n\f\v":
         return fail(
-            f"unexpected {_found(text, pos)} in the condition name {_quote(text[name.start() : pos + 1])}"
+            f"unexpected {_found(text, pos)} in the condition name "
+            f"{_quote(text[name.start() : pos + 1])}"
             " (letters, digits, `_` and `-` only)",
             pos,
         )
     pos = _skip_space(text, pos)
     if not text.startswith("%", pos):
         return fail(
-            f"expected `%` after the condition name {_quote(name.group())}, found {_found(text, pos)}",
+            f"expected `%` after the condition name {_quote(name.group())}, "
+            f"found {_found(text, pos)}",
             pos,
         )
     pos = _skip_space(text, pos + 1)
