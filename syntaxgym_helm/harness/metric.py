@@ -121,7 +121,7 @@ class SyntaxGymMetric(ReferenceMetric):
         eval_cache_path: str,
     ) -> list[Stat]:
         score = evaluate_request_states(reference_request_states, self.options)
-        report_words_split_by_regions(adapter_spec, reference_request_states)
+        report_words_split_by_regions(reference_request_states)
         scored = getattr(self, "_scored", None)
         if scored is not None:
             scored.append((reference_request_states[0].instance, score))

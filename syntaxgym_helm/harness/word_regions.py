@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from helm.benchmark.adaptation.adapter_spec import AdapterSpec
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.common.hierarchical_logger import hwarn
 
@@ -24,11 +23,10 @@ def corrects_word_boundaries(model: str) -> bool:
     return model.endswith(VARIANT_MARK + WORD_BOUNDARY_VARIANT)
 
 
-def report_words_split_by_regions(adapter_spec: AdapterSpec,
-                                  states: Sequence[RequestState]) -> list[str]:
+def report_words_split_by_regions(states: Sequence[RequestState]) -> list[str]:
     """One warning per condition of the item whose region boundaries fall inside a word, when
-    the run corrects word boundaries; returns the warnings."""
-    if not states or not corrects_word_boundaries(adapter_spec.model):
+    the run's model corrects word boundaries (its requests name it); returns the warnings."""
+    if not states or not corrects_word_boundaries(states[0].request.model):
         return []
     instance = states[0].instance
     extra = instance.extra_data or {}
