@@ -146,6 +146,31 @@ def report_dir(runs: Runs, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / RUN_SUITE
 
 
+def _restate_helm_accuracies(run_dir: Path) -> None:
+    """After a test edits a copied run's results (``scenario_state.json``), HELM's
+    ``per_instance_stats.json`` is rewritten as the metric would have written it for those
+    results (each item's accuracy, none for an unscorable item), so that the copy is one
+    consistent run again rather than a folder that mixes two (which reports refuse)."""
+    from syntaxgym_helm.harness.stats import ACCURACY, item_stat_values
+    from syntaxgym_helm.report.runs import _rescored_run
+
+    spec = json.loads((run_dir / "run_spec.json").read_text())
+    record = _rescored_run(run_dir, spec, warn=False)
+    accuracy = {instance_id: item_stat_values(score).get(ACCURACY)
+                for instance_id, score in zip(record.instance_ids, record.scores, strict=True)}
+    path = run_dir / "per_instance_stats.json"
+    rows = json.loads(path.read_text())
+    for row in rows:
+        value = accuracy[row["instance_id"]]
+        kept = [stat for stat in row["stats"] if stat["name"]["name"] != ACCURACY]
+        if value is not None:
+            kept.append({"name": {"name": ACCURACY, "split": "test"}, "count": 1, "sum": value,
+                         "sum_squared": value * value, "min": value, "max": value,
+                         "mean": value, "variance": 0.0, "stddev": 0.0})
+        row["stats"] = kept
+    path.write_text(json.dumps(rows))
+
+
 def _run_dir(runs: Runs, model: str, suite: str, exclude: bool = False) -> Path:
     """A model's run of a suite (``exclude``: the first_token=exclude run)."""
     folder = runs.output / "runs" / (CONDITION_SUITE if exclude else RUN_SUITE)
@@ -554,6 +579,7 @@ def test_compare_flags_a_backend_bug(runs: Runs, capsys, tmp_path: Path) -> None
         for token, logprob in zip(tokens[1:], logprobs[2:] + [logprobs[1]], strict=False):
             token["logprob"] = logprob
     (broken / "scenario_state.json").write_text(json.dumps(state))
+    _restate_helm_accuracies(broken)
     status, text = _compare(capsys, str(original), str(broken), "-o", str(tmp_path / "out"))
     result = json.loads((tmp_path / "out" / "comparison.json").read_text())
     assert status == 1, text
@@ -660,6 +686,7 @@ def test_unscorable_items_are_reported_not_scored(runs: Runs, tmp_path: Path) ->
     garbled = next(s for s in states if s["instance"]["id"] != failed_item)
     garbled["result"]["completions"][0]["tokens"][2]["text"] = " zebra"
     (broken / "scenario_state.json").write_text(json.dumps(state))
+    _restate_helm_accuracies(broken)
     assert main(["report", str(tmp_path / "benchmark_output"), "-o", str(tmp_path / "out")]) == 0
     folder = tmp_path / "out" / "broken"
     (path,) = (folder / "number_prep").glob("*.json")
