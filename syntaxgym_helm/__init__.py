@@ -14,8 +14,8 @@ __version__ = "0.1.0"
 #: Entries of the two caches of oneDNN matrix-product set-ups in torch: ideep's
 #: (``LRU_CACHE_CAPACITY``) and oneDNN's own (``ONEDNN_PRIMITIVE_CACHE_CAPACITY``), 1,024 each
 #: by default, one entry per input shape. The local engine's passes come in ever new shapes (rows
-#: x positions), so both only grew, with no hit beyond the layers of one pass: by about 6 MB a
-#: BLiMP paradigm together (each bound alone left part of it). torch reads them when its library
+#: x positions), so both would only grow, with no hit beyond the layers of one pass; both are
+#: bounded (each bound alone leaves part of the growth). torch reads them when its library
 #: loads or first uses them, so they are set here, before anything of the package imports torch
 #: (helm-run loads the plugin first); a user's own settings are kept.
 SET_UP_CACHE_ENTRIES = 64

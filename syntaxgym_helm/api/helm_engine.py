@@ -77,7 +77,7 @@ def model_deployment(model: str, local_path: Path) -> str:
     deployment = get_default_model_deployment_for_model(model)
     if deployment is None:
         with _LOCK:
-            if not _HELM_BUILTINS:  # about 2 s: only for a model the plugin does not register
+            if not _HELM_BUILTINS:  # slow: only for a model the plugin does not register
                 register_builtin_configs_from_helm_package()
                 _HELM_BUILTINS = True
         deployment = get_default_model_deployment_for_model(model)

@@ -2,7 +2,7 @@
 
 Python turns Ctrl-C (SIGINT) into a ``KeyboardInterrupt`` in the main thread, which then unwinds
 HELM's executor: its thread pool waits for its workers, which wait for answers the model server
-goes on computing (10 s and more), and then the interpreter exits while the engine thread runs
+goes on computing (possibly for long), and then the interpreter exits while the engine thread runs
 torch code, which ends in a C++ abort (``terminate called without an active exception``, status
 134). The request cache's last batch of answers is lost, and so is everything the engine computed
 ahead of HELM's requests.

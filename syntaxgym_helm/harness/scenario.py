@@ -8,9 +8,9 @@ Everything the metric needs to score the item (its regions, the suite's predicti
 travels in ``Instance.extra_data`` as a one-item suite, so scoring never re-reads the suite from
 disk. It travels as compact JSON *text* (:func:`item_payload`), not as a nested dict: HELM writes
 every request state's instance with ``dataclasses.asdict``, which deep-copies a dict once per
-condition, and on the 34 Hu et al. suites that copying was 60% of the time spent writing
-``scenario_state.json``; a string is not copied. Every instance also names the run format it was
-written in (:data:`syntaxgym_helm.harness.run_format.FORMAT_KEY`), which readers check.
+condition (most of the time spent writing ``scenario_state.json``); a string is not copied.
+Every instance also names the run format it was written in
+(:data:`syntaxgym_helm.harness.run_format.FORMAT_KEY`), which readers check.
 
 With a context (``context=`` of the run entry; :mod:`syntaxgym_helm.core.context`), the item's
 context text, which ends in a space, is ``Instance.input``: the adapter writes the input, then the

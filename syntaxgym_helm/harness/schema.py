@@ -86,10 +86,10 @@ class SuiteColumn:
     name: str  # as the run group names it: syntaxgym_<name> (file stem for paths and URLs)
     description: str
     predictions: int | None  # how many predictions (so which stats it has); None: not known
-    scored_items: bool = True  # its runs have the count of items scored (older runs do not)
+    scored_items: bool = True  # its runs have the count of items scored
     context: str = NONE  # the kind of context of its runs (ContextSpec.label)
-    ties: bool = True  # its runs have the tie stat (older runs do not)
-    efficiency: bool = True  # its runs have the efficiency stats (older runs do not)
+    ties: bool = True  # its runs have the tie stat
+    efficiency: bool = True  # its runs have the efficiency stats
 
     @property
     def group(self) -> str:

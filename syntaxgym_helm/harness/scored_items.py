@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Reads these files twice as fast as json (the 67 BLiMP runs' 82 MB: 3.2 s -> 1.7 s).
+# Reads these files faster than json (a report reads every run's; BENCHMARKS.md, Reports).
 import orjson
 
 from syntaxgym_helm.clients import interruption

@@ -110,8 +110,8 @@ class SyntaxGymClient(CachingClient):
         return self.settings.prefetch
 
     # torch, transformers and the engine are imported at the first prompt to compute, not with
-    # the client: a run whose every request is in the request cache never imports them (2.8 s of
-    # a 10-s cached rerun of a BLiMP paradigm).
+    # the client: a run whose every request is in the request cache never imports them (a large
+    # share of a cached rerun's time).
 
     @cached_property
     def device(self) -> str:

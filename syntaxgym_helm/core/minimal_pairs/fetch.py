@@ -66,8 +66,8 @@ def load_named(dataset: DataSet, name: str, cache_dir: str | Path,
 
 
 def write_suite(conversion: Conversion, cache_dir: str | Path) -> Path:
-    """Write the suite as compact JSON (indenting makes ``json`` use its pure-Python encoder:
-    7 times slower on CLAMS English)."""
+    """Write the suite as compact JSON (indenting makes ``json`` use its pure-Python encoder,
+    much slower on large data sets)."""
     target = Path(cache_dir) / f"{conversion.name}.json"
     write_atomically(target, (json.dumps(conversion.suite, ensure_ascii=False,
                                          separators=(",", ":")) + "\n").encode("utf-8"))
