@@ -20,11 +20,15 @@ from typing import Any
 
 from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig
-from helm.common.request import GeneratedOutput, Request, RequestResult, Token, wrap_request_time
+from helm.common.request import Request, RequestResult, wrap_request_time
 
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.failed_request import failed_request
-from syntaxgym_helm.clients.local.client import SyntaxGymClient, impossible_logprob
+from syntaxgym_helm.clients.local.client import (
+    SyntaxGymClient,
+    impossible_logprob,
+    result_of_response,
+)
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
 
@@ -140,13 +144,7 @@ class BatchScoringClient(CachingClient):
         except RefusedAnswer as error:
             return failed_request(f"{name}: the model's answer cannot be used: {error}; are "
                                   "its weights or its computation broken?")
-        tokens = [Token(text=text, logprob=logprob)
-                  for text, logprob in zip(response["tokens"], response["logprobs"], strict=True)]
-        completion = GeneratedOutput(text="".join(response["tokens"]),
-                                     logprob=sum(response["logprobs"]), tokens=tokens)
-        return RequestResult(success=True, cached=cached, request_time=response["request_time"],
-                             request_datetime=response.get("request_datetime"),
-                             completions=[completion], embedding=[])
+        return result_of_response(response, cached)
 
     def prefetch(self, requests: Sequence[Request]) -> int:
         """Score the uncached prompts of ``requests`` now, in batches; returns how many."""

@@ -8,8 +8,10 @@ path is before it opens it and refuses anything but a regular file at once, sayi
 
 from __future__ import annotations
 
+import csv
 import os
 import stat
+from importlib import resources
 from pathlib import Path
 
 from syntaxgym_helm.core.errors import SuiteFileError
@@ -87,3 +89,11 @@ def _os_reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return str(exc)
+
+
+def packaged_table(name: str) -> list[dict[str, str]]:
+    """The rows of the package's tab-separated ``data/<name>`` (a header row; blank lines and
+    ``#`` comment lines skipped): the tables of published figures and data-set files it ships."""
+    text = (resources.files("syntaxgym_helm") / "data" / name).read_text("utf-8")
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return list(csv.DictReader(lines, delimiter="	"))

@@ -11,11 +11,11 @@ accuracy, never with item accuracy.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+
+from syntaxgym_helm.core.files import packaged_table
 
 CITATION = ("Hu, Gauthier, Qian, Wilcox, Levy (2020). A Systematic Assessment of Syntactic "
             "Generalization in Neural Language Models. ACL. "
@@ -42,11 +42,8 @@ class PaperSuite:
 @lru_cache(maxsize=1)
 def paper_suites() -> dict[str, PaperSuite]:
     """The shipped table, by suite name."""
-    text = resources.files("syntaxgym_helm").joinpath("data").joinpath(DATA_FILE).read_text(
-        "utf-8")
-    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
     rows: dict[str, PaperSuite] = {}
-    for row in csv.DictReader(lines, delimiter="\t"):
+    for row in packaged_table(DATA_FILE):
         circuit = row["circuit"]
         rows[row["suite"]] = PaperSuite(
             suite=row["suite"],

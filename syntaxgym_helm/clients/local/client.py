@@ -191,17 +191,7 @@ class SyntaxGymClient(CachingClient):
         except Exception as exc:  # noqa: BLE001 - a broken model should stop the run, clearly
             hexception(exc)
             return failed_request(f"SyntaxGymClient error: {type(exc).__name__}: {exc}", fatal=True)
-        tokens = [Token(text=text, logprob=logprob)
-                  for text, logprob in zip(response["tokens"], response["logprobs"], strict=False)]
-        completion = GeneratedOutput(text="".join(response["tokens"]),
-                                     logprob=sum(response["logprobs"]), tokens=tokens)
-        # request_time: how long the request waited (HELM's meaning); what it cost is its share
-        # of the forward pass that computed it, as HELM records batched inference.
-        return RequestResult(success=True, cached=cached, request_time=response["request_time"],
-                             request_datetime=response.get("request_datetime"),
-                             batch_request_time=response.get("batch_request_time"),
-                             batch_size=response.get("batch_size"),
-                             completions=[completion], embedding=[])
+        return result_of_response(response, cached)
 
     def flush(self) -> None:
         """Commit the request cache's pending writes (done after each HELM run and at exit)."""
@@ -255,3 +245,19 @@ def impossible_logprob(response: Mapping[str, Any]) -> str | None:
         return first_impossible(response["tokens"], response["logprobs"])
     except (KeyError, TypeError) as exc:
         return f"it is malformed ({type(exc).__name__}: {exc})"
+
+
+def result_of_response(response: Mapping[str, Any], cached: bool) -> RequestResult:
+    """HELM's result for a scored prompt's response (its token texts and logprobs, already
+    checked by :func:`impossible_logprob`). ``request_time`` is how long the request waited
+    (HELM's meaning); what it cost is its share of the forward pass that computed it, as HELM
+    records batched inference (absent for clients that do not batch)."""
+    tokens = [Token(text=text, logprob=logprob)
+              for text, logprob in zip(response["tokens"], response["logprobs"], strict=True)]
+    completion = GeneratedOutput(text="".join(response["tokens"]),
+                                 logprob=sum(response["logprobs"]), tokens=tokens)
+    return RequestResult(success=True, cached=cached, request_time=response["request_time"],
+                         request_datetime=response.get("request_datetime"),
+                         batch_request_time=response.get("batch_request_time"),
+                         batch_size=response.get("batch_size"),
+                         completions=[completion], embedding=[])

@@ -19,14 +19,13 @@ shared prefix and a non-empty critical region; a shared, non-empty next word); o
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from syntaxgym_helm.core.files import packaged_table
 from syntaxgym_helm.core.minimal_pairs.blimp_cut import blimp_cut
 from syntaxgym_helm.core.minimal_pairs.blimp_paper import PAPER_NOTE, paper_figures
 from syntaxgym_helm.core.minimal_pairs.dataset import (
@@ -98,9 +97,7 @@ class Paradigm:
 
 
 def _paradigms() -> dict[str, Paradigm]:
-    text = (resources.files("syntaxgym_helm") / "data" / "pairs_blimp.tsv").read_text("utf-8")
-    rows = csv.DictReader((line for line in text.splitlines() if not line.startswith("#")),
-                          delimiter="\t")
+    rows = packaged_table("pairs_blimp.tsv")
     return {row["paradigm"]: Paradigm(uid=row["paradigm"], field=row["field"],
                                       linguistics_term=row["linguistics_term"],
                                       sha256=row["sha256"]) for row in rows}

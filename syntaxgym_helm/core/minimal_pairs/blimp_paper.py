@@ -10,13 +10,12 @@ paper's phenomenon and overall figures are unweighted means over paradigms, whic
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from statistics import fmean
 
+from syntaxgym_helm.core.files import packaged_table
 from syntaxgym_helm.core.minimal_pairs.dataset import PaperFigures
 
 DATA_FILE = "blimp_per_paradigm_accuracy.tsv"
@@ -46,11 +45,8 @@ class PaperParadigm:
 @lru_cache(maxsize=1)
 def paper_paradigms() -> dict[str, PaperParadigm]:
     """The shipped table, by UID."""
-    text = resources.files("syntaxgym_helm").joinpath("data").joinpath(DATA_FILE).read_text(
-        "utf-8")
-    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
     rows: dict[str, PaperParadigm] = {}
-    for row in csv.DictReader(lines, delimiter="\t"):
+    for row in packaged_table(DATA_FILE):
         rows[row["paradigm"]] = PaperParadigm(
             uid=row["paradigm"], field=row["field"], linguistics_term=row["linguistics_term"],
             phenomenon=row["phenomenon"],

@@ -10,12 +10,11 @@ no final full stop; see docs/multilingual.md).
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from importlib import resources
 from pathlib import PurePosixPath
 
+from syntaxgym_helm.core.files import packaged_table
 from syntaxgym_helm.core.minimal_pairs.dataset import (
     DataSet,
     Line,
@@ -87,10 +86,8 @@ def paper_figures() -> PaperFigures:
     and of mBERT, and for English those of English BERT the paper takes from Goldberg (2019)
     (shipped as ``data/clams_paper_accuracy.tsv``; a case the paper pooled with its inanimate
     variant or left out has no figure): whole-sentence comparisons, as our prediction 0."""
-    text = (resources.files("syntaxgym_helm") / "data" / PAPER_FILE).read_text("utf-8")
     by_paradigm: dict[str, dict[str, float]] = {}
-    for row in csv.DictReader((line for line in text.splitlines() if not line.startswith("#")),
-                              delimiter="\t"):
+    for row in packaged_table(PAPER_FILE):
         if row["accuracy"] and "+" not in row["case"] and not row["case"].startswith("average"):
             key = f"{row['language']}_{row['case']}"
             by_paradigm.setdefault(key, {})[_PAPER_MODELS[row["model"]]] = float(row["accuracy"])

@@ -12,15 +12,14 @@ and pair count, listed in ``syntaxgym_helm/data/pairs_<name>.tsv`` (:func:`read_
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
 from syntaxgym_helm.core.errors import SyntaxGymError
+from syntaxgym_helm.core.files import packaged_table
 from syntaxgym_helm.core.minimal_pairs.regions import Cut, Fold, Sentence
 
 
@@ -193,9 +192,7 @@ class DataSet:
 @cache
 def read_files(table: str) -> tuple[SourceFile, ...]:
     """The files listed in the package's ``data/<table>`` (tab-separated, ``#`` comments)."""
-    text = (resources.files("syntaxgym_helm") / "data" / table).read_text("utf-8")
-    rows = csv.DictReader((line for line in text.splitlines()
-                           if line and not line.startswith("#")), delimiter="\t")
+    rows = packaged_table(table)
     return tuple(SourceFile(suite=row["suite"], path=row["path"], source_path=row["source_path"],
                             sha256=row["sha256"], pairs=int(row["pairs"]),
                             language=row["language"], paradigm=row["paradigm"],
