@@ -1,7 +1,8 @@
 """Loading a Hugging Face causal LM (hub name, folder or GGUF file) for the local engine.
 
 GGUF checkpoints are dequantised once and kept as safetensors in a cache folder (see
-:func:`default_weights_cache_dir`), which makes later loads take a second instead of many. The
+:func:`default_weights_cache_dir`), which makes later loads take a second instead of many; a local
+file is dequantised into it a tensor at a time (:mod:`.gguf_copy`), then read from it. The
 copy is checked against its manifest at every load (:mod:`syntaxgym_helm.clients.checked_folders`)
 and made again when damaged.
 """
@@ -73,7 +74,8 @@ def load_model_and_tokenizer(
 
     A GGUF checkpoint is dequantised to ``dtype`` once and saved as safetensors (with its
     tokenizer) under ``weights_cache_dir`` (default :func:`default_weights_cache_dir`; ``none``
-    turns this off); later loads read that copy after checking it against its manifest
+    turns this off; a local file in float32 is written a tensor at a time, and the model is read
+    from the copy); later loads read that copy after checking it against its manifest
     (:mod:`syntaxgym_helm.clients.checked_folders`). A copy that is damaged (a file cut short or
     changed, its manifest missing) or cannot be loaded is replaced, with a warning naming it.
     """
@@ -93,6 +95,11 @@ def load_model_and_tokenizer(
         if cache_folder is not None:
             loaded = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,
                                   torch_dtype, trust_remote_code, extra)
+    if loaded is None and cache_folder is not None and _save_streamed(
+            pretrained_model_name_or_path, source_kwargs, torch_dtype, cache_folder):
+        # The copy written a tensor at a time, read as every later load reads it.
+        loaded = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / str(gguf_file),
+                              torch_dtype, trust_remote_code, extra)
     if loaded is None:
         name = pretrained_model_name_or_path + (f" / {gguf_file}" if gguf_file else "")
         model, tokenizer = _load(name, pretrained_model_name_or_path, source_kwargs, torch_dtype,
@@ -140,6 +147,8 @@ def dequantised_copy(pretrained_model_name_or_path: str, gguf_file: str, *,
     kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code, "gguf_file": gguf_file}
     if revision:
         kwargs["revision"] = revision
+    if _save_streamed(pretrained_model_name_or_path, kwargs, torch_dtype, folder):
+        return folder
     model, tokenizer = _load(f"{pretrained_model_name_or_path} / {gguf_file}",
                              pretrained_model_name_or_path, kwargs, torch_dtype, {})
     return folder if _save_dequantised(model, tokenizer, folder) else None
@@ -194,6 +203,36 @@ def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code
     except ModelLoadError as exc:
         reject(folder, subject, f"it cannot be loaded ({exc.__cause__!r})", remedy)
         return None
+
+
+def _save_streamed(source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
+                   folder: Path) -> bool:
+    """Write the float32 dequantised copy of a local GGUF file to ``folder`` a tensor at a time
+    (:mod:`.gguf_copy`: the weights are never in memory whole); returns whether a copy is in
+    place (this one, or another process's written meanwhile). False: the caller loads the model
+    whole and saves that, as for other dtypes, files on a hub, and architectures transformers
+    loads otherwise."""
+    from syntaxgym_helm.clients.local.gguf_copy import NotStreamable, write_streamed_copy
+
+    gguf = Path(source) / str(kwargs.get("gguf_file"))
+    if dtype != torch.float32 or not gguf.is_file():
+        return False
+    started = time.time()
+    try:
+        saved = save_folder(folder, lambda temporary: write_streamed_copy(
+            gguf, source, dict(kwargs), temporary))
+    except NotStreamable:
+        return False
+    except Exception as exc:  # noqa: BLE001 - the whole model is loaded and saved instead
+        hwarn(f"syntaxgym local engine: could not write the dequantised copy of {gguf} a tensor "
+              f"at a time ({type(exc).__name__}: {exc}); loading the whole model instead")
+        return False
+    finally:
+        return_freed_memory()  # the last tensor
+    if saved:
+        hlog(f"syntaxgym local engine: dequantised {gguf} to {folder} a tensor at a time in "
+             f"{time.time() - started:.1f}s")
+    return saved or folder.is_dir()
 
 
 def _save_dequantised(model, tokenizer, folder: Path) -> bool:

@@ -1,0 +1,202 @@
+"""Peak memory of one ``helm-run`` of one suite, each model alone, against its bound.
+
+Every run is ``/usr/bin/time -v helm-run --run-entries syntaxgym:suite=SUITE,model=MODEL --suite x
+--max-eval-instances 20`` in an empty folder (no request cache): its maximum resident set size.
+The embedded models run cold (``SYNTAXGYM_HELM_CACHE`` a fresh folder: the GGUF file is
+dequantised and its copy written) and then warm (the same cache: the copy is read). The masked LM
+is a RoBERTa-base-sized ``RobertaForMaskedLM`` (hidden 768, 12 layers, vocabulary 50,265) with
+seeded random weights and a byte-level BPE tokenizer (``tests/clients/tiny_checkpoints.py``),
+saved once to ``WORKDIR/roberta-base-random`` and added with ``syntaxgym-helm model add``. The
+floor is a process that imports torch, transformers, HELM's ``helm-run`` module and the plugin,
+and loads no model; a model's bound is the floor plus 1.5 times its float32 weights.
+
+``--phases`` runs each ``helm-run`` in a child that records, at each of HELM's log lines, the
+process's resident memory and its peak so far (``/proc/self/status``: ``VmRSS``, ``VmHWM``), and
+prints the lines at which the peak rose: where the memory goes.
+
+    python benchmarks/bench_peak_memory.py --workdir /tmp/peak \\
+        [--parts floor,smollm2,gemma,masked] [--phases]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+EMBEDDED = {"smollm2": "syntaxgym/smollm2-135m-instruct-q4_1",
+            "gemma": "syntaxgym/gemma-3-270m-q4_k_m"}
+MASKED = "local/roberta-base-random"
+FLOOR = "import torch, transformers, helm.benchmark.run, syntaxgym_helm.plugin"
+
+
+def peak_kb(command: list[str], cwd: Path, env: dict[str, str]) -> int:
+    """The maximum resident set size of ``command`` (kB), from ``/usr/bin/time -v``."""
+    done = subprocess.run(["/usr/bin/time", "-v", *command], cwd=cwd, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    for line in done.stdout.splitlines():
+        if line.startswith("[phases]"):
+            print(line, flush=True)
+    found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stdout)
+    if done.returncode or found is None:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stdout[-4000:]}")
+    return int(found.group(1))
+
+
+def helm_run(model: str, suite: str, phases: bool) -> list[str]:
+    args = ["--run-entries", f"syntaxgym:suite={suite},model={model}", "--suite", "x",
+            "--max-eval-instances", "20"]
+    if phases:
+        return [sys.executable, __file__, "--child", *args]
+    return [str(BIN / "helm-run"), *args]
+
+
+def run_folder(workdir: Path, name: str) -> Path:
+    folder = workdir / "runs" / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def masked_model(folder: Path) -> Path:
+    """The RoBERTa-base-sized masked LM with seeded random weights, saved once."""
+    if (folder / "config.json").is_file():
+        return folder
+    import torch
+    import transformers as tf
+
+    sys.path.insert(0, str(ROOT / "tests" / "clients"))
+    import tiny_checkpoints as tiny
+
+    torch.manual_seed(0)
+    tokenizer = tiny._tokenizer("roberta")
+    model = tf.RobertaForMaskedLM(tf.RobertaConfig(
+        vocab_size=50265, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+        intermediate_size=3072, max_position_embeddings=514,
+        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id))
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def weights_mb(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.glob("*.safetensors")) / 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workdir", type=Path, required=True)
+    parser.add_argument("--parts", default="floor,smollm2,gemma,masked")
+    parser.add_argument("--suite", default="sgh_agreement_pp")
+    parser.add_argument("--phases", action="store_true")
+    args = parser.parse_args()
+    work = args.workdir.resolve()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for part in args.parts.split(","):
+        if part == "floor":
+            kb = peak_kb([sys.executable, "-c", FLOOR], work, env)
+            print(f"floor: {kb:,} kB ({FLOOR})", flush=True)
+        elif part in EMBEDDED:
+            cache = work / f"cache-{part}"
+            shutil.rmtree(cache, ignore_errors=True)
+            for state in ("cold", "warm"):
+                kb = peak_kb(helm_run(EMBEDDED[part], args.suite, args.phases),
+                             run_folder(work, f"{part}-{state}"),
+                             {**env, "SYNTAXGYM_HELM_CACHE": str(cache)})
+                copy = next((cache / "weights").iterdir())
+                print(f"{EMBEDDED[part]} {state}: {kb:,} kB (fp32 weights "
+                      f"{weights_mb(copy):,.0f} MB)", flush=True)
+        elif part == "masked":
+            folder = masked_model(work / "roberta-base-random")
+            here = run_folder(work, "masked")
+            subprocess.run([str(BIN / "syntaxgym-helm"), "model", "add", str(folder), "--name",
+                            MASKED], cwd=here, env=env, check=True, stdout=subprocess.DEVNULL)
+            kb = peak_kb(helm_run(MASKED, args.suite, args.phases), here,
+                         {**env, "SYNTAXGYM_HELM_CACHE": str(work / "cache-masked")})
+            print(f"{MASKED}: {kb:,} kB (fp32 weights {weights_mb(folder):,.0f} MB)", flush=True)
+        else:
+            raise SystemExit(f"unknown part {part!r}")
+
+
+#: The engine's set-up steps, each reported with the memory before and after it (``--phases``).
+TRACED = ("syntaxgym_helm.clients.local.model_loading:_load",
+          "syntaxgym_helm.clients.local.model_loading:_save_streamed",
+          "syntaxgym_helm.clients.local.model_loading:load_model_and_tokenizer",
+          "syntaxgym_helm.clients.local.forward_passes:PlainPasses.one_pass",
+          "syntaxgym_helm.clients.local.forward_passes:SharedPasses.run",
+          "syntaxgym_helm.clients.local.cpu_kernels:install",
+          "syntaxgym_helm.clients.local.output_layer:OutputLayer.pack_for_onednn",
+          "syntaxgym_helm.clients.local.logprob_engine:LogprobEngine.__init__",
+          "syntaxgym_helm.clients.masked.client:MaskedLMClient._load",
+          "syntaxgym_helm.clients.masked.client:MaskedLMClient._score")
+
+
+def traced(name: str, function, status):
+    """``function``, printing the memory before and after each call (the first 12 calls)."""
+    calls = [0]
+
+    def wrapper(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] > 12:
+            return function(*args, **kwargs)
+        rss, hwm = status()
+        print(f"[phases]   {name.rpartition(':')[2]} starts: now {rss:,} kB, peak {hwm:,} kB",
+              file=sys.stderr, flush=True)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            rss, hwm = status()
+            print(f"[phases]   {name.rpartition(':')[2]} ends: now {rss:,} kB, peak {hwm:,} kB",
+                  file=sys.stderr, flush=True)
+
+    return wrapper
+
+
+def child(argv: list[str]) -> None:
+    """``helm-run argv`` in this process, printing each log line at which the peak rose."""
+    import logging
+
+    def status() -> tuple[int, int]:
+        fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text()
+                      .splitlines() if line.startswith(("VmRSS", "VmHWM")))
+        return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+    class Phases(logging.Handler):
+        peak = 0
+
+        def emit(self, record: logging.LogRecord) -> None:
+            rss, hwm = status()
+            if hwm > self.peak:
+                print(f"[phases] peak {hwm:>9,} kB  now {rss:>9,} kB  before: "
+                      f"{record.getMessage()[:110]}", file=sys.stderr, flush=True)
+                self.peak = hwm
+
+    logging.getLogger("helm").addHandler(Phases())
+    for target in TRACED:
+        module_name, _, attribute = target.rpartition(":")
+        owner: object = importlib.import_module(module_name)
+        *path, name = attribute.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        setattr(owner, name, traced(target, getattr(owner, name), status))
+    from helm.benchmark.run import main as helm_main
+
+    sys.argv = ["helm-run", *argv]
+    helm_main()
+    rss, hwm = status()
+    print(f"[phases] peak {hwm:>9,} kB  now {rss:>9,} kB  at the end", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        child(sys.argv[2:])
+    else:
+        main()
