@@ -15,7 +15,7 @@ process's resident memory and its peak so far (``/proc/self/status``: ``VmRSS``,
 prints the lines at which the peak rose: where the memory goes.
 
     python benchmarks/bench_peak_memory.py --workdir /tmp/peak \\
-        [--parts floor,smollm2,gemma,masked] [--phases]
+        [--parts floor,smollm2,gemma,masked] [--states cold,warm] [--phases] [--code BEFORE]
 """
 
 from __future__ import annotations
@@ -97,17 +97,23 @@ def main() -> None:
     parser.add_argument("--parts", default="floor,smollm2,gemma,masked")
     parser.add_argument("--suite", default="sgh_agreement_pp")
     parser.add_argument("--phases", action="store_true")
+    parser.add_argument("--code", type=Path, default=ROOT,
+                        help="the checkout whose package runs (default: this one)")
+    parser.add_argument("--states", default="cold,warm",
+                        help="the embedded models' runs (warm alone: the cache of an earlier run)")
     args = parser.parse_args()
     work = args.workdir.resolve()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(args.code.resolve())}
     for part in args.parts.split(","):
         if part == "floor":
             kb = peak_kb([sys.executable, "-c", FLOOR], work, env)
             print(f"floor: {kb:,} kB ({FLOOR})", flush=True)
         elif part in EMBEDDED:
             cache = work / f"cache-{part}"
-            shutil.rmtree(cache, ignore_errors=True)
-            for state in ("cold", "warm"):
+            states = args.states.split(",")
+            if "cold" in states:
+                shutil.rmtree(cache, ignore_errors=True)
+            for state in states:
                 kb = peak_kb(helm_run(EMBEDDED[part], args.suite, args.phases),
                              run_folder(work, f"{part}-{state}"),
                              {**env, "SYNTAXGYM_HELM_CACHE": str(cache)})
@@ -130,6 +136,9 @@ def main() -> None:
 TRACED = ("syntaxgym_helm.clients.local.model_loading:_load",
           "syntaxgym_helm.clients.local.model_loading:_save_streamed",
           "syntaxgym_helm.clients.local.model_loading:load_model_and_tokenizer",
+          "transformers:AutoTokenizer.from_pretrained",
+          "transformers:AutoModelForCausalLM.from_pretrained",
+          "syntaxgym_helm.clients.local.cpu_kernels:prepare_for_dense_reads",
           "syntaxgym_helm.clients.local.forward_passes:PlainPasses.one_pass",
           "syntaxgym_helm.clients.local.forward_passes:SharedPasses.run",
           "syntaxgym_helm.clients.local.cpu_kernels:install",
@@ -148,13 +157,13 @@ def traced(name: str, function, status):
         if calls[0] > 12:
             return function(*args, **kwargs)
         rss, hwm = status()
-        print(f"[phases]   {name.rpartition(':')[2]} starts: now {rss:,} kB, peak {hwm:,} kB",
+        print(f"[phases]   {name.rpartition(':')[2]} starts: now {rss} kB, peak {hwm:,} kB",
               file=sys.stderr, flush=True)
         try:
             return function(*args, **kwargs)
         finally:
             rss, hwm = status()
-            print(f"[phases]   {name.rpartition(':')[2]} ends: now {rss:,} kB, peak {hwm:,} kB",
+            print(f"[phases]   {name.rpartition(':')[2]} ends: now {rss} kB, peak {hwm:,} kB",
                   file=sys.stderr, flush=True)
 
     return wrapper
@@ -164,10 +173,13 @@ def child(argv: list[str]) -> None:
     """``helm-run argv`` in this process, printing each log line at which the peak rose."""
     import logging
 
-    def status() -> tuple[int, int]:
-        fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text()
-                      .splitlines() if line.startswith(("VmRSS", "VmHWM")))
-        return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+    def status() -> tuple[str, int]:
+        """The resident memory now (kB, anonymous and file pages apart), and its peak so far."""
+        fields = {key: int(value.split()[0]) for key, value in (
+            line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines()
+            if line.startswith(("VmRSS", "VmHWM", "RssAnon", "RssFile")))}
+        return (f"{fields['VmRSS']:,} (anonymous {fields['RssAnon']:,}, file "
+                f"{fields['RssFile']:,})", fields["VmHWM"])
 
     class Phases(logging.Handler):
         peak = 0
@@ -175,7 +187,7 @@ def child(argv: list[str]) -> None:
         def emit(self, record: logging.LogRecord) -> None:
             rss, hwm = status()
             if hwm > self.peak:
-                print(f"[phases] peak {hwm:>9,} kB  now {rss:>9,} kB  before: "
+                print(f"[phases] peak {hwm:>9,} kB  now {rss} kB  before: "
                       f"{record.getMessage()[:110]}", file=sys.stderr, flush=True)
                 self.peak = hwm
 
@@ -192,7 +204,23 @@ def child(argv: list[str]) -> None:
     sys.argv = ["helm-run", *argv]
     helm_main()
     rss, hwm = status()
-    print(f"[phases] peak {hwm:>9,} kB  now {rss:>9,} kB  at the end", file=sys.stderr)
+    print(f"[phases] peak {hwm:>9,} kB  now {rss} kB  at the end", file=sys.stderr)
+    for size, name in largest_mappings():
+        print(f"[phases]   resident at the end: {size:>9,} kB {name}", file=sys.stderr)
+
+
+def largest_mappings(count: int = 8) -> list[tuple[int, str]]:
+    """The resident kB of this process's largest mappings (``/proc/self/smaps``), anonymous
+    memory as one."""
+    sizes: dict[str, int] = {}
+    name = "[anonymous]"
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        parts = line.split()
+        if "-" in parts[0] and len(parts) >= 5 and not parts[0].endswith(":"):
+            name = parts[5] if len(parts) > 5 and parts[5].startswith("/") else "[anonymous]"
+        elif parts[0] == "Rss:":
+            sizes[name] = sizes.get(name, 0) + int(parts[1])
+    return sorted(((kb, where) for where, kb in sizes.items()), reverse=True)[:count]
 
 
 if __name__ == "__main__":

@@ -223,5 +223,5 @@ def write_safetensors(path: Path, shapes: dict[str, tuple[int, ...]],
             if array.dtype != np.float32 or array.shape != shapes[name]:
                 raise ValueError(f"{name}: {array.dtype} {array.shape}, not float32 "
                                  f"{shapes[name]}")
-            stream.write(memoryview(np.ascontiguousarray(array)).cast("B"))
+            stream.write(np.ascontiguousarray(array).reshape(-1).view(np.uint8).data)
             del array

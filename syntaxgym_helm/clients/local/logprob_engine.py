@@ -171,7 +171,8 @@ class LogprobEngine:
 
             shared = SharedPasses(base, output_layer, self.device, self.dtype, self.counts)
             probes = [self.encoder.encode(prompt) for prompt in PROBE_PROMPTS]
-            plain = self._plain.one_pass(probes) if check else []
+            # One prompt a pass: its logits span the vocabulary at each position (a set-up peak).
+            plain = [self._plain.one_pass([probe])[0] for probe in probes] if check else []
             worker_budget = cache_mb * 2**20 / self.workers
             prefix_store = store(worker_budget)  # the first worker's
             # A store too small to keep the beginning-of-text position has every pass compute it,
