@@ -88,9 +88,9 @@ def main() -> None:
         mine = ours(args.workdir, words, flags, name.split()[0].strip("-"))
         diffs = [a - b for a, b in zip(mine, theirs, strict=True)]
         over = [k for k, d in enumerate(diffs) if abs(d) > 0.01]
-        kinds = {"sentence-final": sum(final[k] for k in over),
-                 "after a sentence's end": sum(after[k] for k in over),
-                 "story-final": sum(story_end[k] for k in over)}
+        kinds = {"sentence-final": int(sum(final[k] for k in over)),
+                 "after a sentence's end": int(sum(after[k] for k in over)),
+                 "story-final": int(sum(story_end[k] for k in over))}
         others = max((abs(d) for k, d in enumerate(diffs) if not final[k] and not after[k]),
                      default=0.0)
         print(json.dumps({"rule": name, "words": len(diffs),
