@@ -12,13 +12,23 @@ Not a test. From the project root, e.g.::
 ``--pairs N``: each BLiMP paradigm's and CLAMS file's first N pairs; ``--blimp-paradigms K``: the
 first K paradigms in alphabetical order. Times are of the scoring calls (the model loaded and each
 engine set up first, by one item of one suite per variant).
+
+``--whole``: also what a user waits for, per model: whole ``helm-run`` processes, plain then
+``~bow`` back to back, of the 34 Hu et al. suites (``run_specs/syntaxgym_hu2020.conf``) and of
+:data:`WHOLE_BLIMP` (all pairs), with their wall and CPU time, peak memory and the positions the
+engine computed (from the run's log). The correction needs one more position per sentence (the
+one after its last token, for the last word's P(next token begins a word)), so the positions
+computed set the least it can cost.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,6 +44,62 @@ from syntaxgym_helm.core.suite import Suite  # noqa: E402
 
 SCRIPT = "benchmarks/bench_word_boundary.py"
 MODELS = ("syntaxgym/smollm2-135m-instruct-q4_1", "syntaxgym/gemma-3-270m-q4_k_m")
+WHOLE_BLIMP = ("anaphor_number_agreement", "determiner_noun_agreement_2",
+               "only_npi_licensor_present", "superlative_quantifiers_2")
+HELM_RUN = Path(sys.executable).with_name("helm-run")
+
+
+def whole_run(selection: list[str], env: dict[str, str]) -> dict[str, float]:
+    """One ``helm-run`` in a fresh folder, timed whole: wall and CPU seconds, peak MiB, and the
+    prompts and positions the engine reported."""
+    with tempfile.TemporaryDirectory() as folder:
+        load = os.getloadavg()[0]
+        done = subprocess.run(
+            ["/usr/bin/time", "-f", "TIME %e %U %S %M", str(HELM_RUN), *selection, "--suite",
+             "bow", "--max-eval-instances", "100000"],
+            cwd=folder, env=env, capture_output=True, text=True, timeout=7200)
+    if done.returncode != 0:
+        raise RuntimeError(f"helm-run failed:\n{done.stderr[-3000:]}")
+    wall, user, system, peak = [x for x in done.stderr.splitlines()
+                                if x.startswith("TIME ")][-1].split()[1:]
+    counts = re.findall(r"this run scored (\d+) prompts \(\d+ tokens\) computing (\d+) positions",
+                        done.stdout + done.stderr)
+    return {"wall": float(wall), "cpu": float(user) + float(system), "peak": int(peak) / 1024,
+            "prompts": sum(int(a) for a, _ in counts),
+            "positions": sum(int(b) for _, b in counts), "load": load}
+
+
+def whole_lines(models: list[str], suites_dir: Path, blimp_dir: Path) -> list[str]:
+    """The ``--whole`` part's table."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SYNTAXGYM_SUITES_DIR": str(suites_dir),
+           "SYNTAXGYM_BLIMP_DIR": str(blimp_dir.parent if blimp_dir.name == "data"
+                                      else blimp_dir)}
+    lines = ["", "Whole `helm-run` processes, plain then `~bow` right after (fresh folders, HELM's "
+             "request cache empty; the dequantised weights cached), `/usr/bin/time`:", "",
+             "| model | runs | wall plain / `~bow` | ratio | CPU plain / `~bow` | peak MiB | "
+             "prompts | positions plain / `~bow` | load before |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for model in models:
+        sets = {
+            "34 suites of Hu et al. (2020)": lambda m: [
+                "--conf-paths", str(ROOT / "run_specs" / "syntaxgym_hu2020.conf"),
+                "--models-to-run", m],
+            f"BLiMP, {len(WHOLE_BLIMP)} paradigms": lambda m: [
+                "--run-entries", *(f"syntaxgym:suite=blimp_{p},model={m}" for p in WHOLE_BLIMP)],
+        }
+        for name, selection in sets.items():
+            plain = whole_run(selection(model), env)
+            bow = whole_run(selection(model + "~bow"), env)
+            print(model, name, plain, bow, flush=True)
+            lines.append(
+                f"| `{model}` | {name} | {plain['wall']:.1f} s / {bow['wall']:.1f} s | "
+                f"**{bow['wall'] / plain['wall']:.2f}x** | "
+                f"{plain['cpu']:.0f} s / {bow['cpu']:.0f} s | "
+                f"{plain['peak']:,.0f} / {bow['peak']:,.0f} | {plain['prompts']:,} | "
+                f"{plain['positions']:,} / {bow['positions']:,} "
+                f"({bow['positions'] / max(1, plain['positions']):.2f}x) | "
+                f"{plain['load']:.2f} / {bow['load']:.2f} |")
+    return lines
 
 
 def pair_suites(dataset: str, folder: Path, pattern: str, count: int | None) -> list[Suite]:
@@ -66,6 +132,8 @@ def main() -> None:
     parser.add_argument("--blimp-paradigms", type=int, default=6)
     parser.add_argument("--clams-dir", type=Path, required=True)
     parser.add_argument("--pairs", type=int, default=100)
+    parser.add_argument("--whole", action="store_true",
+                        help="also whole helm-run processes, plain then ~bow (see above)")
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -89,8 +157,7 @@ def main() -> None:
     lines = [
         "## Word-boundary correction: accuracy and cost on the embedded models",
         "",
-        f"{time.strftime('%Y-%m-%d')}, commit {commit()}, {machine()}; load before: {load} "
-        "(other work beside it: times must be measured again on a quiet machine).",
+        f"{time.strftime('%Y-%m-%d')}, commit {commit()}, {machine()}; load before: {load}.",
         f"`python {SCRIPT} {' '.join(sys.argv[1:])}`",
         "",
         f"SG score: the {len(sets['SG score'])} suites of Hu et al. (2020), all items; BLiMP: "
@@ -110,6 +177,8 @@ def main() -> None:
               ""]
     lines += [f"- `{m}`: {p:.0f} s and {b:.0f} s ({b / p:.2f}x)"
               for m, _, _, _, _, p, b in rows]
+    if args.whole:
+        lines += whole_lines(args.models.split(","), args.suites_dir, args.blimp_dir)
     text = "\n".join(lines) + "\n"
     print(text)
     if args.output is not None:
