@@ -13,7 +13,7 @@ Not a test. From the project root, e.g.::
 first K paradigms in alphabetical order. Times are of the scoring calls (the model loaded and each
 engine set up first, by one item of one suite per variant).
 
-``--whole``: also what a user waits for, per model: whole ``helm-run`` processes, plain then
+``--parts whole``: what a user waits for, per model: whole ``helm-run`` processes, plain then
 ``~bow`` back to back, of the 34 Hu et al. suites (``run_specs/syntaxgym_hu2020.conf``) and of
 :data:`WHOLE_BLIMP` (all pairs), with their wall and CPU time, peak memory and the positions the
 engine computed (from the run's log). The correction needs one more position per sentence (the
@@ -129,14 +129,37 @@ def main() -> None:
     parser.add_argument("--suites-dir", type=Path, required=True)
     parser.add_argument("--suites", default="all", help="comma-separated Hu et al. suites")
     parser.add_argument("--blimp-dir", type=Path, required=True)
-    parser.add_argument("--blimp-paradigms", type=int, default=6)
+    parser.add_argument("--blimp-paradigms", type=int, default=6, help="0: all 67")
     parser.add_argument("--clams-dir", type=Path, required=True)
     parser.add_argument("--pairs", type=int, default=100)
-    parser.add_argument("--whole", action="store_true",
-                        help="also whole helm-run processes, plain then ~bow (see above)")
+    parser.add_argument("--parts", default="accuracy",
+                        help="accuracy (the three sets through the Python API) and/or whole "
+                             "(whole helm-run processes, plain then ~bow); each writes its own "
+                             "section")
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
+    parts = args.parts.split(",")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    header = [f"{time.strftime('%Y-%m-%d')}, commit {commit()}, {machine()}; load before: {load}.",
+              f"`python {SCRIPT} {' '.join(sys.argv[1:])}`"]
+    if "accuracy" in parts:
+        report(["## Word-boundary correction: accuracy on the embedded models", "", *header, ""]
+               + accuracy_lines(args), args.output, SCRIPT)
+    if "whole" in parts:
+        report(["## Word-boundary correction: what a whole run costs", "", *header]
+               + whole_lines(args.models.split(","), args.suites_dir, args.blimp_dir),
+               args.output, f"{SCRIPT} (whole runs)")
+
+
+def report(lines: list[str], output: Path | None, section: str) -> None:
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if output is not None:
+        write_section(output, text, section)
+
+
+def accuracy_lines(args: argparse.Namespace) -> list[str]:
+    """The ``accuracy`` part: each model plainly and as ``~bow`` on the three sets."""
     names = sorted(HU2020_SUITES) if args.suites == "all" else args.suites.split(",")
     sets = {
         "SG score": [load_named_suite(n, "/tmp/sgh_suites", args.suites_dir) for n in names],
@@ -154,17 +177,15 @@ def main() -> None:
                              for a, b in zip(x.items, y.items, strict=False)) for name in sets}
         rows.append((model, plain, bow, counts, changed, plain_s, bow_s))
         print(model, plain_s, bow_s, flush=True)
+    paradigms = sets["BLiMP"]
     lines = [
-        "## Word-boundary correction: accuracy and cost on the embedded models",
-        "",
-        f"{time.strftime('%Y-%m-%d')}, commit {commit()}, {machine()}; load before: {load}.",
-        f"`python {SCRIPT} {' '.join(sys.argv[1:])}`",
-        "",
         f"SG score: the {len(sets['SG score'])} suites of Hu et al. (2020), all items; BLiMP: "
-        f"the first {args.pairs} pairs of its first {len(sets['BLiMP'])} paradigms "
-        f"({', '.join(s.name for s in sets['BLiMP'])}); CLAMS-English: the first {args.pairs} "
-        f"pairs of each of its {len(sets['CLAMS-en'])} files. Accuracy: the mean over suites of "
-        "the share of items passed. `~bow`: the same model under the word-boundary correction.",
+        f"the first {args.pairs} pairs of "
+        + (f"each of its {len(paradigms)} paradigms" if args.blimp_paradigms == 0 else
+           f"its first {len(paradigms)} paradigms ({', '.join(s.name for s in paradigms)})")
+        + f"; CLAMS-English: the first {args.pairs} pairs of each of its "
+        f"{len(sets['CLAMS-en'])} files. Accuracy: the mean over suites of the share of items "
+        "passed. `~bow`: the same model under the word-boundary correction.",
         "",
         "| model | set | items | accuracy | with `~bow` | items whose verdict changes |",
         "|---|---|---|---|---|---|",
@@ -173,16 +194,11 @@ def main() -> None:
         for name in sets:
             lines.append(f"| `{model}` | {name} | {counts[name]:,} | {accuracy(plain[name]):.3f} "
                          f"| {accuracy(bow[name]):.3f} | {changed[name]:,} |")
-    lines += ["", "Scoring time of all three sets, plain then `~bow`, back to back in one process:",
-              ""]
+    lines += ["", "Scoring time of all three sets through the Python API, plain then `~bow`, back "
+              "to back in one process (the model loaded and each engine set up before):", ""]
     lines += [f"- `{m}`: {p:.0f} s and {b:.0f} s ({b / p:.2f}x)"
               for m, _, _, _, _, p, b in rows]
-    if args.whole:
-        lines += whole_lines(args.models.split(","), args.suites_dir, args.blimp_dir)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output is not None:
-        write_section(args.output, text, SCRIPT)
+    return lines
 
 
 if __name__ == "__main__":
