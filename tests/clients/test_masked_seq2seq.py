@@ -131,14 +131,14 @@ def test_passes_stay_under_the_token_bound_and_give_the_same_scores(checkpoints)
     encoded = encode_sentences(tokenizer, PROMPTS, "original", 512)
     for bound in (40, 200):
         for copies in pass_plan(encoded, bound):
-            width = max(len(encoded[i].ids) for i, _ in copies)
-            assert len(copies) == 1 or len(copies) * width <= bound
+            lengths = {len(encoded[i].ids) for i, _ in copies}
+            assert len(lengths) == 1, "a pass holds copies of one length (no padding)"
+            assert len(copies) == 1 or len(copies) * lengths.pop() <= bound
     counts: Counter[str] = Counter()
-    small = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
-                            pad_id=tokenizer.pad_token_id, device="cpu", max_batch_tokens=40,
-                            counts=counts)
-    large = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
-                            pad_id=tokenizer.pad_token_id, device="cpu", max_batch_tokens=10**6)
+    small = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id, device="cpu",
+                            max_batch_tokens=40, counts=counts)
+    large = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id, device="cpu",
+                            max_batch_tokens=10**6)
     assert counts["passes"] > 1
     for a, b in zip(small, large, strict=True):
         assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < TOLERANCE_NATS
