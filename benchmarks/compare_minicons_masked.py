@@ -1,11 +1,12 @@
 """Masked-LM and encoder-decoder scores beside minicons 0.3.39's, on the same sentences and weights.
 
 The sentences are BLiMP minimal pairs (``--blimp-dir``, the first ``--pairs`` of each of
-``--paradigms``). The model is a real architecture at a small size built from its config (no
-masked or encoder-decoder checkpoint can be installed here): a WordPiece (BERT) or byte-level BPE
-(RoBERTa) tokenizer and a ``--hidden``-wide, ``--layers``-deep model, seeded, trained for a few
-steps on the sentences and saved to a folder; ``--model DIR`` scores a checkpoint of your own
-instead (a Hub model's folder).
+``--paradigms``). The model is a real architecture built from its config (no masked or
+encoder-decoder checkpoint can be installed here): a WordPiece (BERT) or byte-level BPE (RoBERTa)
+tokenizer learnt from the sentences and a model of ``--shape`` (``base``, the default: BERT-base /
+RoBERTa-base, hidden 768, 12 layers, the real vocabulary size, what a user scores; ``small``:
+hidden 256, 4 layers, where start-up costs weigh more), seeded, trained for a few steps and saved
+to a folder; ``--model DIR`` scores a checkpoint of your own instead (a Hub model's folder).
 
 Each side runs as its own process, back to back, timed whole (``/usr/bin/time``: wall seconds and
 peak resident memory): this plugin through its Python API (``score_sentences(sentences,
@@ -13,11 +14,13 @@ peak resident memory): this plugin through its Python API (``score_sentences(sen
 its own virtual environment, ``--minicons-python``, batches of ``--batch-size`` sentences, the
 transformers-5 fix applied). It prints the largest difference of a token logprob (nats), the
 tokens counted alike, the verdicts (good sentence's sum above the bad one's) that differ, and the
-two processes' times and memory with their ratio, and the load average seen before each run.
+two processes' times and memory with their ratio, the load average seen before each run, and
+(masked LMs) the multiply-adds of each side's matrix products, whose ratio bounds the ratio of
+the computation's time (:func:`matmul_work`).
 
     python benchmarks/compare_minicons_masked.py --blimp-dir ../shared/blimp/data \\
         --minicons-python /work/venvs/minicons/bin/python [--kind bert|roberta|t5] \\
-        [--output BENCHMARKS.md]
+        [--shape base|small] [--output BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -141,6 +144,36 @@ def compare(ours: dict, theirs: dict, kind: str) -> dict[str, float]:
             "verdicts_differ": verdicts, "accuracy": ours_accuracy}
 
 
+def matmul_work(folder: Path, sentences: list[str], batch_size: int) -> tuple[float, float]:
+    """The multiply-adds of the matrix products (attention's among them) each side computes for
+    pseudo-log-likelihood on a BERT-family model: ours (copies of one length, the last layer and
+    the output head at the masked position only) and minicons' (copies padded to the longest
+    sentence of their batch, the head at every position). Their ratio bounds the time ratio of
+    the computation: no scorer can do the same products in less time than their count allows."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    config = AutoConfig.from_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    h, ff = config.hidden_size, config.intermediate_size
+    layers, head = config.num_hidden_layers, config.hidden_size ** 2 + h * config.vocab_size
+    encoded = tokenizer(sentences, return_special_tokens_mask=True)
+    lengths = [len(ids) for ids in encoded["input_ids"]]
+    copies = [len(mask) - sum(mask) for mask in encoded["special_tokens_mask"]]
+
+    def layer(length: int) -> int:  # one position of one layer: Q, K, V, O, feed-forward, attention
+        return 4 * h * h + 2 * h * ff + 2 * length * h
+
+    ours = sum(n * ((layers - 1) * length * layer(length) + 2 * h * h * length
+                    + 2 * h * h + 2 * h * ff + 2 * length * h + head)
+               for n, length in zip(copies, lengths, strict=True))
+    theirs = 0
+    for start in range(0, len(sentences), batch_size):
+        width = max(lengths[start:start + batch_size])
+        rows = sum(copies[start:start + batch_size])
+        theirs += rows * width * (layers * layer(width) + head)
+    return float(ours), float(theirs)
+
+
 def model_words(args, hidden: int, layers: int, vocab: int | None) -> str:
     if args.model:
         return f"the checkpoint {args.model}"
@@ -152,7 +185,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--blimp-dir", type=Path, default=ROOT.parent / "shared/blimp/data")
     parser.add_argument("--paradigms", nargs="+", default=list(PARADIGMS[:2]))
-    parser.add_argument("--pairs", type=int, default=200)
+    parser.add_argument("--pairs", type=int, default=100)
     parser.add_argument("--kind", choices=("bert", "roberta", "t5"), default="bert")
     parser.add_argument("--variants", nargs="+", default=["original", "within_word_l2r"])
     parser.add_argument("--model", type=Path, help="a checkpoint folder (default: build one)")
@@ -185,6 +218,11 @@ def main() -> None:
              "| variant | max token diff (nats) | same tokens | verdicts differ | accuracy | "
              "ours s / MiB (load) | minicons s / MiB (load) | time ratio | memory ratio |",
              "|---|---|---|---|---|---|---|---|---|"]
+    if kind == "masked":
+        ours_work, theirs_work = matmul_work(folder, sentences, args.batch_size)
+        lines.insert(1, f"Matrix products (multiply-adds): ours {ours_work:.3g}, minicons "
+                        f"{theirs_work:.3g}: {ours_work / theirs_work:.2f}x, the bound on the "
+                        "computation's time ratio")
     for variant in variants:
         request = work / f"request-{variant}.json"
         json.dump({"folder": str(folder), "kind": kind, "variant": variant,
