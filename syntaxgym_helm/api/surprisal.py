@@ -46,8 +46,8 @@ class SurprisalTable:
 
 def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
                     window: int | None = None, stride: int | None = None,
-                    device: str | None = None, local_path: str | Path | None = None
-                    ) -> SurprisalTable:
+                    device: str | None = None, local_path: str | Path | None = None,
+                    boundary_end_of_text: bool = True) -> SurprisalTable:
     """The surprisal of every word of ``texts`` (:class:`WordedText`, e.g. from
     :func:`read_words_tsv`, or plain strings split on whitespace) under ``model`` (a HELM model
     name served by the plugin's local engine, e.g. ``syntaxgym/smollm2-135m-instruct-q4_1``).
@@ -55,12 +55,13 @@ def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
     ``window``: most tokens of a prompt after the beginning-of-text token (default: the model's
     context less 1); ``stride``: the most new tokens a window measures (default: half the
     window), so every word has at least ``window - stride`` tokens of context or the whole text
-    before it."""
+    before it. ``boundary_end_of_text=False``: the corrected column does not count the end of
+    text as a word boundary, as minicons' ``bow_correction`` does not (docs/scoring.md)."""
     worded: list[WordedText] = (
         [t for t in texts if isinstance(t, WordedText)]
         if all(isinstance(t, WordedText) for t in texts)
         else texts_from_strings([str(t) for t in texts]))
-    engine = local_engine(model, local_path, device)
+    engine = local_engine(model, local_path, device, boundary_end_of_text)
     window = window or engine.encoder.max_length - 1
     stride = stride or max(1, window // 2)
     if window > engine.encoder.max_length - 1:
@@ -78,16 +79,21 @@ def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
         "surprisal_bits": "sum of the word's token surprisals",
         "surprisal_corrected_bits": "word-boundary correction (Pimentel & Meister 2024): "
                                     "+ log P(word-initial token | context) - log P(next token "
-                                    "begins a word or ends the text | context + word)",
+                                    + ("begins a word or ends the text | context + word)"
+                                       if boundary_end_of_text else
+                                       "begins a word | context + word); the end of text is "
+                                       "not a word boundary (minicons' rule)"),
         "spill_over": "previous_1_bits, previous_2_bits: corrected surprisal of the word one "
                       "and two before in the same text",
     }
     return SurprisalTable(header, rows)
 
 
-def local_engine(model: str, local_path: str | Path | None = None, device: str | None = None):
-    """The local engine (with the word-boundary mask) of ``model``'s deployment, loaded once per
-    process; ValueError for a model the plugin's local engine does not serve."""
+def local_engine(model: str, local_path: str | Path | None = None, device: str | None = None,
+                 boundary_end_of_text: bool = True):
+    """The local engine (with the word-boundary mask, the end of text in it or not) of
+    ``model``'s deployment, loaded once per process; ValueError for a model the plugin's local
+    engine does not serve."""
     from helm.benchmark.model_deployment_registry import get_model_deployment
     from helm.common.cache import BlackHoleCacheConfig
     from helm.common.object_spec import get_class_by_name
@@ -102,7 +108,8 @@ def local_engine(model: str, local_path: str | Path | None = None, device: str |
         raise ValueError(f"{model} is served by {spec.class_name}: word surprisals need the "
                          "plugin's local engine (a syntaxgym/ model, or a local checkpoint's "
                          "deployment with SyntaxGymClient)")
-    args = {**spec.args, "word_boundary": True, "prefetch": False, "progress": False}
+    args = {**spec.args, "word_boundary": True, "boundary_end_of_text": boundary_end_of_text,
+            "prefetch": False, "progress": False}
     if device:
         args["device"] = device
     client = client_class(cache_config=BlackHoleCacheConfig(), model_name=deployment.model_name,

@@ -36,6 +36,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="most tokens of a prompt (default: the model's context less 1)")
     parser.add_argument("--stride", type=int, default=None,
                         help="most new tokens a window measures (default: half the window)")
+    parser.add_argument("--no-end-of-text-boundary", dest="boundary_end_of_text",
+                        action="store_false",
+                        help="the corrected column does not count the end of text as a word "
+                             "boundary: minicons' bow_correction rule (docs/scoring.md)")
     parser.add_argument("--device", default=None, help="cpu, cuda:0... (default: the model's)")
     parser.add_argument("-o", "--output", type=Path, default=None,
                         help="write the TSV there (default: standard output)")
@@ -64,7 +68,8 @@ def _surprisal(args: argparse.Namespace) -> int:
         return 1
     try:
         table = word_surprisals(texts, args.model, window=args.window, stride=args.stride,
-                                device=args.device)
+                                device=args.device,
+                                boundary_end_of_text=args.boundary_end_of_text)
     except (ValueError, LookupError) as exc:
         _say(f"error: {exc}", sys.stderr)
         return 1
