@@ -246,3 +246,31 @@ def test_model_add_writes_entries_helm_reads(checkpoints, tmp_path, capsys):
     assert get_model_metadata("lab/bert-tiny").display_name == "lab/bert-tiny (PLL original)"
     assert get_model_metadata("local/t5").display_name == "t5 (encoder-decoder)"
     assert main(["model", "add", str(tmp_path / "missing"), "--local-path", str(prod_env)]) == 2
+
+
+def test_the_last_layer_and_head_at_the_targets_only_compute_less_and_score_the_same(checkpoints):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from syntaxgym_helm.clients.masked.pll import TargetLogits, encode_sentences, score_sentences
+
+    folder = checkpoints["bert"]
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    model = transformers.AutoModelForMaskedLM.from_pretrained(folder).eval()
+    encoded = encode_sentences(tokenizer, PROMPTS, "within_word_l2r", 512)
+    shortcut = TargetLogits(model)
+    assert shortcut.check(encoded[0], tokenizer.mask_token_id, "cpu")
+    assert shortcut.last_layer_active, "BERT's last layer is computed at the targets only"
+    runs = []
+    for target_logits in (shortcut, None):
+        if target_logits is None:
+            shortcut.off()  # the full model: every position of every layer and of the head
+            target_logits = shortcut
+        with FlopCounterMode(display=False) as counter:
+            scores = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
+                                     device="cpu", target_logits=target_logits)
+        runs.append((counter.get_total_flops(), scores))
+    (fewer, short), (full_flops, full) = runs
+    assert not shortcut.last_layer_active
+    assert fewer < full_flops
+    for a, b in zip(short, full, strict=True):
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-5

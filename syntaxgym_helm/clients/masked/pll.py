@@ -164,6 +164,11 @@ class TargetLogits:
     def active(self) -> bool:
         return self._handle is not None
 
+    @property
+    def last_layer_active(self) -> bool:
+        """Whether the last encoder layer is computed at the targets only (:mod:`.last_layer`)."""
+        return self._last_layer is not None
+
     def off(self) -> None:
         if self._handle is not None:
             self._handle.remove()
