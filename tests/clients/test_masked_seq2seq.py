@@ -131,14 +131,14 @@ def test_passes_stay_under_the_token_bound_and_give_the_same_scores(checkpoints)
     encoded = encode_sentences(tokenizer, PROMPTS, "original", 512)
     for bound in (40, 200):
         for copies in pass_plan(encoded, bound):
-            width = max(len(encoded[i].ids) for i, _ in copies)
-            assert len(copies) == 1 or len(copies) * width <= bound
+            lengths = {len(encoded[i].ids) for i, _ in copies}
+            assert len(lengths) == 1, "a pass holds copies of one length (no padding)"
+            assert len(copies) == 1 or len(copies) * lengths.pop() <= bound
     counts: Counter[str] = Counter()
-    small = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
-                            pad_id=tokenizer.pad_token_id, device="cpu", max_batch_tokens=40,
-                            counts=counts)
-    large = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
-                            pad_id=tokenizer.pad_token_id, device="cpu", max_batch_tokens=10**6)
+    small = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id, device="cpu",
+                            max_batch_tokens=40, counts=counts)
+    large = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id, device="cpu",
+                            max_batch_tokens=10**6)
     assert counts["passes"] > 1
     for a, b in zip(small, large, strict=True):
         assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < TOLERANCE_NATS
@@ -246,3 +246,31 @@ def test_model_add_writes_entries_helm_reads(checkpoints, tmp_path, capsys):
     assert get_model_metadata("lab/bert-tiny").display_name == "lab/bert-tiny (PLL original)"
     assert get_model_metadata("local/t5").display_name == "t5 (encoder-decoder)"
     assert main(["model", "add", str(tmp_path / "missing"), "--local-path", str(prod_env)]) == 2
+
+
+def test_the_last_layer_and_head_at_the_targets_only_compute_less_and_score_the_same(checkpoints):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from syntaxgym_helm.clients.masked.pll import TargetLogits, encode_sentences, score_sentences
+
+    folder = checkpoints["bert"]
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    model = transformers.AutoModelForMaskedLM.from_pretrained(folder).eval()
+    encoded = encode_sentences(tokenizer, PROMPTS, "within_word_l2r", 512)
+    shortcut = TargetLogits(model)
+    assert shortcut.check(encoded[0], tokenizer.mask_token_id, "cpu")
+    assert shortcut.last_layer_active, "BERT's last layer is computed at the targets only"
+    runs = []
+    for target_logits in (shortcut, None):
+        if target_logits is None:
+            shortcut.off()  # the full model: every position of every layer and of the head
+            target_logits = shortcut
+        with FlopCounterMode(display=False) as counter:
+            scores = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
+                                     device="cpu", target_logits=target_logits)
+        runs.append((counter.get_total_flops(), scores))
+    (fewer, short), (full_flops, full) = runs
+    assert not shortcut.last_layer_active
+    assert fewer < full_flops
+    for a, b in zip(short, full, strict=True):
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-5
