@@ -43,7 +43,8 @@ timed whole under ``/usr/bin/time -v``: wall time, CPU time, peak resident memor
 - ``ours``: one helm-run, ``--conf-paths run_specs/syntaxgym_blimp.conf`` for all paradigms (run
   entries for a subset), ``syntaxgym/smollm2-135m-instruct-q4_1``, in a fresh folder (HELM's
   request cache and BLiMP's converted suites start empty; the plugin's dequantised weights are
-  reused, as after any first use: ``--cold-weights`` starts without them). Its whole time as a
+  reused, as after any first use: ``--cold-weights`` starts without them and
+  empties the page cache first, as it does before lm-eval's run). Its whole time as a
   ratio to the floor, by phase (HELM's log: start-up, data conversion (the scenario), adaptation,
   model load (with the engine's set-up: the wait before HELM executes the first run), scoring,
   metric, writing HELM's JSON, exit), and the size of what it wrote.
@@ -328,6 +329,7 @@ def helm_run(args: argparse.Namespace, tag: str, paradigms: Sequence[str]) -> di
            "PYTHONPATH": str(ROOT)}  # this checkout's plugin, whatever is installed
     if args.cold_weights:
         env["SYNTAXGYM_HELM_CACHE"] = str(folder / "empty-cache")
+        drop_page_cache()
     result = timed(command, folder, env, args.workdir / f"{tag}.log")
     log = result.pop("log")
     phases = helm_phases(log, result["started"], result["ended"])
@@ -456,11 +458,23 @@ def lmeval_run(args: argparse.Namespace, tag: str, paradigms: Sequence[str], var
            if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(HF_HOME=str(cache), HF_DATASETS_CACHE=str(cache / "datasets"),
                HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    if args.cold_weights:
+        drop_page_cache()
     result = timed(command, folder, env, args.workdir / f"{tag}.log")
     result.pop("log")
     result.update(command=" ".join(command[1:]).replace(str(args.workdir), "WORKDIR"),
                   variant=variant, paradigms=list(paradigms), folder=str(folder))
     return result
+
+
+def drop_page_cache() -> None:
+    """Empty the kernel's page cache (root only), so that the next process reads its files,
+    the GGUF's weights among them, from disk: a cold start as after a reboot."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as exc:
+        print(f"could not empty the page cache ({exc}): the files may be read from memory")
 
 
 def lmeval_verdicts(folder: Path) -> dict[tuple[str, int], tuple[float, float, bool]]:
