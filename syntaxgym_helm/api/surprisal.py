@@ -52,7 +52,8 @@ class SurprisalTable:
 def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
                     window: int | None = None, stride: int | None = None,
                     device: str | None = None, local_path: str | Path | None = None,
-                    prefix: str = "auto", num_threads: int = 4) -> SurprisalTable:
+                    prefix: str = "auto", num_threads: int = 4,
+                    boundary_end_of_text: bool = True) -> SurprisalTable:
     """The surprisal of every word of ``texts`` (:class:`WordedText`, e.g. from
     :func:`read_words_tsv`, or plain strings split on whitespace) under ``model``: a HELM model
     name served by the plugin's local engine (e.g. ``syntaxgym/smollm2-135m-instruct-q4_1``), or
@@ -61,9 +62,11 @@ def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
     Local models: ``window``: most tokens of a prompt after the beginning-of-text token
     (default: the model's context less 1); ``stride``: the most new tokens a window measures
     (default: half the window), so every word has at least ``window - stride`` tokens of context
-    or the whole text before it; ``device``. Served models: ``prefix``, the text sent before each
-    text (``auto``: the deployment's tokenizer's prefix token, as a run's ``prefix=auto``;
-    ``none``: nothing), and ``num_threads`` requests at a time; each text is sent whole."""
+    or the whole text before it; ``device``; ``boundary_end_of_text=False``: the corrected
+    column does not count the end of text as a word boundary, as minicons' ``bow_correction``
+    does not (docs/scoring.md). Served models: ``prefix``, the text sent before each text
+    (``auto``: the deployment's tokenizer's prefix token, as a run's ``prefix=auto``; ``none``:
+    nothing), and ``num_threads`` requests at a time; each text is sent whole."""
     worded: list[WordedText] = (
         [t for t in texts if isinstance(t, WordedText)]
         if all(isinstance(t, WordedText) for t in texts)
@@ -80,7 +83,7 @@ def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
     if prefix != "auto":
         raise ValueError(f"prefix={prefix!r}: the local engine scores each text after the "
                          "model's beginning-of-text token; prefix applies to served models only")
-    engine = local_engine(model, local_path, device)
+    engine = local_engine(model, local_path, device, boundary_end_of_text)
     window = window or engine.encoder.max_length - 1
     stride = stride or max(1, window // 2)
     if window > engine.encoder.max_length - 1:
@@ -98,16 +101,21 @@ def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
         "surprisal_bits": "sum of the word's token surprisals",
         "surprisal_corrected_bits": "word-boundary correction (Pimentel & Meister 2024): "
                                     "+ log P(word-initial token | context) - log P(next token "
-                                    "begins a word or ends the text | context + word)",
+                                    + ("begins a word or ends the text | context + word)"
+                                       if boundary_end_of_text else
+                                       "begins a word | context + word); the end of text is "
+                                       "not a word boundary (minicons' rule)"),
         "spill_over": "previous_1_bits, previous_2_bits: corrected surprisal of the word one "
                       "and two before in the same text",
     }
     return SurprisalTable(header, rows)
 
 
-def local_engine(model: str, local_path: str | Path | None = None, device: str | None = None):
-    """The local engine (with the word-boundary mask) of ``model``'s deployment, loaded once per
-    process; ValueError for a model the plugin's local engine does not serve."""
+def local_engine(model: str, local_path: str | Path | None = None, device: str | None = None,
+                 boundary_end_of_text: bool = True):
+    """The local engine (with the word-boundary mask, the end of text in it or not) of
+    ``model``'s deployment, loaded once per process; ValueError for a model the plugin's local
+    engine does not serve."""
     from helm.common.cache import BlackHoleCacheConfig
     from helm.common.object_spec import get_class_by_name
 
@@ -121,7 +129,8 @@ def local_engine(model: str, local_path: str | Path | None = None, device: str |
                          "plugin's local engine (a syntaxgym/ model, or a local checkpoint's "
                          "deployment with SyntaxGymClient) or a served model deployed with "
                          "syntaxgym_helm.clients.served.EchoCompletionsClient (docs/served.md)")
-    args = {**spec.args, "word_boundary": True, "prefetch": False, "progress": False}
+    args = {**spec.args, "word_boundary": True, "boundary_end_of_text": boundary_end_of_text,
+            "prefetch": False, "progress": False}
     if device:
         args["device"] = device
     client = client_class(cache_config=BlackHoleCacheConfig(), model_name=deployment.model_name,

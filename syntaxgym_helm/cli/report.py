@@ -27,7 +27,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                     "JSON of each model and a surprisal-profile PNG; for the minimal-pair data "
                     "sets' runs (BLiMP, CLAMS, RuBLiMP, TurBLiMP, SLING), their tables beside the "
                     "papers' and <data set>_regions.png/.csv (where the pairs differ and which "
-                    "region the preference comes from).")
+                    "region the preference comes from); for a model run beside its scoring "
+                    "variants (MODEL~bow), variants.csv and a table of both side by side.")
     report.add_argument("benchmark_output", type=Path, metavar="BENCHMARK_OUTPUT",
                         help="helm-run's output folder (or one run suite folder in it)")
     report.add_argument("--suite", metavar="RUN_SUITE",

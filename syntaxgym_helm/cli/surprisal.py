@@ -41,6 +41,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="most tokens of a prompt (default: the model's context less 1)")
     parser.add_argument("--stride", type=int, default=None,
                         help="most new tokens a window measures (default: half the window)")
+    parser.add_argument("--no-end-of-text-boundary", dest="boundary_end_of_text",
+                        action="store_false",
+                        help="the corrected column does not count the end of text as a word "
+                             "boundary: minicons' bow_correction rule (docs/scoring.md)")
     parser.add_argument("--device", default=None, help="cpu, cuda:0... (default: the model's)")
     parser.add_argument("--prefix", default="auto",
                         help="served models: text sent before each text (auto: the tokenizer's "
@@ -75,7 +79,8 @@ def _surprisal(args: argparse.Namespace) -> int:
     try:
         table = word_surprisals(texts, args.model, window=args.window, stride=args.stride,
                                 device=args.device, local_path=args.local_path,
-                                prefix=args.prefix, num_threads=args.num_threads)
+                                prefix=args.prefix, num_threads=args.num_threads,
+                                boundary_end_of_text=args.boundary_end_of_text)
     except (ValueError, LookupError) as exc:
         _say(f"error: {exc}", sys.stderr)
         return 1

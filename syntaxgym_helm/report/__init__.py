@@ -13,6 +13,8 @@
   SLING): accuracy per paradigm, language, group and overall beside the papers' figures, and
   ties; :mod:`.pairs_regions` and :mod:`.pairs_plots`: where in the sentence the pairs differ and
   which region each model's preference comes from (CSV and PNG, per data set);
+- :mod:`.variants`: a model beside its scoring variants (``M~bow``): both accuracies and the
+  items whose verdict changes;
 - :mod:`.compare`: two sets of runs side by side, flagging backends that disagree;
 - :mod:`.build`: everything above for a folder of runs (``syntaxgym-helm report``).
 """

@@ -12,6 +12,9 @@ Layout under the output folder (default ``benchmark_output/syntaxgym_report``, w
                                                 where the pairs differ and which region each
                                                 model's preference comes from
     <run suite>/accuracy.csv                    every accuracy of the summary with its 95% interval
+    <run suite>/variants.csv                    runs of a model and its scoring variants (M~bow):
+                                                per suite and overall, both accuracies and the
+                                                items whose verdict changes (also in the summary)
     <run suite>/left_out_pairs.csv              minimal-pair runs whose conversion left pairs out:
                                                 each such pair's suite, line, id and reason
     <run suite>/robustness.csv                  accuracy per model, suite and context, the change
@@ -59,11 +62,13 @@ from syntaxgym_helm.report.tables import (
     region_rows,
     write_csv,
 )
+from syntaxgym_helm.report.variants import VariantRow, variant_rows, variants_markdown
 
 REPORT_DIR_NAME = "syntaxgym_report"
 PLOT_NAME = "surprisal_profile.png"
 #: ``<data set>_regions.png`` and ``.csv``: the region analysis of one data set's runs.
 REGIONS_NAME = "{dataset}_regions"
+VARIANTS_NAME = "variants.csv"
 
 
 @dataclass
@@ -107,6 +112,9 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
         files.summary.write_text(text, encoding="utf-8")
         files.tables.append(write_csv(accuracy_rows(_without_context(runs)),
                                       folder / "accuracy.csv", AccuracyRow))
+        variants = variant_rows(_without_context(runs))
+        if variants:
+            files.tables.append(write_csv(variants, folder / VARIANTS_NAME, VariantRow))
         lost = left_out_rows(runs)
         if lost:
             files.tables.append(write_csv(lost, folder / LEFT_OUT_NAME, LeftOutRow))
@@ -244,13 +252,16 @@ def summary_text(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] 
     data sets', then (where such runs are present) each data set's summary, whose accuracy and
     published figures differ, then (where context runs are present) robustness to context. Runs
     that could not be read are listed first (by the SyntaxGym summary, or alone before the data
-    sets')."""
+    sets'), then (where a model and its scoring variants were run) the variants beside it."""
     pairs, others = split_pairs(_without_context(runs))
     parts = [summary_markdown(others, unreadable)] if others else []
     if not others and unreadable:
         parts.append(unreadable_markdown(unreadable) + "\n")
     if pairs:
         parts.append(pairs_summary_markdown(pairs, unreadable))
+    variants = variants_markdown(_without_context(runs))
+    if variants:
+        parts.append(variants)
     robustness = robustness_markdown(runs, unreadable)
     if robustness:
         parts.append(robustness)

@@ -22,9 +22,11 @@ BOS = "<|endoftext|>"
 TEXT = "The keys to the cabinet are on the table. He left in 1990, didn't he?"
 
 
-def _reference_words(model, tokenizer, words: list[str]) -> list[tuple[float, float]]:
+def _reference_words(model, tokenizer, words: list[str], end_of_text: bool = True
+                     ) -> list[tuple[float, float]]:
     """(uncorrected, corrected) surprisal in bits of each word of ``" ".join(words)`` after the
-    beginning-of-text token, from one plain forward pass and the full softmax."""
+    beginning-of-text token, from one plain forward pass and the full softmax (``end_of_text``:
+    the end-of-sequence and the beginning-of-text token count as word boundaries)."""
     text = " ".join(words)
     encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     ids = [tokenizer.convert_tokens_to_ids(BOS), *encoding["input_ids"]]
@@ -33,8 +35,9 @@ def _reference_words(model, tokenizer, words: list[str]) -> list[tuple[float, fl
     for token, index in tokenizer.get_vocab().items():
         if token.startswith("Ġ") and index < vocabulary:
             bow[index] = True
-    bow[tokenizer.eos_token_id] = True
-    bow[ids[0]] = True
+    if end_of_text:
+        bow[tokenizer.eos_token_id] = True
+        bow[ids[0]] = True
     with torch.inference_mode():
         logsoftmax = model(input_ids=torch.tensor([ids])).logits[0].float().log_softmax(-1)
     boundary = [torch.logsumexp(row[bow], -1).item() for row in logsoftmax]
@@ -71,6 +74,35 @@ def test_word_surprisals_equal_plain_transformers(loaded):
     assert table.rows[2].previous_2_bits == table.rows[0].surprisal_corrected_bits
     assert table.rows[0].previous_1_bits is None
     assert table.header["units"].startswith("bits") and BOS in table.header["first_word_context"]
+
+
+@pytest.mark.slow
+def test_minicons_rule_leaves_the_end_of_text_out_of_the_boundaries(loaded, tmp_path):
+    """``boundary_end_of_text=False`` (the CLI's ``--no-end-of-text-boundary``) equals the
+    correction with no end-of-text token among the boundary tokens; the two rules differ at a
+    sentence's end, where the text may end, and not in the uncorrected column."""
+    model, tokenizer = loaded
+    words = TEXT.split()
+    path = tmp_path / "text.txt"
+    path.write_text(TEXT + "\n", encoding="utf-8")
+    out = tmp_path / "out.tsv"
+    assert main(["surprisal", str(path), "--model", MODEL, "--device", "cpu",
+                 "--no-end-of-text-boundary", "-o", str(out)]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert any("not a word boundary (minicons' rule)" in line for line in lines
+               if line.startswith("#"))
+    rows = [line.split("\t") for line in lines if not line.startswith("#")][1:]
+    assert [r[2] for r in rows] == words
+    without = _reference_words(model, tokenizer, words, end_of_text=False)
+    with_end = _reference_words(model, tokenizer, words)
+    for row, (plain, corrected) in zip(rows, without, strict=True):
+        assert float(row[4]) == pytest.approx(plain, abs=2e-3)
+        assert float(row[5]) == pytest.approx(corrected, abs=2e-3)
+    # "table." ends a sentence (the text may end after it): the rules differ there, by much more
+    # than the tolerance, and the next word takes the opposite difference.
+    end = words.index("table.")
+    assert with_end[end][1] - without[end][1] < -0.01
+    assert with_end[end + 1][1] - without[end + 1][1] > 0.01
 
 
 @pytest.mark.slow

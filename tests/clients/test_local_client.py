@@ -703,6 +703,25 @@ def test_a_model_deployments_yaml_args_build_one_checked_engine_settings() -> No
     assert (given.settings.workers, given.settings.batch_size) == (2, 8)
 
 
+def test_minicons_boundary_rule_is_a_setting_with_cache_entries_of_its_own() -> None:
+    """``boundary_end_of_text: false`` (minicons' rule) reaches the engine and keys the request
+    cache apart from the default rule, so that a cached value of one rule never answers the
+    other; without ``word_boundary`` it changes nothing."""
+    from helm.common.request import Request
+
+    request = Request(model="local/x", model_deployment="local/x", prompt="The cat sat.",
+                      echo_prompt=True, max_tokens=0)
+    keys = {}
+    for word_boundary in (False, True):
+        for end in ("true", "false"):
+            client = SyntaxGymClient(BlackHoleCacheConfig(), "never-loaded",
+                                     word_boundary=word_boundary, boundary_end_of_text=end)
+            assert client.settings.engine_args()["boundary_end_of_text"] is (end == "true")
+            keys[word_boundary, end] = json.dumps(client._cache_key(request), sort_keys=True)
+    assert keys[False, "true"] == keys[False, "false"]
+    assert len({keys[False, "true"], keys[True, "true"], keys[True, "false"]}) == 3
+
+
 @pytest.mark.parametrize(("args", "message"), [
     ({"batch_size": 0}, "batch_size=0 is too small: it takes 1 or more"),
     ({"dtype": "fp8"}, "dtype='fp8' is not one of float32, float, bfloat16, float16, half"),

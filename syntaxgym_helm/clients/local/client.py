@@ -164,6 +164,8 @@ class SyntaxGymClient(CachingClient):
     def _cache_key(self, request: Request) -> Mapping:
         raw = {"format": CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
                **({"word_boundary": True} if self.settings.word_boundary else {}),
+               **({"boundary_end_of_text": False} if self.settings.word_boundary
+                  and not self.settings.boundary_end_of_text else {}),
                "echo_prompt": True, "max_tokens": 0, "bos_text": self.bos_text,
                "dtype": self.dtype, "checkpoint": self.checkpoint}
         return CachingClient.make_cache_key(raw, request)

@@ -51,6 +51,8 @@ class EngineSettings:
                           "torch's threads and of prefix_cache_mb", minimum=1)
     word_boundary: bool = option(False, "correct the logprobs for word boundaries (Pimentel & "
                                  "Meister 2024; the ~bow models; docs/scoring.md)")
+    boundary_end_of_text: bool = option(True, "with word_boundary: the end of text counts as a "
+                                        "word boundary (false: minicons' bow_correction rule)")
     prefetch: bool = option(True, "take all of a run's requests before HELM sends them")
     progress: bool = option(True, "a progress bar on a terminal")
     weights_cache_dir: str | None = option(None, "where dequantised GGUF weights are kept "
@@ -105,7 +107,8 @@ class EngineSettings:
                     max_row_nodes=self.max_row_nodes,
                     max_batch_positions=self.max_batch_positions,
                     max_sequence_length=self.max_sequence_length, onednn=self.onednn,
-                    workers=self.workers, word_boundary=self.word_boundary)
+                    workers=self.workers, word_boundary=self.word_boundary,
+                    boundary_end_of_text=self.boundary_end_of_text)
 
     def server_args(self) -> dict[str, Any]:
         """The :class:`~.server.ModelServer`'s keyword arguments."""
