@@ -91,7 +91,8 @@ def _tokenizer(kind: str):
         return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
                                        unk_token="<unk>", pad_token="<pad>", cls_token="<s>",
                                        sep_token="</s>", mask_token="<mask>")
-    specials = ["<pad>", "</s>", "<unk>"]
+    # T5's sentinel <extra_id_0> (the mask of BabyLM's enc_dec_mask and enc_dec_prefix).
+    specials = ["<pad>", "</s>", "<unk>", "<extra_id_0>"]
     tok = Tokenizer(models.Unigram())
     tok.normalizer = normalizers.NFKC()
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
@@ -101,7 +102,7 @@ def _tokenizer(kind: str):
     tok.post_processor = processors.TemplateProcessing(
         single="$A </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))])
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>",
-                                   unk_token="<unk>")
+                                   unk_token="<unk>", extra_special_tokens=["<extra_id_0>"])
 
 
 def _model(kind: str, tokenizer):
