@@ -1,11 +1,12 @@
 """Masked-LM and encoder-decoder scores beside minicons 0.3.39's, on the same sentences and weights.
 
 The sentences are BLiMP minimal pairs (``--blimp-dir``, the first ``--pairs`` of each of
-``--paradigms``). The model is a real architecture at a small size built from its config (no
-masked or encoder-decoder checkpoint can be installed here): a WordPiece (BERT) or byte-level BPE
-(RoBERTa) tokenizer and a ``--hidden``-wide, ``--layers``-deep model, seeded, trained for a few
-steps on the sentences and saved to a folder; ``--model DIR`` scores a checkpoint of your own
-instead (a Hub model's folder).
+``--paradigms``). The model is a real architecture built from its config (no masked or
+encoder-decoder checkpoint can be installed here): a WordPiece (BERT) or byte-level BPE (RoBERTa)
+tokenizer learnt from the sentences and a model of ``--shape`` (``base``, the default: BERT-base /
+RoBERTa-base, hidden 768, 12 layers, the real vocabulary size, what a user scores; ``small``:
+hidden 256, 4 layers, where start-up costs weigh more), seeded, trained for a few steps and saved
+to a folder; ``--model DIR`` scores a checkpoint of your own instead (a Hub model's folder).
 
 Each side runs as its own process, back to back, timed whole (``/usr/bin/time``: wall seconds and
 peak resident memory): this plugin through its Python API (``score_sentences(sentences,
@@ -13,11 +14,13 @@ peak resident memory): this plugin through its Python API (``score_sentences(sen
 its own virtual environment, ``--minicons-python``, batches of ``--batch-size`` sentences, the
 transformers-5 fix applied). It prints the largest difference of a token logprob (nats), the
 tokens counted alike, the verdicts (good sentence's sum above the bad one's) that differ, and the
-two processes' times and memory with their ratio, and the load average seen before each run.
+two processes' times and memory with their ratio, the load average seen before each run, and
+(masked LMs) the multiply-adds of each side's matrix products, whose ratio bounds the ratio of
+the computation's time (:func:`matmul_work`).
 
     python benchmarks/compare_minicons_masked.py --blimp-dir ../shared/blimp/data \\
         --minicons-python /work/venvs/minicons/bin/python [--kind bert|roberta|t5] \\
-        [--output BENCHMARKS.md]
+        [--shape base|small] [--output BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -49,30 +52,56 @@ def blimp_sentences(folder: Path, paradigms, pairs: int) -> list[str]:
     return sentences
 
 
-def build_model(kind: str, sentences: list[str], folder: Path, hidden: int, layers: int) -> Path:
-    """A ``kind`` model of the given size, seeded, a few steps trained on ``sentences``."""
+#: Model shapes: (hidden, layers) and the output vocabulary of each kind (None: the tokenizer's).
+#: ``base`` is BERT-base / RoBERTa-base / T5-base: what a user scores; ``small`` shows the fixed
+#: costs (start-up, model load) beside little computation.
+SHAPES = {
+    "small": {"hidden": 256, "layers": 4, "vocab": None, "tokenizer_vocab": None},
+    "base": {"hidden": 768, "layers": 12, "tokenizer_vocab": 1200,
+             "vocab": {"bert": 30522, "roberta": 50265, "t5": 32128}},
+}
+#: The model is trained for a few steps on this many of the sentences (its tokenizer learns all).
+TRAINED_ON = 64
+
+
+def build_model(kind: str, sentences: list[str], folder: Path, hidden: int, layers: int, *,
+                vocab: int | None = None, tokenizer_vocab: int | None = None) -> Path:
+    """A ``kind`` model of the given size (``hidden // 64`` attention heads, at least 4), seeded,
+    trained for a few steps on the first :data:`TRAINED_ON` ``sentences``. Its tokenizer learns
+    ``tokenizer_vocab`` entries from all of them (default: the tests'); ``vocab``: the model's
+    output vocabulary (default: the tokenizer's), larger to give the model a real checkpoint's
+    embedding table and output head (the rows no token reaches still take part in each softmax)."""
     import transformers as tf
 
     import tiny_checkpoints as tiny
 
     tiny.SENTENCES = tuple(sentences)
-    sizes = dict(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+    if tokenizer_vocab:
+        tiny.TOKENIZER_VOCAB = {**tiny.TOKENIZER_VOCAB, kind: tokenizer_vocab}
+    heads = max(4, hidden // 64)
+    sizes = dict(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
                  intermediate_size=4 * hidden)
     original = tiny._model
 
     def sized(kind_: str, tokenizer):
         model = original(kind_, tokenizer)
-        if kind_ == "t5":
-            config = model.config
-            config.update(dict(d_model=hidden, d_ff=4 * hidden, num_layers=layers,
-                               num_decoder_layers=layers, num_heads=4, d_kv=hidden // 4))
-            return tf.T5ForConditionalGeneration(config)
+        tiny.SENTENCES = tuple(sentences[:TRAINED_ON])  # the tokenizer has learnt from all
         config = model.config
+        if vocab:
+            config.update(dict(vocab_size=max(vocab, len(tokenizer))))
+        if kind_ == "t5":
+            config.update(dict(d_model=hidden, d_ff=4 * hidden, num_layers=layers,
+                               num_decoder_layers=layers, num_heads=heads,
+                               d_kv=hidden // heads))
+            return tf.T5ForConditionalGeneration(config)
         config.update(sizes)
         return type(model)(config)
 
     tiny._model = sized
-    return tiny.build_checkpoint(kind, folder, steps=4)
+    try:
+        return tiny.build_checkpoint(kind, folder, steps=4)
+    finally:
+        tiny._model = original
 
 
 def timed(command: list[str], env: dict[str, str]) -> dict[str, float]:
@@ -115,16 +144,57 @@ def compare(ours: dict, theirs: dict, kind: str) -> dict[str, float]:
             "verdicts_differ": verdicts, "accuracy": ours_accuracy}
 
 
+def matmul_work(folder: Path, sentences: list[str], batch_size: int) -> tuple[float, float]:
+    """The multiply-adds of the matrix products (attention's among them) each side computes for
+    pseudo-log-likelihood on a BERT-family model: ours (copies of one length, the last layer and
+    the output head at the masked position only) and minicons' (copies padded to the longest
+    sentence of their batch, the head at every position). Their ratio bounds the time ratio of
+    the computation: no scorer can do the same products in less time than their count allows."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    config = AutoConfig.from_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    h, ff = config.hidden_size, config.intermediate_size
+    layers, head = config.num_hidden_layers, config.hidden_size ** 2 + h * config.vocab_size
+    encoded = tokenizer(sentences, return_special_tokens_mask=True)
+    lengths = [len(ids) for ids in encoded["input_ids"]]
+    copies = [len(mask) - sum(mask) for mask in encoded["special_tokens_mask"]]
+
+    def layer(length: int) -> int:  # one position of one layer: Q, K, V, O, feed-forward, attention
+        return 4 * h * h + 2 * h * ff + 2 * length * h
+
+    ours = sum(n * ((layers - 1) * length * layer(length) + 2 * h * h * length
+                    + 2 * h * h + 2 * h * ff + 2 * length * h + head)
+               for n, length in zip(copies, lengths, strict=True))
+    theirs = 0
+    for start in range(0, len(sentences), batch_size):
+        width = max(lengths[start:start + batch_size])
+        rows = sum(copies[start:start + batch_size])
+        theirs += rows * width * (layers * layer(width) + head)
+    return float(ours), float(theirs)
+
+
+def model_words(args, hidden: int, layers: int, vocab: int | None) -> str:
+    if args.model:
+        return f"the checkpoint {args.model}"
+    return (f"{args.kind} at hidden {hidden}, {layers} layers, vocabulary "
+            f"{vocab or 'of the tokenizer'} (--shape {args.shape})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--blimp-dir", type=Path, default=ROOT.parent / "shared/blimp/data")
     parser.add_argument("--paradigms", nargs="+", default=list(PARADIGMS[:2]))
-    parser.add_argument("--pairs", type=int, default=200)
+    parser.add_argument("--pairs", type=int, default=100)
     parser.add_argument("--kind", choices=("bert", "roberta", "t5"), default="bert")
     parser.add_argument("--variants", nargs="+", default=["original", "within_word_l2r"])
     parser.add_argument("--model", type=Path, help="a checkpoint folder (default: build one)")
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--shape", choices=tuple(SHAPES), default="base",
+                        help="the built model's size: base (BERT-/RoBERTa-base: hidden 768, "
+                        "12 layers, the real vocabulary size) or small (hidden 256, 4 layers)")
+    parser.add_argument("--hidden", type=int, help="the built model's width (default: --shape's)")
+    parser.add_argument("--layers", type=int, help="its depth (default: --shape's)")
+    parser.add_argument("--vocab", type=int, help="its output vocabulary (default: --shape's)")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--minicons-python", default="/work/venvs/minicons/bin/python")
     parser.add_argument("--ours-worker", nargs=2, help=argparse.SUPPRESS)
@@ -134,17 +204,25 @@ def main() -> None:
         return ours_worker(*args.ours_worker)
     sentences = blimp_sentences(args.blimp_dir, args.paradigms, args.pairs)
     work = Path(tempfile.mkdtemp(prefix="masked_minicons."))
-    folder = args.model or build_model(args.kind, sentences, work / args.kind, args.hidden,
-                                       args.layers)
+    shape = SHAPES[args.shape]
+    hidden, layers = args.hidden or shape["hidden"], args.layers or shape["layers"]
+    vocab = args.vocab or (shape["vocab"] or {}).get(args.kind)
+    folder = args.model or build_model(args.kind, sentences, work / args.kind, hidden, layers,
+                                       vocab=vocab, tokenizer_vocab=shape["tokenizer_vocab"])
     kind = "seq2seq" if args.kind == "t5" else "masked"
     variants = ["original"] if kind == "seq2seq" else args.variants
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     lines = [f"{len(sentences)} sentences ({len(args.paradigms)} BLiMP paradigms x {args.pairs} "
-             f"pairs), {args.kind} at hidden {args.hidden}, {args.layers} layers; minicons batch "
+             f"pairs), {model_words(args, hidden, layers, vocab)}; minicons batch "
              f"size {args.batch_size}", "",
              "| variant | max token diff (nats) | same tokens | verdicts differ | accuracy | "
              "ours s / MiB (load) | minicons s / MiB (load) | time ratio | memory ratio |",
              "|---|---|---|---|---|---|---|---|---|"]
+    if kind == "masked":
+        ours_work, theirs_work = matmul_work(folder, sentences, args.batch_size)
+        lines.insert(1, f"Matrix products (multiply-adds): ours {ours_work:.3g}, minicons "
+                        f"{theirs_work:.3g}: {ours_work / theirs_work:.2f}x, the bound on the "
+                        "computation's time ratio")
     for variant in variants:
         request = work / f"request-{variant}.json"
         json.dump({"folder": str(folder), "kind": kind, "variant": variant,
@@ -169,8 +247,9 @@ def main() -> None:
     if args.output:
         from markdown_sections import write_section
 
-        write_section(args.output, f"## Masked and encoder-decoder LMs beside minicons\n\n{text}\n",
-                      f"benchmarks/compare_minicons_masked.py ({args.kind})")
+        write_section(args.output, f"## Masked and encoder-decoder LMs beside minicons "
+                      f"({args.kind}, --shape {args.shape})\n\n{text}\n",
+                      f"benchmarks/compare_minicons_masked.py ({args.kind}, {args.shape})")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """``model=`` of the Python API as a researcher gives it: a HELM model name, a checkpoint folder
 (config + weights), a GGUF file or a Hugging Face Hub id, with an optional scoring variant
-(``/path/to/bert~within_word_l2r``).
+(``/path/to/bert~within_word_l2r``, ``/path/to/t5~enc_dec_mask``).
 
 A checkpoint is inspected (:mod:`syntaxgym_helm.clients.model_kind`: its kind from its config),
 checked (a masked LM's tokenizer needs a mask token, and word ids for ``within_word_l2r``), and
@@ -30,6 +30,7 @@ from syntaxgym_helm.clients.model_kind import (
     inspect_checkpoint,
     looks_like_hub_id,
 )
+from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
 
 _LOCK = threading.Lock()
 #: HELM model name -> the checkpoint registered under it in this process.
@@ -51,15 +52,12 @@ def resolve_model(model: str, known_to_helm: bool = False) -> str:
         return model
     checkpoint = inspect_checkpoint(base)
     if variant is not None:
-        if checkpoint.kind != "masked":
-            raise CheckpointError(f"{base}: the variant ~{variant} applies to masked LMs; this is "
-                                  f"a {checkpoint.kind} LM: drop ~{variant}")
-        if variant not in PLL_VARIANTS:
-            raise CheckpointError(f"{model}: ~{variant} is not a pseudo-log-likelihood variant "
-                                  f"({', '.join(PLL_VARIANTS)})")
+        check_variant(checkpoint, variant, model)
     chosen = variant or DEFAULT_VARIANT
     if checkpoint.kind == "masked":
         check_masked_tokenizer(checkpoint, chosen)
+    elif checkpoint.kind == "seq2seq" and chosen != DEFAULT_VARIANT:
+        check_babylm_tokenizer(checkpoint)
     with _LOCK:
         name = _free_name(checkpoint)
         register_entries(checkpoint_entries(checkpoint, name, variants=(chosen,)))
@@ -67,18 +65,52 @@ def resolve_model(model: str, known_to_helm: bool = False) -> str:
     return variant_name(name, chosen)
 
 
-def check_masked_tokenizer(checkpoint: Checkpoint, variant: str) -> None:
-    """Raise :class:`CheckpointError` when the checkpoint's tokenizer cannot score ``variant``."""
-    from transformers import AutoTokenizer
+VARIANTS = {"masked": PLL_VARIANTS, "seq2seq": SEQ2SEQ_VARIANTS}
+_OWNERS = {"masked": "masked LMs (pseudo-log-likelihood)",
+           "seq2seq": "encoder-decoder LMs (BabyLM's conventions)"}
 
-    from syntaxgym_helm.clients.masked.pll import UnscorableTokenizer, check_tokenizer
+
+def check_variant(checkpoint: Checkpoint, variant: str, model: str) -> None:
+    """Raise :class:`CheckpointError` when ``~variant`` is not one of the checkpoint's kind."""
+    allowed = VARIANTS.get(checkpoint.kind, ())
+    if variant in allowed:
+        return
+    owner = next((kind for kind, names in VARIANTS.items() if variant in names), None)
+    if owner is not None:
+        raise CheckpointError(f"{checkpoint.source}: the variant ~{variant} applies to "
+                              f"{_OWNERS[owner]}; this is a {checkpoint.kind} LM: drop "
+                              f"~{variant}")
+    raise CheckpointError(f"{model}: ~{variant} is not a variant of a {checkpoint.kind} LM ("
+                          + (", ".join(allowed) or "it has none") + ")")
+
+
+def check_babylm_tokenizer(checkpoint: Checkpoint) -> None:
+    """Raise :class:`CheckpointError` when the checkpoint's tokenizer has neither a mask token
+    nor a sentinel for BabyLM's encoder-decoder conventions."""
+    from syntaxgym_helm.clients.seq2seq.babylm_scoring import special_ids
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(checkpoint.source)
+        special_ids(_tokenizer(checkpoint), checkpoint.source)
+    except ValueError as error:
+        raise CheckpointError(str(error)) from None
+
+
+def _tokenizer(checkpoint: Checkpoint):
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(checkpoint.source)
     except Exception as error:  # noqa: BLE001 - any loading failure: say where
         raise CheckpointError(f"{checkpoint.source}: its tokenizer cannot be loaded "
                               f"({type(error).__name__}: {error}); save it with "
                               "tokenizer.save_pretrained next to the weights") from None
+
+
+def check_masked_tokenizer(checkpoint: Checkpoint, variant: str) -> None:
+    """Raise :class:`CheckpointError` when the checkpoint's tokenizer cannot score ``variant``."""
+    from syntaxgym_helm.clients.masked.pll import UnscorableTokenizer, check_tokenizer
+
+    tokenizer = _tokenizer(checkpoint)
     try:
         check_tokenizer(tokenizer, variant, checkpoint.source)  # type: ignore[arg-type]
     except UnscorableTokenizer as error:

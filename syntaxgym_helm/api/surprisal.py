@@ -8,6 +8,10 @@ prompt encoding, exact token texts, prefix sharing and model loading as the suit
 new document after the model's beginning-of-text token. A text longer than the window is scored
 in windows (:func:`~syntaxgym_helm.core.word_texts.plan_windows`): every word once, with at least
 ``window - stride`` tokens of context before it (or all of the text before it).
+
+A served model (a deployment of :class:`~syntaxgym_helm.clients.served.EchoCompletionsClient`)
+gives the uncorrected column only, each text sent whole after ``prefix``
+(:mod:`syntaxgym_helm.api.surprisal_served`); the header says so and why.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from syntaxgym_helm.api.surprisal_scoring import COLUMNS, WordSurprisal, score_texts
+from syntaxgym_helm.api.surprisal_served import is_served, served_rows
 from syntaxgym_helm.core.word_texts import (
     WordedText,
     read_plain_texts,
@@ -47,20 +52,37 @@ class SurprisalTable:
 def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
                     window: int | None = None, stride: int | None = None,
                     device: str | None = None, local_path: str | Path | None = None,
+                    prefix: str = "auto", num_threads: int = 4,
                     boundary_end_of_text: bool = True) -> SurprisalTable:
     """The surprisal of every word of ``texts`` (:class:`WordedText`, e.g. from
-    :func:`read_words_tsv`, or plain strings split on whitespace) under ``model`` (a HELM model
-    name served by the plugin's local engine, e.g. ``syntaxgym/smollm2-135m-instruct-q4_1``).
+    :func:`read_words_tsv`, or plain strings split on whitespace) under ``model``: a HELM model
+    name served by the plugin's local engine (e.g. ``syntaxgym/smollm2-135m-instruct-q4_1``), or
+    a served model (a deployment of ``EchoCompletionsClient`` in ``local_path``'s YAML).
 
-    ``window``: most tokens of a prompt after the beginning-of-text token (default: the model's
-    context less 1); ``stride``: the most new tokens a window measures (default: half the
-    window), so every word has at least ``window - stride`` tokens of context or the whole text
-    before it. ``boundary_end_of_text=False``: the corrected column does not count the end of
-    text as a word boundary, as minicons' ``bow_correction`` does not (docs/scoring.md)."""
+    Local models: ``window``: most tokens of a prompt after the beginning-of-text token
+    (default: the model's context less 1); ``stride``: the most new tokens a window measures
+    (default: half the window), so every word has at least ``window - stride`` tokens of context
+    or the whole text before it; ``device``; ``boundary_end_of_text=False``: the corrected
+    column does not count the end of text as a word boundary, as minicons' ``bow_correction``
+    does not (docs/scoring.md). Served models: ``prefix``, the text sent before each text
+    (``auto``: the deployment's tokenizer's prefix token, as a run's ``prefix=auto``; ``none``:
+    nothing), and ``num_threads`` requests at a time; each text is sent whole."""
     worded: list[WordedText] = (
         [t for t in texts if isinstance(t, WordedText)]
         if all(isinstance(t, WordedText) for t in texts)
         else texts_from_strings([str(t) for t in texts]))
+    deployment, where = _deployment(model, local_path)
+    if is_served(deployment):
+        given = [name for name, value in (("window", window), ("stride", stride),
+                                          ("device", device)) if value is not None]
+        if given:
+            raise ValueError(f"{model} is a served model: {', '.join(given)} apply to local "
+                             "models only (a served model gets each text whole, in one request)")
+        header, served = served_rows(worded, model, deployment, where, prefix, num_threads)
+        return SurprisalTable(header, served)
+    if prefix != "auto":
+        raise ValueError(f"prefix={prefix!r}: the local engine scores each text after the "
+                         "model's beginning-of-text token; prefix applies to served models only")
     engine = local_engine(model, local_path, device, boundary_end_of_text)
     window = window or engine.encoder.max_length - 1
     stride = stride or max(1, window // 2)
@@ -94,20 +116,19 @@ def local_engine(model: str, local_path: str | Path | None = None, device: str |
     """The local engine (with the word-boundary mask, the end of text in it or not) of
     ``model``'s deployment, loaded once per process; ValueError for a model the plugin's local
     engine does not serve."""
-    from helm.benchmark.model_deployment_registry import get_model_deployment
     from helm.common.cache import BlackHoleCacheConfig
     from helm.common.object_spec import get_class_by_name
 
-    from syntaxgym_helm.api.helm_engine import local_path_of, model_deployment
     from syntaxgym_helm.clients.local.client import SyntaxGymClient
 
-    deployment = get_model_deployment(model_deployment(model, local_path_of(local_path)))
+    deployment, _ = _deployment(model, local_path)
     spec = deployment.client_spec
     client_class = get_class_by_name(spec.class_name)
     if not (isinstance(client_class, type) and issubclass(client_class, SyntaxGymClient)):
         raise ValueError(f"{model} is served by {spec.class_name}: word surprisals need the "
                          "plugin's local engine (a syntaxgym/ model, or a local checkpoint's "
-                         "deployment with SyntaxGymClient)")
+                         "deployment with SyntaxGymClient) or a served model deployed with "
+                         "syntaxgym_helm.clients.served.EchoCompletionsClient (docs/served.md)")
     args = {**spec.args, "word_boundary": True, "boundary_end_of_text": boundary_end_of_text,
             "prefetch": False, "progress": False}
     if device:
@@ -115,6 +136,16 @@ def local_engine(model: str, local_path: str | Path | None = None, device: str |
     client = client_class(cache_config=BlackHoleCacheConfig(), model_name=deployment.model_name,
                           **args)
     return client.server.wait_ready()
+
+
+def _deployment(model: str, local_path: str | Path | None):
+    """HELM's deployment of ``model`` and the folder its configs were read from."""
+    from helm.benchmark.model_deployment_registry import get_model_deployment
+
+    from syntaxgym_helm.api.helm_engine import local_path_of, model_deployment
+
+    where = local_path_of(local_path)
+    return get_model_deployment(model_deployment(model, where)), where
 
 
 def write_surprisal_tsv(table: SurprisalTable, path: str | Path | None) -> str:

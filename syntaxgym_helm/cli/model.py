@@ -1,5 +1,6 @@
 """``syntaxgym-helm model add PATH_OR_HUB_ID [--name NAME] [--pll original|within_word_l2r|both]
-[--kind causal|masked|seq2seq] [--local-path prod_env]``: a checkpoint as a HELM model, no YAML
+[--seq2seq original|enc_dec_mask|enc_dec_prefix|all] [--kind causal|masked|seq2seq]
+[--local-path prod_env]``: a checkpoint as a HELM model, no YAML
 written by hand.
 
 It reads the checkpoint's kind from its config (:mod:`syntaxgym_helm.clients.model_kind`), checks
@@ -34,6 +35,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     add.add_argument("--pll", choices=("original", "within_word_l2r", "both"), default="both",
                      help="masked LMs: the pseudo-log-likelihood variants to deploy, each its own "
                           "model name and leaderboard row (default: both)")
+    add.add_argument("--seq2seq", choices=("original", "enc_dec_mask", "enc_dec_prefix", "all"),
+                     default="original",
+                     help="encoder-decoder LMs: the scoring conventions to deploy (original: "
+                          "minicons'; BabyLM's enc_dec_mask and enc_dec_prefix), each its own "
+                          "model name and leaderboard row (default: original)")
     add.add_argument("--kind", choices=("causal", "masked", "seq2seq"),
                      help="override the kind read from config.json")
     add.add_argument("--local-path", type=Path, default=Path("prod_env"), metavar="DIR",
@@ -42,16 +48,25 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from syntaxgym_helm.api.model_resolution import check_masked_tokenizer
+    from syntaxgym_helm.api.model_resolution import (
+        check_babylm_tokenizer,
+        check_masked_tokenizer,
+    )
     from syntaxgym_helm.clients.checkpoint_models import KIND_WORDS, checkpoint_entries
     from syntaxgym_helm.clients.model_kind import CheckpointError, inspect_checkpoint
+    from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
 
-    variants = ("original", "within_word_l2r") if args.pll == "both" else (args.pll,)
+    variants: tuple[str, ...]
     try:
         checkpoint = inspect_checkpoint(args.source, args.kind)
         if checkpoint.kind == "masked":
+            variants = ("original", "within_word_l2r") if args.pll == "both" else (args.pll,)
             for variant in variants:
                 check_masked_tokenizer(checkpoint, variant)
+        else:
+            variants = SEQ2SEQ_VARIANTS if args.seq2seq == "all" else (args.seq2seq,)
+            if checkpoint.kind == "seq2seq" and variants != ("original",):
+                check_babylm_tokenizer(checkpoint)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

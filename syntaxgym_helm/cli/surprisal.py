@@ -23,8 +23,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("input", type=Path, help="plain text (one text a line), or a TSV with "
                                                  "--tsv")
     parser.add_argument("--model", required=True,
-                        help="a model served by the plugin's local engine, e.g. "
-                             "syntaxgym/smollm2-135m-instruct-q4_1")
+                        help="a model of the plugin's local engine, e.g. "
+                             "syntaxgym/smollm2-135m-instruct-q4_1, or a served model "
+                             "(EchoCompletionsClient) of --local-path's YAML: uncorrected "
+                             "surprisals only")
+    parser.add_argument("--local-path", type=Path, default=None, metavar="DIR",
+                        help="where HELM's model configs and credentials are (default: "
+                             "prod_env when it exists)")
     parser.add_argument("--tsv", action="store_true",
                         help="INPUT is a TSV of words with a header row (see the --*-column "
                              "options)")
@@ -41,6 +46,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="the corrected column does not count the end of text as a word "
                              "boundary: minicons' bow_correction rule (docs/scoring.md)")
     parser.add_argument("--device", default=None, help="cpu, cuda:0... (default: the model's)")
+    parser.add_argument("--prefix", default="auto",
+                        help="served models: text sent before each text (auto: the tokenizer's "
+                             "prefix token, as a run's prefix=auto; none: nothing)")
+    parser.add_argument("--num-threads", type=int, default=4,
+                        help="served models: requests at a time (default 4)")
     parser.add_argument("-o", "--output", type=Path, default=None,
                         help="write the TSV there (default: standard output)")
     parser.set_defaults(handler=_surprisal)
@@ -68,7 +78,8 @@ def _surprisal(args: argparse.Namespace) -> int:
         return 1
     try:
         table = word_surprisals(texts, args.model, window=args.window, stride=args.stride,
-                                device=args.device,
+                                device=args.device, local_path=args.local_path,
+                                prefix=args.prefix, num_threads=args.num_threads,
                                 boundary_end_of_text=args.boundary_end_of_text)
     except (ValueError, LookupError) as exc:
         _say(f"error: {exc}", sys.stderr)

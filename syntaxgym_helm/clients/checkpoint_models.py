@@ -7,11 +7,13 @@ written by hand.
 process (:func:`register_entries`, through HELM's own parsers of those files). The client follows
 the checkpoint's kind (:mod:`.model_kind`): the plugin's local engine for causal LMs,
 :class:`~.masked.client.MaskedLMClient` (pseudo-log-likelihood, one deployment per variant) and
-:class:`~.seq2seq.client.Seq2SeqClient`.
+:class:`~.seq2seq.client.Seq2SeqClient` (one deployment per convention).
 
 Model names: ``local/<label>`` for a folder or GGUF file (``<label>``: the folder's or file's
 name, or ``--name``), the Hub id for a Hub model; a masked LM scored with ``within_word_l2r`` is
-``<name>~within_word_l2r`` (:data:`VARIANT_MARK`), its own leaderboard row.
+``<name>~within_word_l2r`` (:data:`VARIANT_MARK`), its own leaderboard row, and so is an
+encoder-decoder LM scored under BabyLM's conventions (``<name>~enc_dec_mask``,
+``<name>~enc_dec_prefix``).
 """
 
 from __future__ import annotations
@@ -64,10 +66,10 @@ def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
                        client_args: dict[str, Any] | None = None,
                        ) -> dict[str, list[dict[str, Any]]]:
     """The YAML-form entries of ``checkpoint``: ``{"model_deployments": [...], "models": [...],
-    "tokenizer_configs": [...]}``, one deployment and model per variant (masked LMs; other kinds
-    have one)."""
+    "tokenizer_configs": [...]}``, one deployment and model per variant (masked and
+    encoder-decoder LMs; a causal LM has one)."""
     base = model_name_for(checkpoint, name)
-    if checkpoint.kind != "masked":
+    if checkpoint.kind == "causal":
         variants = (DEFAULT_VARIANT,)
     weights = {"pretrained_model_name_or_path": checkpoint.source}
     if checkpoint.gguf_file:
@@ -85,6 +87,8 @@ def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
         args: dict[str, Any] = {**weights, **(client_args or {})}
         if checkpoint.kind == "masked":
             args["pll"] = variant
+        elif variant != DEFAULT_VARIANT:
+            args["convention"] = variant
         deployment: dict[str, Any] = {
             "name": model, "model_name": model, "tokenizer_name": base,
             "max_sequence_length": _context(checkpoint),
@@ -98,7 +102,10 @@ def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
             "description": f"{KIND_WORDS[checkpoint.kind]} from {checkpoint.source}"
                            + (f" ({checkpoint.gguf_file})" if checkpoint.gguf_file else "")
                            + (f", pseudo-log-likelihood {variant}"
-                              if checkpoint.kind == "masked" else ""),
+                              if checkpoint.kind == "masked" else "")
+                           + (f", BabyLM's {variant}"
+                              if checkpoint.kind == "seq2seq" and variant != DEFAULT_VARIANT
+                              else ""),
             "creator_organization_name": base.split("/", 1)[0],
             "access": "open",
             "release_date": datetime.date.today(),
@@ -114,7 +121,10 @@ def _display_name(checkpoint: Checkpoint, base: str, variant: str) -> str:
     label = base.split("/", 1)[1] if base.startswith(("local/", "hub/")) else base
     if checkpoint.kind == "masked":
         return f"{label} (PLL {variant})"
-    return label if checkpoint.kind == "causal" else f"{label} (encoder-decoder)"
+    if checkpoint.kind == "causal":
+        return label
+    return (f"{label} (encoder-decoder)" if variant == DEFAULT_VARIANT
+            else f"{label} (encoder-decoder, {variant})")
 
 
 def register_entries(entries: dict[str, list[dict[str, Any]]]) -> None:

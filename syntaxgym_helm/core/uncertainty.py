@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binomtest
 
 CONFIDENCE = 0.95
 RESAMPLES = 10_000
@@ -72,6 +71,8 @@ def wilson_interval(passed: int, items: int, confidence: float = CONFIDENCE) -> 
         raise ValueError(f"passed={passed} must be between 0 and items={items}")
     if items == 0:
         return no_interval("wilson")
+    from scipy.stats import binomtest  # imported when first used: SciPy's stats take seconds
+
     ci = binomtest(passed, items).proportion_ci(confidence_level=confidence, method="wilson")
     return Interval(float(ci.low), float(ci.high), "wilson", confidence)
 
@@ -140,6 +141,8 @@ def mcnemar_exact(outcomes_a: Sequence[bool], outcomes_b: Sequence[bool]) -> McN
     only_b = sum(1 for a, b in zip(outcomes_a, outcomes_b, strict=True) if b and not a)
     if only_a + only_b == 0:
         return McNemar(0, 0, 1.0)
+    from scipy.stats import binomtest  # imported when first used: SciPy's stats take seconds
+
     p_value = binomtest(only_a, only_a + only_b, 0.5).pvalue
     return McNemar(only_a, only_b, float(min(1.0, p_value)))
 

@@ -120,6 +120,73 @@ def test_encoder_decoder_scores_equal_plain_transformers(checkpoints):
         assert max(abs(a - b) for a, b in zip(got, expected, strict=True)) < TOLERANCE_NATS
 
 
+def _babylm_specials(tokenizer) -> tuple[int, list[int]]:
+    """BabyLM's mask and ``enc_dec_mask`` decoder input (``dataset.py``; its
+    ``additional_special_tokens`` are transformers 5's ``extra_special_tokens``)."""
+    extra = tokenizer.convert_tokens_to_ids(tokenizer.extra_special_tokens)
+    mask = tokenizer.mask_token_id if tokenizer.mask_token_id is not None else extra[0]
+    decoder = [tokenizer.bos_token_id, mask] if tokenizer.bos_token_id is not None else [extra[0]]
+    return mask, decoder
+
+
+def _reference_babylm(folder: Path, sentence: str, convention: str) -> list[float]:
+    """BabyLM's evaluation pipeline (2025), ``sentence_zero_shot`` with no prefix, one masked
+    copy (``enc_dec_mask``) or one sentence (``enc_dec_prefix``) per forward pass."""
+    tokenizer, model = _loaded(folder, "seq2seq")
+    mask, decoder = _babylm_specials(tokenizer)
+    if convention == "enc_dec_mask":
+        encoded = tokenizer(sentence, return_offsets_mapping=True)
+        ids = encoded["input_ids"]
+        values = []
+        for index, (_, end) in enumerate(encoded["offset_mapping"]):
+            if end > 0:  # the token overlaps the completion (the whole sentence)
+                copy = list(ids)
+                copy[index] = mask
+                with torch.no_grad():
+                    logits = model(input_ids=torch.tensor([copy]),
+                                   decoder_input_ids=torch.tensor([decoder])).logits[0, -1]
+                values.append(torch.log_softmax(logits, -1)[ids[index]].item())
+        return values
+    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else decoder[0]
+    targets = tokenizer(sentence, add_special_tokens=False)["input_ids"]
+    source = [i for i in (tokenizer.cls_token_id, mask, tokenizer.eos_token_id) if i is not None]
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([source]),
+                       decoder_input_ids=torch.tensor([[start, mask, *targets[:-1]]])).logits[0]
+    logprobs = torch.log_softmax(logits, -1)
+    return [logprobs[i + 1, token].item() for i, token in enumerate(targets)]
+
+
+@pytest.mark.parametrize("convention", ["enc_dec_mask", "enc_dec_prefix"])
+def test_babylm_conventions_equal_plain_transformers(checkpoints, convention):
+    scores = score_sentences(list(PROMPTS), f"{checkpoints['t5']}~{convention}")
+    original = score_sentences(list(PROMPTS[:1]), str(checkpoints["t5"]))[0]
+    for sentence, score in zip(PROMPTS, scores, strict=True):
+        assert "".join(score.tokens[1:]) == sentence and score.tokens[0] == "<extra_id_0>"
+        expected = _reference_babylm(checkpoints["t5"], sentence, convention)
+        got = [_nats(bits) for bits in score.surprisals[1:]]
+        assert len(got) == len(expected)
+        assert max(abs(a - b) for a, b in zip(got, expected, strict=True)) < TOLERANCE_NATS
+    assert abs(sum(scores[0].surprisals[1:]) - sum(original.surprisals[1:])) > 0.01  # not minicons
+
+
+def test_babylm_conventions_need_a_mask_or_a_sentinel(checkpoints, tmp_path):
+    import json
+    import shutil
+
+    folder = tmp_path / "t5-no-sentinel"
+    shutil.copytree(checkpoints["t5"], folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config.pop("extra_special_tokens", None)
+    config.pop("additional_special_tokens", None)
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=r"no mask token and no extra special token"):
+        score_sentences(["The key."], f"{folder}~enc_dec_mask")
+    assert score_sentences(["The key."], str(folder))  # minicons' convention needs neither
+    with pytest.raises(ValueError, match=r"~enc_dec_mask applies to encoder-decoder LMs"):
+        score_sentences(["The key."], f"{checkpoints['bert']}~enc_dec_mask")
+
+
 def test_passes_stay_under_the_token_bound_and_give_the_same_scores(checkpoints):
     from collections import Counter
 
@@ -131,14 +198,14 @@ def test_passes_stay_under_the_token_bound_and_give_the_same_scores(checkpoints)
     encoded = encode_sentences(tokenizer, PROMPTS, "original", 512)
     for bound in (40, 200):
         for copies in pass_plan(encoded, bound):
-            width = max(len(encoded[i].ids) for i, _ in copies)
-            assert len(copies) == 1 or len(copies) * width <= bound
+            lengths = {len(encoded[i].ids) for i, _ in copies}
+            assert len(lengths) == 1, "a pass holds copies of one length (no padding)"
+            assert len(copies) == 1 or len(copies) * lengths.pop() <= bound
     counts: Counter[str] = Counter()
-    small = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
-                            pad_id=tokenizer.pad_token_id, device="cpu", max_batch_tokens=40,
-                            counts=counts)
-    large = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
-                            pad_id=tokenizer.pad_token_id, device="cpu", max_batch_tokens=10**6)
+    small = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id, device="cpu",
+                            max_batch_tokens=40, counts=counts)
+    large = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id, device="cpu",
+                            max_batch_tokens=10**6)
     assert counts["passes"] > 1
     for a, b in zip(small, large, strict=True):
         assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < TOLERANCE_NATS
@@ -238,11 +305,45 @@ def test_model_add_writes_entries_helm_reads(checkpoints, tmp_path, capsys):
     prod_env = tmp_path / "prod_env"
     assert main(["model", "add", str(checkpoints["bert"]), "--name", "lab/bert-tiny",
                  "--local-path", str(prod_env)]) == 0
-    assert main(["model", "add", str(checkpoints["t5"]), "--local-path", str(prod_env)]) == 0
-    assert "model=lab/bert-tiny~within_word_l2r" in capsys.readouterr().out
+    assert main(["model", "add", str(checkpoints["t5"]), "--seq2seq", "all",
+                 "--local-path", str(prod_env)]) == 0
+    out = capsys.readouterr().out
+    assert "model=lab/bert-tiny~within_word_l2r" in out and "model=local/t5~enc_dec_mask" in out
     register_configs_from_directory(str(prod_env))
     assert get_model_deployment("lab/bert-tiny~within_word_l2r").client_spec.args["pll"] == \
         "within_word_l2r"
     assert get_model_metadata("lab/bert-tiny").display_name == "lab/bert-tiny (PLL original)"
     assert get_model_metadata("local/t5").display_name == "t5 (encoder-decoder)"
+    assert get_model_metadata("local/t5~enc_dec_prefix").display_name == \
+        "t5 (encoder-decoder, enc_dec_prefix)"
+    assert get_model_deployment("local/t5~enc_dec_mask").client_spec.args["convention"] == \
+        "enc_dec_mask"
     assert main(["model", "add", str(tmp_path / "missing"), "--local-path", str(prod_env)]) == 2
+
+
+def test_the_last_layer_and_head_at_the_targets_only_compute_less_and_score_the_same(checkpoints):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from syntaxgym_helm.clients.masked.pll import TargetLogits, encode_sentences, score_sentences
+
+    folder = checkpoints["bert"]
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    model = transformers.AutoModelForMaskedLM.from_pretrained(folder).eval()
+    encoded = encode_sentences(tokenizer, PROMPTS, "within_word_l2r", 512)
+    shortcut = TargetLogits(model)
+    assert shortcut.check(encoded[0], tokenizer.mask_token_id, "cpu")
+    assert shortcut.last_layer_active, "BERT's last layer is computed at the targets only"
+    runs = []
+    for target_logits in (shortcut, None):
+        if target_logits is None:
+            shortcut.off()  # the full model: every position of every layer and of the head
+            target_logits = shortcut
+        with FlopCounterMode(display=False) as counter:
+            scores = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id,
+                                     device="cpu", target_logits=target_logits)
+        runs.append((counter.get_total_flops(), scores))
+    (fewer, short), (full_flops, full) = runs
+    assert not shortcut.last_layer_active
+    assert fewer < full_flops
+    for a, b in zip(short, full, strict=True):
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-5

@@ -29,6 +29,8 @@ SENTENCES = (
 )
 
 KINDS = ("bert", "roberta", "modernbert", "t5")
+#: How many entries each kind's tokenizer learns (WordPiece, byte-level BPE, Unigram).
+TOKENIZER_VOCAB = {"bert": 160, "roberta": 400, "t5": 300}
 
 
 def build_checkpoint(kind: str, folder: Path, *, seed: int = 0, steps: int = 8,
@@ -66,7 +68,7 @@ def _tokenizer(kind: str):
         tok.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=True)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tok.train_from_iterator(SENTENCES, trainers.WordPieceTrainer(
-            vocab_size=160, special_tokens=specials, min_frequency=1))
+            vocab_size=TOKENIZER_VOCAB["bert"], special_tokens=specials, min_frequency=1))
         cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
         tok.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
@@ -81,7 +83,7 @@ def _tokenizer(kind: str):
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()
         tok.train_from_iterator(SENTENCES, trainers.BpeTrainer(
-            vocab_size=400, special_tokens=specials,
+            vocab_size=TOKENIZER_VOCAB["roberta"], special_tokens=specials,
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
         tok.post_processor = processors.RobertaProcessing(
             ("</s>", tok.token_to_id("</s>")), ("<s>", tok.token_to_id("<s>")),
@@ -89,17 +91,18 @@ def _tokenizer(kind: str):
         return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
                                        unk_token="<unk>", pad_token="<pad>", cls_token="<s>",
                                        sep_token="</s>", mask_token="<mask>")
-    specials = ["<pad>", "</s>", "<unk>"]
+    # T5's sentinel <extra_id_0> (the mask of BabyLM's enc_dec_mask and enc_dec_prefix).
+    specials = ["<pad>", "</s>", "<unk>", "<extra_id_0>"]
     tok = Tokenizer(models.Unigram())
     tok.normalizer = normalizers.NFKC()
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     tok.decoder = decoders.Metaspace()
     tok.train_from_iterator(SENTENCES, trainers.UnigramTrainer(
-        vocab_size=300, special_tokens=specials, unk_token="<unk>"))
+        vocab_size=TOKENIZER_VOCAB["t5"], special_tokens=specials, unk_token="<unk>"))
     tok.post_processor = processors.TemplateProcessing(
         single="$A </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))])
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>",
-                                   unk_token="<unk>")
+                                   unk_token="<unk>", extra_special_tokens=["<extra_id_0>"])
 
 
 def _model(kind: str, tokenizer):

@@ -63,9 +63,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SyntaxGymClient"]
 
-CACHE_FORMAT = "syntaxgym-echo-logprobs-v2"
+CACHE_FORMAT = "syntaxgym-echo-logprobs-v3"
 """Part of every cache key: bump when the logprobs or the stored response change (v2: a character
-split over several tokens goes with the last of them, see ``texts_from_offsets``)."""
+split over several tokens goes with the last of them, see ``texts_from_offsets``; v3: a
+sliding-window model's layers see only their window past it, see ``.local.sliding_window``)."""
 
 
 class SyntaxGymClient(CachingClient):

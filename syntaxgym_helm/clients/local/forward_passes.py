@@ -21,6 +21,7 @@ from syntaxgym_helm.clients.local.pass_packing import logprobs_by_sequence, pack
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore, cache_keyword, returned_cache
 from syntaxgym_helm.clients.local.prefix_trie import STREAMS, PackedRow, plan_passes
 from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt
+from syntaxgym_helm.clients.local.sliding_window import sliding_window_of
 
 OnPass = Callable[[list[int], list[list[float]]], None]
 """Called after each forward pass with the indices of the prompts it finished and their logprobs."""
@@ -139,6 +140,7 @@ class SharedPasses:
                  dtype: torch.dtype, counts: Counter[str]) -> None:
         self.base = base
         self.cache_keyword = cache_keyword(base)  # raises when the model takes no past keys
+        self.sliding = sliding_window_of(getattr(base, "config", None))
         self.output_layer = output_layer
         self.device = device
         self.dtype = dtype
@@ -173,12 +175,17 @@ class SharedPasses:
         # oneDNN, except for a pass computing the beginning-of-text position (see cpu_kernels).
         packed = onednn and not any(0 in row.depths for row in computed)
         if computed:
-            inputs = pack_rows(computed, store.index, self.dtype)
+            inputs = pack_rows(computed, store.index, self.dtype,
+                               self.sliding.window if self.sliding else None)
             length, past_length = inputs.length, inputs.past_length
             past = store.past_key_values(inputs.past_slots)
+            mask = inputs.mask[:, None].to(self.device)
+            if inputs.sliding_mask is not None:
+                assert self.sliding is not None
+                mask = self.sliding.model_mask(mask, inputs.sliding_mask[:, None].to(self.device))
             with cpu_kernels.packed_kernels(packed):
                 out = self.base(input_ids=inputs.input_ids.to(self.device),
-                                attention_mask=inputs.mask[:, None].to(self.device),
+                                attention_mask=mask,
                                 position_ids=inputs.positions.to(self.device),
                                 use_cache=True, **{self.cache_keyword: past})
             hidden, kv = out.last_hidden_state, returned_cache(out)

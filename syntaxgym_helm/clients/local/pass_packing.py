@@ -15,6 +15,7 @@ import torch
 from syntaxgym_helm.clients.local.output_layer import BOUNDARY
 from syntaxgym_helm.clients.local.prefix_trie import PackedRow, PrefixIndex, attention_allowed
 from syntaxgym_helm.clients.local.prompt_encoding import EncodedPrompt
+from syntaxgym_helm.clients.local.sliding_window import within_window
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,9 @@ class PassInputs:
     shorter rows are padded): token ids, position ids (a node's depth in its prefix tree), the
     additive attention mask (rows x ``length`` x ``past_length + length``: each node sees its
     ancestors, stored or in the row), and the store slots each row attends to as its past
-    (rows x ``past_length``; None when no row has a stored ancestor)."""
+    (rows x ``past_length``; None when no row has a stored ancestor). ``sliding_mask``: the mask
+    of a model's sliding-window layers, where some node lies past the window (else None: the
+    two masks agree; :mod:`.sliding_window`)."""
 
     input_ids: torch.Tensor
     positions: torch.Tensor
@@ -31,11 +34,13 @@ class PassInputs:
     past_slots: torch.Tensor | None
     length: int
     past_length: int
+    sliding_mask: torch.Tensor | None = None
 
 
-def pack_rows(rows: Sequence[PackedRow], index: PrefixIndex, dtype: torch.dtype) -> PassInputs:
+def pack_rows(rows: Sequence[PackedRow], index: PrefixIndex, dtype: torch.dtype,
+              window: int | None = None) -> PassInputs:
     """The inputs of a pass over ``rows`` (each with at least one new node); ``dtype``: the
-    model's, for the mask."""
+    model's, for the mask; ``window``: the model's sliding window, if it has one."""
     length = max(len(row) for row in rows)
     past_length = max(len(row.past) for row in rows)
     input_ids = torch.zeros(len(rows), length, dtype=torch.long)
@@ -43,16 +48,31 @@ def pack_rows(rows: Sequence[PackedRow], index: PrefixIndex, dtype: torch.dtype)
     for b, row in enumerate(rows):
         input_ids[b, : len(row)] = torch.tensor(row.tokens)
         positions[b, : len(row)] = torch.tensor(row.depths)
-    allowed = torch.from_numpy(attention_allowed(rows, length, past_length, index))
-    mask = torch.zeros(allowed.shape, dtype=dtype)
-    mask.masked_fill_(~allowed, torch.finfo(dtype).min)
+    allowed = attention_allowed(rows, length, past_length, index)
     past_slots = None
     if past_length:
         past_slots = torch.zeros(len(rows), past_length, dtype=torch.long)
         for b, row in enumerate(rows):
             if row.past:
                 past_slots[b, : len(row.past)] = torch.tensor(list(row.past))
-    return PassInputs(input_ids, positions, mask, past_slots, length, past_length)
+    sliding_mask = None
+    if window is not None and int(positions.max()) >= window:
+        keys = torch.cat([torch.tensor([[index.depth[slot] for slot in row.past]
+                                        + [0] * (past_length - len(row.past)) for row in rows],
+                                       dtype=torch.long).reshape(len(rows), past_length),
+                          positions], dim=1)
+        sliding_mask = _additive(within_window(allowed, positions.numpy(), keys.numpy(), window),
+                                 dtype)
+    return PassInputs(input_ids, positions, _additive(allowed, dtype), past_slots, length,
+                      past_length, sliding_mask)
+
+
+def _additive(allowed, dtype: torch.dtype) -> torch.Tensor:
+    """A boolean mask as the additive one the model takes (0 where allowed, else the least
+    value of ``dtype``)."""
+    mask = torch.zeros(allowed.shape, dtype=dtype)
+    mask.masked_fill_(~torch.from_numpy(allowed), torch.finfo(dtype).min)
+    return mask
 
 
 @dataclass

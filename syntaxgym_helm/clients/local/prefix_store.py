@@ -63,12 +63,12 @@ class PrefixStore:
         model's past keys and values, empty for None. Not built from the model's config (see
         below)."""
         # Every layer a full layer, also a sliding-window one (Gemma-3's 512): a pass packs many
-        # sequences in a row, so its past and its new nodes can each exceed the window although
-        # no sequence does, and a sliding layer would drop the oldest keys while the pass's mask
-        # covers them all ("size of tensor a (624) must match ... b (896)"), or keep too few new
-        # ones (:meth:`keep`'s "index 932 is out of bounds ... size 511"). An empty cache too:
-        # given none, the model would make its own, with sliding layers. The mask says what
-        # each node sees.
+        # sequences in a row, so its past and its new nodes can each exceed the window, and a
+        # sliding layer would drop the oldest keys while the pass's mask covers them all ("size
+        # of tensor a (624) must match ... b (896)"), or keep too few new ones (:meth:`keep`'s
+        # "index 932 is out of bounds ... size 511"). An empty cache too: given none, the model
+        # would make its own, with sliding layers. The masks say what each node sees, the
+        # sliding layers' their window (:mod:`.sliding_window`).
         cache = DynamicCache()
         if slots is None:
             return cache

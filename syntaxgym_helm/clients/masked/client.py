@@ -80,10 +80,8 @@ class MaskedLMClient(BatchScoringClient):
 
         encoded = encode_sentences(self._tokenizer, prompts, self.pll, self._max_length)
         good = [e for e in encoded if isinstance(e, MaskedSentence)]
-        pad = self._tokenizer.pad_token_id
         scored = iter(score_sentences(
-            self._model, good, mask_id=self._tokenizer.mask_token_id,
-            pad_id=pad if pad is not None else 0, device=self.device,
+            self._model, good, mask_id=self._tokenizer.mask_token_id, device=self.device,
             max_batch_tokens=self.max_batch_tokens, counts=self.counts,
             target_logits=self._target_logits))
         return [next(scored) if isinstance(e, MaskedSentence) else e for e in encoded]

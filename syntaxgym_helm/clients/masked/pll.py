@@ -16,10 +16,11 @@ WordPiece ``##`` pieces, lower-cased or accent-stripped text, ``[UNK]`` and byte
 align with the suite's regions as written. The first text returned is the sentence-start special
 token with logprob 0.0, which no region counts: a masked LM has no first-token problem.
 
-Batching: the masked copies of many sentences go through the model together, sentences sorted by
-length so that a pass holds copies of (nearly) equal length, and a pass holds at most
-``max_batch_tokens`` positions (copies x length), which bounds its memory (the logits of a pass
-are ``max_batch_tokens x vocabulary`` floats) whatever the number or length of the sentences.
+Batching: the masked copies of many sentences go through the model together, a pass holding
+copies of one length only (no padding, no position computed for nothing), and at most
+``max_batch_tokens`` positions (copies x length), which bounds its memory whatever the number or
+length of the sentences. The output head is computed at each copy's masked position only
+(:class:`TargetLogits`), so a pass's logits are one vocabulary row per copy.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from syntaxgym_helm.clients.local.prompt_encoding import (
     texts_from_offsets,
 )
 from syntaxgym_helm.clients.masked import PLL_VARIANTS, PllVariant
+from syntaxgym_helm.clients.masked.last_layer import TargetRowsLayer, last_bert_layer
 
 
 class UnscorableTokenizer(ValueError):
@@ -112,23 +114,18 @@ def encode_sentences(tokenizer, prompts: Sequence[str], variant: PllVariant,
 
 def pass_plan(sentences: Sequence[MaskedSentence], max_batch_tokens: int,
               ) -> list[list[tuple[int, int]]]:
-    """The forward passes: lists of (sentence index, target number), longest sentences first,
-    each pass at most ``max_batch_tokens`` positions (copies x their longest length), a pass
-    holding at least one copy."""
-    order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i].ids))
+    """The forward passes: lists of (sentence index, target number). A pass holds copies of one
+    length only (no padding), the longest first, at most ``max_batch_tokens`` positions
+    (copies x length) and at least one copy."""
+    by_length: dict[int, list[int]] = {}
+    for index, sentence in enumerate(sentences):
+        by_length.setdefault(len(sentence.ids), []).append(index)
     passes: list[list[tuple[int, int]]] = []
-    current: list[tuple[int, int]] = []
-    width = 0
-    for index in order:
-        length = len(sentences[index].ids)
-        for target in range(len(sentences[index].targets)):
-            width = max(width, length)
-            if current and (len(current) + 1) * width > max_batch_tokens:
-                passes.append(current)
-                current, width = [], length
-            current.append((index, target))
-    if current:
-        passes.append(current)
+    for length in sorted(by_length, reverse=True):
+        copies = [(index, target) for index in by_length[length]
+                  for target in range(len(sentences[index].targets))]
+        rows = max(1, max_batch_tokens // length)
+        passes += [copies[start:start + rows] for start in range(0, len(copies), rows)]
     return passes
 
 
@@ -139,9 +136,10 @@ class TargetLogits:
     RoBERTa's ``lm_head``, ModernBERT's ``head``) is position-wise, so it is given only the
     hidden state of each row's target (a forward pre-hook) instead of every position: the head's
     matrix product over the vocabulary, the largest single cost of a small masked LM, and the
-    ``rows x length x vocabulary`` logits are not computed. :meth:`check` compares that with the
-    full logits on one sentence when the model loads and turns it off for a model whose head is
-    not found or not position-wise."""
+    ``rows x length x vocabulary`` logits are not computed. In a BERT-family model the last
+    encoder layer is computed at the targets only too (:mod:`.last_layer`). :meth:`check`
+    compares that with the full logits when the model loads and turns it off for a model whose
+    head is not found or not position-wise."""
 
     def __init__(self, model) -> None:
         self.model = model
@@ -150,11 +148,15 @@ class TargetLogits:
         heads = [module for _, module in model.named_children()
                  if module is not base and not isinstance(module, torch.nn.Dropout)]
         self._handle = heads[0].register_forward_pre_hook(self._slice) if heads else None
+        layer = last_bert_layer(model) if self._handle is not None else None
+        self._last_layer = TargetRowsLayer(layer, lambda: self._positions) if layer else None
 
     def _slice(self, module, args):
         if self._positions is None or not args or not torch.is_tensor(args[0]):
             return None
         hidden = args[0]
+        if hidden.shape[1] == 1:  # the last layer computed the targets only
+            return None
         rows = torch.arange(hidden.shape[0], device=hidden.device)
         return (hidden[rows, self._positions.to(hidden.device)].unsqueeze(1), *args[1:])
 
@@ -162,10 +164,18 @@ class TargetLogits:
     def active(self) -> bool:
         return self._handle is not None
 
+    @property
+    def last_layer_active(self) -> bool:
+        """Whether the last encoder layer is computed at the targets only (:mod:`.last_layer`)."""
+        return self._last_layer is not None
+
     def off(self) -> None:
         if self._handle is not None:
             self._handle.remove()
             self._handle = None
+        if self._last_layer is not None:
+            self._last_layer.remove()
+            self._last_layer = None
 
     def __call__(self, ids: torch.Tensor, attention: torch.Tensor,
                  positions: torch.Tensor) -> torch.Tensor:
@@ -185,16 +195,17 @@ class TargetLogits:
     @torch.inference_mode()
     def check(self, sentence: MaskedSentence, mask_id: int, device: str,
               tolerance: float = 1e-4) -> bool:
-        """Whether the head at the targets equals the full logits on ``sentence``'s masked
-        copies; turns it off when not (or when the head cannot take it). Returns whether it
-        stays on."""
+        """Whether the head at the targets equals the full logits on (two of) ``sentence``'s
+        masked copies, two rows with their targets at different positions; turns it off when
+        not (or when the head cannot take it). Returns whether it stays on."""
         if self._handle is None:
             return False
-        ids = torch.tensor([sentence.ids] * len(sentence.targets))
-        for row, masked in enumerate(sentence.masked):
-            ids[row, list(masked)] = mask_id
+        rows = range(min(2, len(sentence.targets)))
+        ids = torch.tensor([sentence.ids] * len(rows))
+        for row in rows:
+            ids[row, list(sentence.masked[row])] = mask_id
         ids, attention = ids.to(device), torch.ones_like(ids).to(device)
-        positions = torch.tensor(sentence.targets)
+        positions = torch.tensor(sentence.targets[:len(rows)])
         try:
             sliced = self(ids, attention, positions)
         except Exception:  # noqa: BLE001 - a head that cannot take one position per row
@@ -211,35 +222,34 @@ class TargetLogits:
 
 
 @torch.inference_mode()
-def score_sentences(model, sentences: Sequence[MaskedSentence], *, mask_id: int, pad_id: int,
-                    device: str, max_batch_tokens: int = 4096,
-                    counts: Counter[str] | None = None,
+def score_sentences(model, sentences: Sequence[MaskedSentence], *, mask_id: int, device: str,
+                    max_batch_tokens: int = 4096, counts: Counter[str] | None = None,
                     target_logits: TargetLogits | None = None) -> list[PromptLogprobs]:
     """The pseudo-log-likelihood token logprobs (nats) of each sentence, in order; ``counts``
-    gets the passes and positions (copies x width) computed. ``target_logits``: the head at the
+    gets the passes and positions (copies x length) computed. ``target_logits``: the head at the
     targets only (made and checked on the first sentence here when not given)."""
     if target_logits is None and sentences:
         target_logits = TargetLogits(model)
         target_logits.check(sentences[0], mask_id, device)
     logprobs = [[0.0] * len(s.targets) for s in sentences]
     for copies in pass_plan(sentences, max_batch_tokens):
-        width = max(len(sentences[i].ids) for i, _ in copies)
-        ids = torch.full((len(copies), width), pad_id, dtype=torch.long)
-        attention = torch.zeros((len(copies), width), dtype=torch.long)
+        ids = torch.tensor([sentences[index].ids for index, _ in copies])
+        rows: list[int] = []
+        columns: list[int] = []
         positions, wanted = [], []
         for row, (index, target) in enumerate(copies):
             sentence = sentences[index]
-            ids[row, :len(sentence.ids)] = torch.tensor(sentence.ids)
-            attention[row, :len(sentence.ids)] = 1
-            ids[row, list(sentence.masked[target])] = mask_id
-            position = sentence.targets[target]
-            positions.append(position)
-            wanted.append(sentence.ids[position])
+            masked = sentence.masked[target]
+            rows += [row] * len(masked)
+            columns += masked
+            positions.append(sentence.targets[target])
+            wanted.append(sentence.ids[positions[-1]])
+        ids[rows, columns] = mask_id
         if counts is not None:
             counts["passes"] += 1
             counts["positions"] += ids.numel()
         assert target_logits is not None
-        chosen = target_logits(ids.to(device), attention.to(device),
+        chosen = target_logits(ids.to(device), torch.ones_like(ids).to(device),
                                torch.tensor(positions)).float()
         values = torch.log_softmax(chosen, dim=-1)[torch.arange(len(copies)),
                                                    torch.tensor(wanted)]

@@ -1,27 +1,48 @@
-"""The HELM client of encoder-decoder LMs: each sentence scored as the decoder's output
-(:mod:`.decoder_scoring`, minicons' ``Seq2SeqScorer`` convention)."""
+"""The HELM client of encoder-decoder LMs, under one of three conventions (``convention``, each
+deployment its own, the model-name variant ``NAME~enc_dec_mask``...): ``original``, the sentence
+as the decoder's output (:mod:`.decoder_scoring`, minicons' ``Seq2SeqScorer``), or BabyLM's
+``enc_dec_mask`` and ``enc_dec_prefix`` (:mod:`.babylm_scoring`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from helm.common.cache import CacheConfig
+
 from syntaxgym_helm.clients.batch_scoring_client import BatchScoringClient, CheckpointUnusable
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
+from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
+
+#: What the cache key says of each convention (``original``'s is the key of earlier versions).
+_KEYS = {"original": "minicons-seq2seq-empty-source", "enc_dec_mask": "babylm-2025-enc_dec_mask",
+         "enc_dec_prefix": "babylm-2025-enc_dec_prefix"}
 
 
 class Seq2SeqClient(BatchScoringClient):
-    """Scores echo requests on an encoder-decoder LM (arguments: those of
-    :class:`~syntaxgym_helm.clients.batch_scoring_client.BatchScoringClient`)."""
+    """Scores echo requests on an encoder-decoder LM.
+
+    Args: ``convention``: ``original`` (default), ``enc_dec_mask`` or ``enc_dec_prefix`` (see the
+    module doc); the others as
+    :class:`~syntaxgym_helm.clients.batch_scoring_client.BatchScoringClient`'s."""
 
     CACHE_FORMAT = "syntaxgym-seq2seq-decoder-v1"
 
+    def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str,
+                 convention: str = "original", **kwargs: Any) -> None:
+        if convention not in SEQ2SEQ_VARIANTS:
+            raise ValueError(f"convention={convention!r} is not one of "
+                             f"{', '.join(SEQ2SEQ_VARIANTS)}")
+        self.convention = convention
+        super().__init__(cache_config, pretrained_model_name_or_path, **kwargs)
+
     def _key_fields(self) -> dict[str, Any]:
-        return {"convention": "minicons-seq2seq-empty-source"}
+        return {"convention": _KEYS[self.convention]}
 
     def _load(self) -> None:
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
+        from syntaxgym_helm.clients.seq2seq.babylm_scoring import special_ids
         from syntaxgym_helm.clients.seq2seq.decoder_scoring import source_ids
 
         where = self.pretrained_model_name_or_path
@@ -42,15 +63,19 @@ class Seq2SeqClient(BatchScoringClient):
             raise CheckpointUnusable(f"{where}: the config has no decoder_start_token_id")
         try:
             self._source = source_ids(tokenizer, where)
+            self._babylm = special_ids(tokenizer, where) if self.convention != "original" else None
         except ValueError as error:
             raise CheckpointUnusable(str(error)) from None
         self._tokenizer = tokenizer
-        self._start_text: str = str(tokenizer.convert_ids_to_tokens(start))
+        first = start if self._babylm is None else self._babylm.start
+        self._start_text: str = str(tokenizer.convert_ids_to_tokens(first))
         self._model = model.to(self.device).eval()
         positions = getattr(model.config, "n_positions", None)
         self._max_length = positions if isinstance(positions, int) and positions > 0 else 10**6
 
     def _score(self, prompts: Sequence[str]) -> list[PromptLogprobs | PromptError]:
+        if self._babylm is not None:
+            return self._score_babylm(prompts)
         from syntaxgym_helm.clients.seq2seq.decoder_scoring import (
             DecoderSentence,
             encode_sentences,
@@ -64,3 +89,22 @@ class Seq2SeqClient(BatchScoringClient):
                                       pad_id=pad if pad is not None else 0, device=self.device,
                                       max_batch_tokens=self.max_batch_tokens, counts=self.counts))
         return [next(scored) if isinstance(e, DecoderSentence) else e for e in encoded]
+
+    def _score_babylm(self, prompts: Sequence[str]) -> list[PromptLogprobs | PromptError]:
+        from syntaxgym_helm.clients.seq2seq.babylm_scoring import (
+            BabyLMSentence,
+            encode_sentences,
+            score_mask,
+            score_prefix,
+        )
+
+        assert self._babylm is not None
+        encoded = encode_sentences(self._tokenizer, prompts, self.convention, self._start_text,
+                                   self._max_length)
+        good = [e for e in encoded if isinstance(e, BabyLMSentence)]
+        pad = self._tokenizer.pad_token_id
+        score = score_mask if self.convention == "enc_dec_mask" else score_prefix
+        scored = iter(score(self._model, good, self._babylm,
+                            pad_id=pad if pad is not None else 0, device=self.device,
+                            max_batch_tokens=self.max_batch_tokens, counts=self.counts))
+        return [next(scored) if isinstance(e, BabyLMSentence) else e for e in encoded]
