@@ -336,8 +336,8 @@ generally gives more of it; Oh and Schuler (2023, TACL 11:336-350) find the reve
 Transformers (GPT-Neo, OPT): "a strictly monotonic, positive log-linear relationship between
 perplexity and fit to reading times" on two data sets, Natural Stories among them; Oh and Schuler
 (2024, arXiv:2406.10851v2) find that the word-boundary correction gives "poorer fits to naturalistic
-reading times". Their exact ΔLL values could not be read in this session (only the papers'
-abstracts were reachable), so no number of theirs is set beside ours. Their regressions,
+reading times". Their ΔLL values are not set beside ours (only the papers' abstracts could be
+read offline). Their regressions,
 predictors, exclusions and spill-over windows are their own (see each paper); ours fits per-word
 mean reading times with OLS, which changes the size of ΔLL. So compare the rows here with each
 other (the correction, the models, GPT-3), and with the papers only in direction, not in
