@@ -196,8 +196,8 @@ def render(results: dict[str, Any], alpha: float) -> str:
         + (
             ""
             if len(ran) == len(VARIANTS)
-            else " Not run (the machine was too loaded "
-            "to finish them in time): " + ", ".join(v for v in VARIANTS if v not in ran) + "."
+            else " Not in this run (`--variants`): "
+            + ", ".join(v for v in VARIANTS if v not in ran) + "."
         ),
         "",
         "| paradigm | " + " | ".join(headers) + " |",
