@@ -71,6 +71,7 @@ def whole_run(selection: list[str], env: dict[str, str]) -> dict[str, float]:
 
 def whole_lines(models: list[str], suites_dir: Path, blimp_dir: Path) -> list[str]:
     """The ``--whole`` part's table."""
+    suites_dir, blimp_dir = suites_dir.resolve(), blimp_dir.resolve()  # helm-run runs elsewhere
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SYNTAXGYM_SUITES_DIR": str(suites_dir),
            "SYNTAXGYM_BLIMP_DIR": str(blimp_dir.parent if blimp_dir.name == "data"
                                       else blimp_dir)}
