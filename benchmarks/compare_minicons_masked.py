@@ -245,10 +245,15 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.output:
-        from markdown_sections import write_section
+        import time
 
+        from markdown_sections import commit, machine, write_section
+
+        header = (f"{time.strftime('%Y-%m-%d %H:%M')}, commit {commit()}, {machine()}. "
+                  f"`python benchmarks/compare_minicons_masked.py {' '.join(sys.argv[1:])}` "
+                  "(load before each process in brackets).")
         write_section(args.output, f"## Masked and encoder-decoder LMs beside minicons "
-                      f"({args.kind}, --shape {args.shape})\n\n{text}\n",
+                      f"({args.kind}, --shape {args.shape})\n\n{header}\n\n{text}\n",
                       f"benchmarks/compare_minicons_masked.py ({args.kind}, {args.shape})")
 
 
