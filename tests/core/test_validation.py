@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import random
 import string
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -587,7 +586,6 @@ def random_formula(rng: random.Random) -> str:
 def test_fuzz_random_input_raises_only_suite_errors(tmp_path: Path) -> None:
     """Random JSON, random suite-shaped JSON, random bytes and random formulas."""
     rng = random.Random(20200705)
-    start = time.monotonic()
     valid = 0
     for case in range(800):
         expect_suite_error_only(random_json(rng), f"random JSON {case}")
@@ -608,14 +606,12 @@ def test_fuzz_random_input_raises_only_suite_errors(tmp_path: Path) -> None:
         except Exception as exc:  # noqa: BLE001
             pytest.fail(f"parse_formula raised {exc!r} on {text!r}")
     assert valid > 100  # the generator reaches valid suites too, so both outcomes are exercised
-    assert time.monotonic() - start < 15
 
 
 def test_fuzz_mutated_real_suites_raise_only_suite_errors(real_suites: list[str],
                                                           tmp_path: Path) -> None:
     """Real suites with keys deleted, types changed and values swapped, or bytes garbled."""
     rng = random.Random(20200706)
-    start = time.monotonic()
     for case in range(2000):
         data = json.loads(rng.choice(real_suites))
         mutate(data, rng)
@@ -627,7 +623,6 @@ def test_fuzz_mutated_real_suites_raise_only_suite_errors(real_suites: list[str]
             text[rng.randrange(len(text))] = rng.randrange(256)
         path.write_bytes(bytes(text))
         expect_file_suite_error_only(path)
-    assert time.monotonic() - start < 15
 
 
 def expect_file_suite_error_only(path: Path) -> None:
