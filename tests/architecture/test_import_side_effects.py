@@ -20,6 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = r'''
 import json, logging, signal, sys
 
+# Python's own handlers, as in a terminal: a test run started in the background (nohup, &)
+# inherits SIGINT ignored, which the plugin rightly leaves alone, and the control below would fail.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
 def snapshot():
     from helm.benchmark.executor import Executor
     from helm.benchmark.model_deployment_registry import ALL_MODEL_DEPLOYMENTS
