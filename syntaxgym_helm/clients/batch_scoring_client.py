@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig
@@ -31,6 +31,18 @@ from syntaxgym_helm.clients.local.client import (
 )
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
+
+Encoded = TypeVar("Encoded")
+
+
+def score_usable(encoded: Sequence[Encoded | PromptError],
+                 score: Callable[[list[Encoded]], Sequence[PromptLogprobs]],
+                 ) -> list[PromptLogprobs | PromptError]:
+    """Each prompt's result, in order: the encoded ones scored together by one ``score`` call,
+    a refused one's :class:`PromptError` kept in its place."""
+    usable = [e for e in encoded if not isinstance(e, PromptError)]
+    scored = iter(score(usable))
+    return [e if isinstance(e, PromptError) else next(scored) for e in encoded]
 
 
 class CheckpointUnusable(ValueError):

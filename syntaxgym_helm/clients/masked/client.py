@@ -7,7 +7,11 @@ from typing import Any
 
 from helm.common.cache import CacheConfig
 
-from syntaxgym_helm.clients.batch_scoring_client import BatchScoringClient, CheckpointUnusable
+from syntaxgym_helm.clients.batch_scoring_client import (
+    BatchScoringClient,
+    CheckpointUnusable,
+    score_usable,
+)
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.masked.pll import check_variant
 
@@ -72,19 +76,13 @@ class MaskedLMClient(BatchScoringClient):
             self._target_logits.off()
 
     def _score(self, prompts: Sequence[str]) -> list[PromptLogprobs | PromptError]:
-        from syntaxgym_helm.clients.masked.pll import (
-            MaskedSentence,
-            encode_sentences,
-            score_sentences,
-        )
+        from syntaxgym_helm.clients.masked.pll import encode_sentences, score_sentences
 
         encoded = encode_sentences(self._tokenizer, prompts, self.pll, self._max_length)
-        good = [e for e in encoded if isinstance(e, MaskedSentence)]
-        scored = iter(score_sentences(
+        return score_usable(encoded, lambda good: score_sentences(
             self._model, good, mask_id=self._tokenizer.mask_token_id, device=self.device,
             max_batch_tokens=self.max_batch_tokens, counts=self.counts,
             target_logits=self._target_logits))
-        return [next(scored) if isinstance(e, MaskedSentence) else e for e in encoded]
 
 
 def _tokenizer_limit(tokenizer) -> int | None:

@@ -10,7 +10,11 @@ from typing import Any
 
 from helm.common.cache import CacheConfig
 
-from syntaxgym_helm.clients.batch_scoring_client import BatchScoringClient, CheckpointUnusable
+from syntaxgym_helm.clients.batch_scoring_client import (
+    BatchScoringClient,
+    CheckpointUnusable,
+    score_usable,
+)
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
 
@@ -67,6 +71,7 @@ class Seq2SeqClient(BatchScoringClient):
         except ValueError as error:
             raise CheckpointUnusable(str(error)) from None
         self._tokenizer = tokenizer
+        self._pad_id: int = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         first = start if self._babylm is None else self._babylm.start
         self._start_text: str = str(tokenizer.convert_ids_to_tokens(first))
         self._model = model.to(self.device).eval()
@@ -77,34 +82,27 @@ class Seq2SeqClient(BatchScoringClient):
         if self._babylm is not None:
             return self._score_babylm(prompts)
         from syntaxgym_helm.clients.seq2seq.decoder_scoring import (
-            DecoderSentence,
             encode_sentences,
             score_sentences,
         )
 
         encoded = encode_sentences(self._tokenizer, self._start_text, prompts, self._max_length)
-        good = [e for e in encoded if isinstance(e, DecoderSentence)]
-        pad = self._tokenizer.pad_token_id
-        scored = iter(score_sentences(self._model, good, self._source,
-                                      pad_id=pad if pad is not None else 0, device=self.device,
-                                      max_batch_tokens=self.max_batch_tokens, counts=self.counts))
-        return [next(scored) if isinstance(e, DecoderSentence) else e for e in encoded]
+        return score_usable(encoded, lambda good: score_sentences(
+            self._model, good, self._source, pad_id=self._pad_id, device=self.device,
+            max_batch_tokens=self.max_batch_tokens, counts=self.counts))
 
     def _score_babylm(self, prompts: Sequence[str]) -> list[PromptLogprobs | PromptError]:
         from syntaxgym_helm.clients.seq2seq.babylm_scoring import (
-            BabyLMSentence,
             encode_sentences,
             score_mask,
             score_prefix,
         )
 
-        assert self._babylm is not None
+        babylm = self._babylm
+        assert babylm is not None
         encoded = encode_sentences(self._tokenizer, prompts, self.convention, self._start_text,
                                    self._max_length)
-        good = [e for e in encoded if isinstance(e, BabyLMSentence)]
-        pad = self._tokenizer.pad_token_id
         score = score_mask if self.convention == "enc_dec_mask" else score_prefix
-        scored = iter(score(self._model, good, self._babylm,
-                            pad_id=pad if pad is not None else 0, device=self.device,
-                            max_batch_tokens=self.max_batch_tokens, counts=self.counts))
-        return [next(scored) if isinstance(e, BabyLMSentence) else e for e in encoded]
+        return score_usable(encoded, lambda good: score(
+            self._model, good, babylm, pad_id=self._pad_id, device=self.device,
+            max_batch_tokens=self.max_batch_tokens, counts=self.counts))
