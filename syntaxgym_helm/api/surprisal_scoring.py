@@ -36,7 +36,7 @@ COLUMNS = tuple(f.name for f in fields(WordSurprisal))
 
 
 @dataclass
-class _Measure:
+class WordMeasure:
     """What is known of one word so far."""
 
     word: str
@@ -51,11 +51,11 @@ def score_texts(engine, texts: Sequence[WordedText], window: int,
                 stride: int) -> list[WordSurprisal]:
     """One row per word of ``texts`` (a text that cannot be measured at all: one flagged row)."""
     encoder = PromptEncoder(engine.encoder.tokenizer, engine.bos_text, 10**12)
-    measures: list[list[_Measure]] = []
+    measures: list[list[WordMeasure]] = []
     prompts: list[EncodedPrompt] = []
     jobs: list[tuple[int, int, tuple[int, ...], list[tuple[int, int]], list[int], list[bool]]] = []
     for t, text in enumerate(texts):
-        words = [_Measure(w) for w in text.words]
+        words = [WordMeasure(w) for w in text.words]
         measures.append(words)
         for k, problem in text.word_problems.items():
             words[k].flag, words[k].reason = "bad-word", problem
@@ -100,10 +100,10 @@ def score_texts(engine, texts: Sequence[WordedText], window: int,
     ):
         for k, span in zip(indices, spans_of, strict=False):
             _measure(measures[t][k], span, start, logprobs, boundary, marks)
-    return _rows(texts, measures)
+    return word_rows(texts, measures)
 
 
-def _measure(word: _Measure, span: tuple[int, int], start: int, logprobs: list[float],
+def _measure(word: WordMeasure, span: tuple[int, int], start: int, logprobs: list[float],
              boundary: list[float], marks: list[bool]) -> None:
     """Fill ``word``'s surprisals from its window's results (``start``: the window's first token
     in the text; ``marks``: which of the text's tokens begin a word)."""
@@ -126,7 +126,11 @@ def _measure(word: _Measure, span: tuple[int, int], start: int, logprobs: list[f
     word.corrected = -min(corrected, 0.0) * BITS
 
 
-def _rows(texts: Sequence[WordedText], measures: list[list[_Measure]]) -> list[WordSurprisal]:
+def word_rows(texts: Sequence[WordedText], measures: list[list[WordMeasure]],
+              spill_over: str = "corrected") -> list[WordSurprisal]:
+    """The rows of ``texts`` from their words' measures (a text that cannot be measured at all:
+    one flagged row); the spill-over columns repeat the ``spill_over`` surprisal (``corrected``
+    or ``plain``) of the word one and two before."""
     rows = []
     for text, words in zip(texts, measures, strict=False):
         if text.problem:
@@ -134,7 +138,7 @@ def _rows(texts: Sequence[WordedText], measures: list[list[_Measure]]) -> list[W
                                       "bad-text", f"{text.source}: {text.problem}"))
             continue
         for k, word in enumerate(words):
-            before = [words[k - d].corrected if k - d >= 0 else None for d in (1, 2)]
+            before = [getattr(words[k - d], spill_over) if k - d >= 0 else None for d in (1, 2)]
             rows.append(WordSurprisal(text.text_id, k, word.word, word.tokens, word.plain,
                                       word.corrected, before[0], before[1], word.flag,
                                       word.reason))

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from syntaxgym_helm.api.surprisal_scoring import BITS, WordSurprisal
+from syntaxgym_helm.api.surprisal_scoring import BITS, WordMeasure, WordSurprisal, word_rows
 from syntaxgym_helm.core.alignment import align
 from syntaxgym_helm.core.errors import AlignmentError
 from syntaxgym_helm.core.logprobs import as_logprob, logprob_problem
@@ -43,23 +43,17 @@ def score_served_texts(send, texts: Sequence[WordedText], prefix: str,
     with ThreadPoolExecutor(max_workers=max(1, num_threads)) as pool:
         results = dict(zip(jobs, pool.map(lambda t: send(prefix + texts[t].text), jobs),
                            strict=True))
-    rows: list[WordSurprisal] = []
+    measures: list[list[WordMeasure]] = []
     for t, text in enumerate(texts):
-        if text.problem:
-            rows.append(WordSurprisal(text.text_id, 0, "", "", None, None, None, None,
-                                      "bad-text", f"{text.source}: {text.problem}"))
-            continue
         measured = _measure_text(text, results[t], prefix) if t in results else {}
-        values: list[float | None] = []
-        for k, word in enumerate(text.words):
-            tokens, plain, flag, reason = measured.get(k, ("", None, "", ""))
-            if k in text.word_problems:
-                flag, reason = "bad-word", text.word_problems[k]
-            before = [values[k - d] if k - d >= 0 else None for d in (1, 2)]
-            rows.append(WordSurprisal(text.text_id, k, word, tokens, plain, None, before[0],
-                                      before[1], flag, reason))
-            values.append(plain)
-    return rows
+        words = [WordMeasure(word) for word in text.words]
+        for k, (tokens, plain, flag, reason) in measured.items():
+            words[k].tokens, words[k].plain, words[k].flag, words[k].reason = (tokens, plain,
+                                                                                flag, reason)
+        for k, problem in text.word_problems.items():
+            words[k].flag, words[k].reason = "bad-word", problem
+        measures.append(words)
+    return word_rows(texts, measures, spill_over="plain")
 
 
 Measured = dict[int, tuple[str, float | None, str, str]]
