@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_scoring import timed  # noqa: E402
 from markdown_sections import commit, machine, write_section  # noqa: E402
 from syntaxgym_helm import evaluate  # noqa: E402
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, convert_file  # noqa: E402
@@ -50,21 +50,15 @@ HELM_RUN = Path(sys.executable).with_name("helm-run")
 
 
 def whole_run(selection: list[str], env: dict[str, str]) -> dict[str, float]:
-    """One ``helm-run`` in a fresh folder, timed whole: wall and CPU seconds, peak MiB, and the
-    prompts and positions the engine reported."""
+    """One ``helm-run`` in a fresh folder, timed whole (:func:`bench_scoring.timed`): wall and
+    CPU seconds, peak MiB, and the prompts and positions the engine reported."""
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as folder:
-        load = os.getloadavg()[0]
-        done = subprocess.run(
-            ["/usr/bin/time", "-f", "TIME %e %U %S %M", str(HELM_RUN), *selection, "--suite",
-             "bow", "--max-eval-instances", "100000"],
-            cwd=folder, env=env, capture_output=True, text=True, timeout=7200)
-    if done.returncode != 0:
-        raise RuntimeError(f"helm-run failed:\n{done.stderr[-3000:]}")
-    wall, user, system, peak = [x for x in done.stderr.splitlines()
-                                if x.startswith("TIME ")][-1].split()[1:]
+        done = timed([str(HELM_RUN), *selection, "--suite", "bow", "--max-eval-instances",
+                      "100000"], Path(folder), env, Path(tempfile.gettempdir()) / "bow-run.log")
     counts = re.findall(r"this run scored (\d+) prompts \(\d+ tokens\) computing (\d+) positions",
-                        done.stdout + done.stderr)
-    return {"wall": float(wall), "cpu": float(user) + float(system), "peak": int(peak) / 1024,
+                        done["log"])
+    return {"wall": done["wall_s"], "cpu": done["cpu_s"], "peak": done["peak_rss_mb"],
             "prompts": sum(int(a) for a, _ in counts),
             "positions": sum(int(b) for _, b in counts), "load": load}
 
