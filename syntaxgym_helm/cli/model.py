@@ -18,6 +18,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from syntaxgym_helm.clients.masked import PLL_VARIANTS
+from syntaxgym_helm.clients.model_kind import MODEL_KINDS
+from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
+
 FILES = {"model_deployments": "model_deployments.yaml", "models": "model_metadata.yaml",
          "tokenizer_configs": "tokenizer_configs.yaml"}
 
@@ -32,15 +36,15 @@ def register(commands: argparse._SubParsersAction) -> None:
                      help="a folder with config.json and weights, a .gguf file, or a Hub id")
     add.add_argument("--name", help="the HELM model name (default: local/<folder name>, or the "
                                     "Hub id)")
-    add.add_argument("--pll", choices=("original", "within_word_l2r", "both"), default="both",
+    add.add_argument("--pll", choices=(*PLL_VARIANTS, "both"), default="both",
                      help="masked LMs: the pseudo-log-likelihood variants to deploy, each its own "
                           "model name and leaderboard row (default: both)")
-    add.add_argument("--seq2seq", choices=("original", "enc_dec_mask", "enc_dec_prefix", "all"),
+    add.add_argument("--seq2seq", choices=(*SEQ2SEQ_VARIANTS, "all"),
                      default="original",
                      help="encoder-decoder LMs: the scoring conventions to deploy (original: "
                           "minicons'; BabyLM's enc_dec_mask and enc_dec_prefix), each its own "
                           "model name and leaderboard row (default: original)")
-    add.add_argument("--kind", choices=("causal", "masked", "seq2seq"),
+    add.add_argument("--kind", choices=MODEL_KINDS,
                      help="override the kind read from config.json")
     add.add_argument("--local-path", type=Path, default=Path("prod_env"), metavar="DIR",
                      help="helm-run's --local-path (default: prod_env)")
@@ -54,18 +58,17 @@ def _add(args: argparse.Namespace) -> int:
     )
     from syntaxgym_helm.clients.checkpoint_models import KIND_WORDS, checkpoint_entries
     from syntaxgym_helm.clients.model_kind import CheckpointError, inspect_checkpoint
-    from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
 
     variants: tuple[str, ...]
     try:
         checkpoint = inspect_checkpoint(args.source, args.kind)
         if checkpoint.kind == "masked":
-            variants = ("original", "within_word_l2r") if args.pll == "both" else (args.pll,)
+            variants = PLL_VARIANTS if args.pll == "both" else (args.pll,)
             for variant in variants:
                 check_masked_tokenizer(checkpoint, variant)
         else:
             variants = SEQ2SEQ_VARIANTS if args.seq2seq == "all" else (args.seq2seq,)
-            if checkpoint.kind == "seq2seq" and variants != ("original",):
+            if checkpoint.kind == "seq2seq" and variants != SEQ2SEQ_VARIANTS[:1]:
                 check_babylm_tokenizer(checkpoint)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
