@@ -36,6 +36,7 @@ from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptLogprobs,
     texts_from_offsets,
 )
+from syntaxgym_helm.clients.seq2seq.decoder_scoring import padded_batches
 
 
 @dataclass(frozen=True)
@@ -112,24 +113,13 @@ def score_mask(model, sentences: Sequence[BabyLMSentence], ids: SpecialIds, *, p
     """``enc_dec_mask``: each sentence's token logprobs (nats), one masked encoder copy per
     token, at most ``max_batch_tokens`` encoder positions a pass."""
     copies = [(s, t) for s, sentence in enumerate(sentences) for t in sentence.targets]
-    copies.sort(key=lambda c: -len(sentences[c[0]].ids))
     values: dict[tuple[int, int], float] = {}
     decoder = torch.tensor([list(ids.mask_decoder)])
-    start = 0
-    while start < len(copies):
-        width = len(sentences[copies[start][0]].ids)
-        chunk = copies[start:start + max(1, max_batch_tokens // max(width, 1))]
-        start += len(chunk)
-        encoder = torch.full((len(chunk), width), pad_id, dtype=torch.long)
-        attention = torch.zeros((len(chunk), width), dtype=torch.long)
-        for row, (s, t) in enumerate(chunk):
-            own = sentences[s].ids
-            encoder[row, :len(own)] = torch.tensor(own)
-            attention[row, :len(own)] = 1
+    for indices, encoder, attention in padded_batches(
+            [sentences[s].ids for s, _ in copies], pad_id, max_batch_tokens, counts):
+        chunk = [copies[i] for i in indices]
+        for row, (_, t) in enumerate(chunk):
             encoder[row, t] = ids.mask
-        if counts is not None:
-            counts["passes"] += 1
-            counts["positions"] += encoder.numel()
         logits = model(input_ids=encoder.to(device), attention_mask=attention.to(device),
                        decoder_input_ids=decoder.expand(len(chunk), -1).to(device)).logits
         logprobs = torch.log_softmax(logits[:, -1].float(), dim=-1)
@@ -149,21 +139,8 @@ def score_prefix(model, sentences: Sequence[BabyLMSentence], ids: SpecialIds, *,
     at most ``max_batch_tokens`` decoder positions a pass."""
     source = [i for i in (ids.cls, ids.mask, ids.eos) if i is not None]
     results: dict[int, PromptLogprobs] = {}
-    order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i].ids))
-    start = 0
-    while start < len(order):
-        width = len(sentences[order[start]].ids) + 1
-        chunk = order[start:start + max(1, max_batch_tokens // width)]
-        start += len(chunk)
-        decoder = torch.full((len(chunk), width), pad_id, dtype=torch.long)
-        attention = torch.zeros((len(chunk), width), dtype=torch.long)
-        for row, index in enumerate(chunk):
-            inputs = [ids.start, ids.mask, *sentences[index].ids[:-1]]
-            decoder[row, :len(inputs)] = torch.tensor(inputs)
-            attention[row, :len(inputs)] = 1
-        if counts is not None:
-            counts["passes"] += 1
-            counts["positions"] += decoder.numel()
+    inputs = [[ids.start, ids.mask, *sentence.ids[:-1]] for sentence in sentences]
+    for chunk, decoder, attention in padded_batches(inputs, pad_id, max_batch_tokens, counts):
         encoder = torch.tensor([source] * len(chunk))
         logits = model(input_ids=encoder.to(device), decoder_input_ids=decoder.to(device),
                        decoder_attention_mask=attention.to(device)).logits

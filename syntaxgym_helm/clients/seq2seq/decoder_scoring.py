@@ -18,7 +18,7 @@ decoder positions, sentences sorted by length.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -70,28 +70,37 @@ def encode_sentences(tokenizer, start_text: str, prompts: Sequence[str],
     return results
 
 
+def padded_batches(rows: Sequence[Sequence[int]], pad_id: int, max_batch_tokens: int,
+                   counts: Counter[str] | None = None,
+                   ) -> Iterator[tuple[list[int], torch.Tensor, torch.Tensor]]:
+    """The ``rows`` (token ids) in batches, longest first, each at most ``max_batch_tokens``
+    positions (rows x its longest) and at least one row, right-padded with ``pad_id``: (the rows'
+    indices, ids, attention mask); ``counts`` gets each batch's pass and positions."""
+    order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
+    start = 0
+    while start < len(order):
+        width = len(rows[order[start]])
+        chunk = order[start:start + max(1, max_batch_tokens // max(width, 1))]
+        start += len(chunk)
+        ids = torch.full((len(chunk), width), pad_id, dtype=torch.long)
+        attention = torch.zeros((len(chunk), width), dtype=torch.long)
+        for row, index in enumerate(chunk):
+            ids[row, :len(rows[index])] = torch.tensor(rows[index])
+            attention[row, :len(rows[index])] = 1
+        if counts is not None:
+            counts["passes"] += 1
+            counts["positions"] += ids.numel()
+        yield chunk, ids, attention
+
+
 @torch.inference_mode()
 def score_sentences(model, sentences: Sequence[DecoderSentence], source: Sequence[int], *,
                     pad_id: int, device: str, max_batch_tokens: int = 4096,
                     counts: Counter[str] | None = None) -> list[PromptLogprobs]:
     """Each sentence's token logprobs (nats) after the decoder start token, in order."""
     results: list[PromptLogprobs | None] = [None] * len(sentences)
-    order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i].ids))
-    start = 0
-    while start < len(order):
-        width = len(sentences[order[start]].ids)
-        count = max(1, min(len(order) - start, max_batch_tokens // max(width, 1)))
-        chunk = order[start:start + count]
-        start += count
-        decoder = torch.full((len(chunk), width), pad_id, dtype=torch.long)
-        attention = torch.zeros((len(chunk), width), dtype=torch.long)
-        for row, index in enumerate(chunk):
-            ids = sentences[index].ids
-            decoder[row, :len(ids)] = torch.tensor(ids)
-            attention[row, :len(ids)] = 1
-        if counts is not None:
-            counts["passes"] += 1
-            counts["positions"] += decoder.numel()
+    for chunk, decoder, attention in padded_batches([s.ids for s in sentences], pad_id,
+                                                    max_batch_tokens, counts):
         encoder = torch.tensor([list(source)] * len(chunk), dtype=torch.long)
         logits = model(input_ids=encoder.to(device), decoder_input_ids=decoder.to(device),
                        decoder_attention_mask=attention.to(device)).logits.float()
