@@ -1,4 +1,4 @@
-"""Benchmark: BLiMP at field scale (issue 30): the whole process against this machine's compute
+"""Benchmark: BLiMP at field scale: the whole process against this machine's compute
 floor, against lm-evaluation-harness on the same pairs and GGUF, the report's time, and where our
 verdicts and lm-eval's agree.
 
