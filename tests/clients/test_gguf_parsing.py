@@ -56,6 +56,39 @@ def test_a_load_parses_the_file_once_and_gets_the_values_of_an_unmemoised_parse(
             gguf_utils.load_gguf_checkpoint) == originals
 
 
+def test_transformers_own_reader_is_read_once_per_choice_with_the_values_it_reads_alone(
+        gguf_path: Path) -> None:
+    """transformers' ``read_gguf_metadata`` (what its config and tokenizer read) under the memo:
+    the values of an unmemoised read, once per choice of string arrays, each caller its own
+    copy, the file read through a plain array; everything replaced is put back."""
+    import importlib
+
+    import numpy as np
+    import transformers.integrations.gguf as package
+    from transformers.integrations.gguf import reader
+
+    from syntaxgym_helm.clients.local.gguf_parsing import MEMOISED
+
+    def replaced() -> list:
+        return [getattr(importlib.import_module(module), name)
+                for module, names in MEMOISED.items() for name in names]
+
+    before = replaced()
+    strings = ("tokenizer.ggml.tokens", "tokenizer.ggml.merges")
+    plain = reader.read_gguf_metadata(str(gguf_path))
+    plain_strings = reader.read_gguf_metadata(str(gguf_path), strings)
+    assert isinstance(plain_strings[0]["tokenizer.ggml.tokens"], list)
+    with gguf_parsed_once():
+        assert type(reader._mapped(str(gguf_path))) is np.ndarray
+        assert package.read_gguf_metadata is reader.read_gguf_metadata  # one memo for both
+        first = package.read_gguf_metadata(str(gguf_path), strings)
+        assert first == plain_strings
+        first[0]["tokenizer.ggml.tokens"].append("changed by a caller")
+        assert reader.read_gguf_metadata(str(gguf_path), list(strings)) == plain_strings
+        assert reader.read_gguf_metadata(str(gguf_path)) == plain
+    assert replaced() == before
+
+
 def test_a_failed_load_leaves_nothing_replaced(gguf_path: Path) -> None:
     import gguf
 
@@ -74,10 +107,17 @@ def _assert_same_reading(memo, plain) -> None:
 
     assert type(plain.data) is np.memmap and type(memo.data) is np.ndarray
     assert list(memo.fields) == list(plain.fields)
+    arrays = 0
     for name, field in plain.fields.items():
         other = memo.fields[name]
         assert (other.offset, other.data, other.types, len(other.parts)) == (
             field.offset, field.data, field.types, len(field.parts))
+        # every part (an array's built in one walk) the same bytes as the same type and shape
+        assert all(type(mine) is np.ndarray and mine.dtype == theirs.dtype
+                   and mine.shape == theirs.shape and mine.tobytes() == theirs.tobytes()
+                   for mine, theirs in zip(other.parts, field.parts, strict=True))
+        arrays += len(field.types) == 2
+    assert arrays >= 3  # the vocabulary, its token types and its merges at least
     assert len(memo.tensors) == len(plain.tensors) > 200
     for mine, theirs in zip(memo.tensors, plain.tensors, strict=False):
         assert (mine.name, mine.tensor_type, list(mine.shape), mine.data_offset) == (
