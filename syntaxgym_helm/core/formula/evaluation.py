@@ -101,6 +101,8 @@ class _ValueLookup:
 
 
 def _as_float(raw: object) -> float | None:
+    if type(raw) is float:  # what the metric's values are: no protocol check (tens of us each)
+        return raw
     # bool is an int, and a str may parse as a float, but neither is a region value.
     if isinstance(raw, (bool, str, bytes)) or not isinstance(raw, (SupportsFloat, SupportsIndex)):
         return None
