@@ -101,6 +101,30 @@ def test_smollm2s_streamed_copy_is_byte_for_byte_transformers_loader_and_save_pr
     assert folder_problem(streamed) is None
 
 
+@pytest.mark.slow
+def test_a_first_load_reads_the_copy_it_wrote_without_checking_it_again(
+        smollm2: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The weights' checksum is computed once in a first load (for the copy's manifest, from the
+    bytes just written), not a second time to check the copy that load has just written; the
+    next load checks it, and a load reading another process's copy checks it too."""
+    from syntaxgym_helm.clients import checked_folders
+    from syntaxgym_helm.clients.local import model_loading
+
+    summed: list[str] = []
+    real = checked_folders.file_checksum
+    monkeypatch.setattr(checked_folders, "file_checksum",
+                        lambda path: summed.append(Path(path).name) or real(path))
+    args = dict(gguf_file=smollm2[1], device="cpu", weights_cache_dir=str(tmp_path))
+    model_loading.load_model_and_tokenizer(smollm2[0], **args)
+    assert summed.count("model.safetensors") == 1
+    summed.clear()
+    model_loading.load_model_and_tokenizer(smollm2[0], **args)
+    assert summed.count("model.safetensors") == 1
+    (copy,) = [p for p in tmp_path.rglob("model.safetensors")]
+    assert model_loading._save_streamed(smollm2[0], {"gguf_file": smollm2[1]}, torch.float32,
+                                        copy.parent) == "found"  # another's: it is checked
+
+
 def test_no_plan_for_another_dtype_or_a_file_that_is_not_there(
         smollm2: tuple[str, str], tmp_path: Path) -> None:
     """bf16 copies and hub names are made by loading the whole model, as before."""

@@ -3,8 +3,8 @@
 GGUF checkpoints are dequantised once and kept as safetensors in a cache folder (see
 :func:`default_weights_cache_dir`), which makes later loads take a second instead of many; a local
 file is dequantised into it a tensor at a time (:mod:`.gguf_copy`), then read from it. The
-copy is checked against its manifest at every load (:mod:`syntaxgym_helm.clients.checked_folders`)
-and made again when damaged.
+copy is checked against its manifest at every load but the one that has just written it
+(:mod:`syntaxgym_helm.clients.checked_folders`) and made again when damaged.
 """
 
 from __future__ import annotations
@@ -95,11 +95,12 @@ def load_model_and_tokenizer(
         if cache_folder is not None:
             loaded = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,
                                   torch_dtype, trust_remote_code, extra)
-    if loaded is None and cache_folder is not None and _save_streamed(
-            pretrained_model_name_or_path, source_kwargs, torch_dtype, cache_folder):
-        # The copy written a tensor at a time, read as every later load reads it.
+    if loaded is None and cache_folder is not None and (saved := _save_streamed(
+            pretrained_model_name_or_path, source_kwargs, torch_dtype, cache_folder)):
+        # The copy written a tensor at a time, read as every later load reads it; the one this
+        # call has just written and checksummed is not read through a second time to check it.
         loaded = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / str(gguf_file),
-                              torch_dtype, trust_remote_code, extra)
+                              torch_dtype, trust_remote_code, extra, checked=saved == WRITTEN)
     if loaded is None:
         name = pretrained_model_name_or_path + (f" / {gguf_file}" if gguf_file else "")
         model, tokenizer = _load(name, pretrained_model_name_or_path, source_kwargs, torch_dtype,
@@ -191,11 +192,12 @@ class ModelLoadError(OSError):
 
 
 def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code: bool,
-                 extra: Mapping[str, Any]):
-    """(model, tokenizer) from the dequantised copy in ``folder``, checked first; None when
+                 extra: Mapping[str, Any], checked: bool = False):
+    """(model, tokenizer) from the dequantised copy in ``folder``, checked first (unless
+    ``checked``: its manifest was just computed from the bytes this process wrote); None when
     there is none or it is unusable (then it is removed, with a warning naming it and why)."""
     subject, remedy = _copy_words(folder, gguf)
-    if not usable_folder(folder, subject, remedy):
+    if not checked and not usable_folder(folder, subject, remedy):
         return None
     try:
         return _load(f"{gguf} (dequantised copy {folder})", str(folder),
@@ -205,34 +207,39 @@ def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code
         return None
 
 
+#: What :func:`_save_streamed` returns when the copy in place is the one it wrote.
+WRITTEN = "written"
+
+
 def _save_streamed(source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
-                   folder: Path) -> bool:
+                   folder: Path) -> str | None:
     """Write the float32 dequantised copy of a local GGUF file to ``folder`` a tensor at a time
     (:mod:`.gguf_copy`: the weights are never in memory whole); returns whether a copy is in
-    place (this one, or another process's written meanwhile). False: the caller loads the model
-    whole and saves that, as for other dtypes, files on a hub, and architectures transformers
-    loads otherwise."""
+    place: :data:`WRITTEN` (this one), ``"found"`` (another process's, written meanwhile) or
+    None: the caller loads the model whole and saves that, as for other dtypes, files on a hub,
+    and architectures transformers loads otherwise."""
     from syntaxgym_helm.clients.local.gguf_copy import NotStreamable, write_streamed_copy
 
     gguf = Path(source) / str(kwargs.get("gguf_file"))
     if dtype != torch.float32 or not gguf.is_file():
-        return False
+        return None
     started = time.time()
     try:
         saved = save_folder(folder, lambda temporary: write_streamed_copy(
             gguf, source, dict(kwargs), temporary))
     except NotStreamable:
-        return False
+        return None
     except Exception as exc:  # noqa: BLE001 - the whole model is loaded and saved instead
         hwarn(f"syntaxgym local engine: could not write the dequantised copy of {gguf} a tensor "
               f"at a time ({type(exc).__name__}: {exc}); loading the whole model instead")
-        return False
+        return None
     finally:
         return_freed_memory()  # the last tensor
     if saved:
         hlog(f"syntaxgym local engine: dequantised {gguf} to {folder} a tensor at a time in "
              f"{time.time() - started:.1f}s")
-    return saved or folder.is_dir()
+        return WRITTEN
+    return "found" if folder.is_dir() else None
 
 
 def _save_dequantised(model, tokenizer, folder: Path) -> bool:

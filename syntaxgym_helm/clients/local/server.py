@@ -201,6 +201,10 @@ class ModelServer:
 
     def _run(self) -> None:
         try:
+            # What exists before the load leaves the collector's scans too (once collected): the
+            # collections the load makes to hand memory back then scan only what it made.
+            gc.collect()
+            freeze_long_lived_objects()
             self.engine = self._make_engine()
             freeze_long_lived_objects()
         except BaseException as exc:  # noqa: BLE001 - every request will report it
