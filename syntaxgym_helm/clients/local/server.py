@@ -29,8 +29,9 @@ def freeze_long_lived_objects() -> None:
 
     Once a model is loaded, the process holds hundreds of thousands of objects that live until it
     exits (the modules of torch and transformers, the model, the tokenizer). Python's full
-    collections and, above all, its finalization at exit scan them all, which made a ``helm-run``
-    take seconds to exit after HELM's last line (``BENCHMARKS.md``, exit phase). Objects made later
+    collections (a load makes several to hand memory back: it freezes what exists before it too)
+    and, above all, its finalization at exit scan them all, which made a ``helm-run`` take
+    seconds to exit after HELM's last line (``BENCHMARKS.md``, exit phase). Objects made later
     are collected as before; the frozen ones are garbage only at exit, when the operating system
     takes the memory back anyway.
     """
