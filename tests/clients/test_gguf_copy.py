@@ -6,6 +6,7 @@ writes them."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -61,17 +62,20 @@ def smollm2() -> tuple[str, str]:
 def test_rows_dequantised_a_block_at_a_time_equal_the_whole_tensor_dequantised(
         smollm2: tuple[str, str]) -> None:
     """Every tensor of the real file (its quantised matrices and float32 norms), dequantised
-    ``ROWS_AT_ONCE`` rows at a time, equals ``gguf.dequantize`` of the whole."""
+    ``ROWS_AT_ONCE`` rows at a time (by the type's ``dequantize_rows``, on one thread or two), is
+    ``gguf.dequantize`` of the whole, byte for byte."""
     from gguf import GGUFReader, dequantize
 
     reader = GGUFReader(Path(smollm2[0]) / smollm2[1])
     longest = max(reader.tensors, key=lambda t: t.data.reshape(-1, t.data.shape[-1]).shape[0])
     assert longest.data.shape[0] > 3 * ROWS_AT_ONCE  # several blocks, the last one short
-    for tensor in reader.tensors:
-        whole = dequantize(tensor.data, tensor.tensor_type)
-        streamed = dequantised(tensor.data, tensor.tensor_type)
-        assert streamed.dtype == whole.dtype and streamed.shape == whole.shape, tensor.name
-        assert np.array_equal(streamed, whole), tensor.name
+    with ThreadPoolExecutor(2) as pool:  # blocks of rows on one thread and shared by two
+        for tensor in reader.tensors:
+            whole = dequantize(tensor.data, tensor.tensor_type)
+            for streamed in (dequantised(tensor.data, tensor.tensor_type),
+                             dequantised(tensor.data, tensor.tensor_type, pool)):
+                assert streamed.dtype == whole.dtype and streamed.shape == whole.shape
+                assert streamed.tobytes() == whole.tobytes(), tensor.name
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ import json
 import mmap
 import struct
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,15 +95,17 @@ class _Plan:
     def save_weights(self, gguf_path: Path, path: Path) -> None:
         shapes = {name: tuple(self.model.get_parameter_or_buffer(name).shape)
                   for name in self.tensors}
+        threads = max(1, torch.get_num_threads())
         with open(gguf_path, "rb") as stream, \
-                mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped, \
+                ThreadPoolExecutor(threads) as pool:
 
             def values(name: str) -> np.ndarray:
                 stored = self.tensors[name]
                 data = np.frombuffer(mapped, dtype=stored.dtype,
                                      count=int(np.prod(stored.shape, dtype=np.int64)),
                                      offset=stored.offset).reshape(stored.shape)
-                weights = dequantised(data, stored.kind)
+                weights = dequantised(data, stored.kind, pool if threads > 1 else None)
                 end = stored.offset + data.nbytes
                 del data
                 # The file's pages it was read from are handed back (a read-only mapping).
@@ -180,11 +182,11 @@ def _newer_loader_handles(architecture: str) -> bool:
     return bool(is_gguf_arch_supported(architecture))
 
 
-def dequantised(data: np.ndarray, kind: int) -> np.ndarray:
+def dequantised(data: np.ndarray, kind: int, pool: Executor | None = None) -> np.ndarray:
     """A GGUF tensor's ``data`` (as ``gguf``'s reader gives it) of ggml type ``kind`` as float32
     values: what ``gguf.dequantize`` gives, computed ``ROWS_AT_ONCE`` rows at a time into one
-    array, the blocks of rows shared out among torch's threads (numpy lets go of the GIL while
-    it computes). ``dequantize`` on a whole table holds every group of rows it dequantised beside
+    array, the blocks of rows shared out among ``pool``'s threads, if given (numpy lets go of the
+    GIL while it computes). ``dequantize`` on a whole table holds every group of rows it dequantised beside
     the array it joins them into, and it dequantises 16 rows per call: its Python, not its
     arithmetic, took most of the time. Each value is computed by the same operations
     whatever the rows around it (``tests/clients/test_gguf_copy.py``)."""
@@ -202,10 +204,8 @@ def dequantised(data: np.ndarray, kind: int) -> np.ndarray:
         out[start: start + ROWS_AT_ONCE] = convert(rows[start: start + ROWS_AT_ONCE])
 
     starts = range(ROWS_AT_ONCE, rows.shape[0], ROWS_AT_ONCE)
-    threads = min(torch.get_num_threads(), len(starts))
-    if threads > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(block, starts))
+    if pool is not None and len(starts) > 1:
+        list(pool.map(block, starts))
     else:
         for start in starts:
             block(start)
