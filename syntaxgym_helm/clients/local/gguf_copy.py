@@ -186,10 +186,10 @@ def dequantised(data: np.ndarray, kind: int, pool: Executor | None = None) -> np
     """A GGUF tensor's ``data`` (as ``gguf``'s reader gives it) of ggml type ``kind`` as float32
     values: what ``gguf.dequantize`` gives, computed ``ROWS_AT_ONCE`` rows at a time into one
     array, the blocks of rows shared out among ``pool``'s threads, if given (numpy lets go of the
-    GIL while it computes). ``dequantize`` on a whole table holds every group of rows it dequantised beside
-    the array it joins them into, and it dequantises 16 rows per call: its Python, not its
-    arithmetic, took most of the time. Each value is computed by the same operations
-    whatever the rows around it (``tests/clients/test_gguf_copy.py``)."""
+    GIL while it computes). ``dequantize`` on a whole table holds every group of rows it
+    dequantised beside the array it joins them into, and it dequantises 16 rows per call: its
+    Python, not its arithmetic, took most of the time. Each value is computed by the same
+    operations whatever the rows around it (``tests/clients/test_gguf_copy.py``)."""
     from gguf import GGMLQuantizationType
 
     kind = GGMLQuantizationType(kind)
@@ -220,11 +220,12 @@ def _row_dequantiser(kind: Any) -> Callable[[np.ndarray], np.ndarray]:
     import gguf.quants
     from gguf import dequantize
 
-    quant = getattr(gguf.quants, kind.name, None)
-    if (isinstance(quant, type) and getattr(quant, "qtype", None) == kind
-            and callable(getattr(quant, "dequantize_rows", None))):
-        quant.init_grid()
-        return quant.dequantize_rows
+    quant: Any = getattr(gguf.quants, kind.name, None)
+    rows_of = getattr(quant, "dequantize_rows", None)
+    init_grid = getattr(quant, "init_grid", None)
+    if getattr(quant, "qtype", None) == kind and callable(rows_of) and callable(init_grid):
+        init_grid()
+        return rows_of
     return lambda rows: dequantize(rows, kind)
 
 
