@@ -2,20 +2,23 @@
 
 transformers builds a GGUF checkpoint's config, its tokenizer and its weights each from fresh
 parses: ``gguf.GGUFReader`` (the weights, and the config of the architectures its older loader
-handles), which reads every metadata field element by element, the metadata-only
-``load_gguf_checkpoint``, which then converts every field to Python values, its own
-``read_gguf_metadata`` (called by the config, by the tokenizer twice), and it maps tensor names
-with ``gguf.get_tensor_name_map(arch, layers)``, which it rebuilds for every submodule (some 400
-times). A vocabulary and its merges make each parse take seconds (tens of seconds for a large
-one). Within :func:`gguf_parsed_once` each of these is made once per file (each caller of the
-metadata gets its own deep copy), and they read the file faster, with the same values:
+handles), which reads every metadata field element by element, and the metadata-only
+``load_gguf_checkpoint``, which then converts every field to Python values; and it maps tensor
+names with ``gguf.get_tensor_name_map(arch, layers)``, which it rebuilds for every submodule
+(some 400 times). A vocabulary and its merges make each parse take seconds (tens of seconds for
+a large one). Within :func:`gguf_parsed_once` each of these is made once per file (each caller of
+the metadata gets its own copy), and the file is read faster, with the same values:
 
-- both readers read a plain array view of their memory map (slicing a ``numpy.memmap`` runs two
+- gguf's reader and transformers' own (``read_gguf_metadata``, which the config and the tokenizer
+  call) read a plain array view of their memory map (slicing a ``numpy.memmap`` runs two
   Python-level hooks per slice, and they slice once per element of every metadata array);
 - ``GGUFReader`` builds an array of strings or of numbers in one walk (:func:`_array_parts`:
   the same parts, views of the same bytes, the same indices and types) instead of a recursive
   call per element;
 - ``load_gguf_checkpoint`` turns a string's bytes into text at once, not byte by byte.
+
+transformers' ``read_gguf_metadata`` is not memoised: its three calls in a load take a fraction of
+a second through the plain array, and keeping their vocabularies raised the load's peak memory.
 
 transformers imports these names from their modules when it calls them, so replacing the modules'
 attributes for the length of a load is enough. Where a release no longer has those of a module,
@@ -40,9 +43,7 @@ from typing import Any
 MEMOISED = {"gguf": ("GGUFReader", "get_tensor_name_map"),
             "transformers.modeling_gguf_pytorch_utils": ("load_gguf_checkpoint",
                                                          "_gguf_parse_value"),
-            "transformers.integrations.gguf.reader": ("read_gguf_metadata", "_mapped"),
-            # the package's own name for the reader's function (configs and tokenizers import it)
-            "transformers.integrations.gguf": ("read_gguf_metadata",)}
+            "transformers.integrations.gguf.reader": ("_mapped",)}
 
 _lock = threading.RLock()
 _STRING, _ARRAY = 8, 9  # GGUF value types
@@ -135,23 +136,6 @@ def _memoised_metadata(load: Any) -> Any:
     return load_gguf_checkpoint
 
 
-def _memoised_gguf_metadata(read: Any) -> Any:
-    """transformers' ``read_gguf_metadata(path, string_arrays)`` computed once per path and
-    choice of string arrays, a deep copy to each caller."""
-    found: dict[tuple[str, frozenset], Any] = {}
-
-    def read_gguf_metadata(path: Any, string_arrays: Any = ()) -> Any:
-        try:
-            key = (os.path.realpath(os.fspath(path)), frozenset(string_arrays))
-        except TypeError:  # a container that cannot be iterated or hashed
-            return read(path, string_arrays)
-        if key not in found:
-            found[key] = read(path, string_arrays)
-        return _copied(found[key])
-
-    return read_gguf_metadata
-
-
 _ATOMS = (str, int, float, bool, type(None))
 _ATOM_SET = frozenset(_ATOMS)
 
@@ -207,8 +191,7 @@ def _text_at_once(parse: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]
 
 _WRAPPERS: dict[str, Callable[[Any], Any]] = {
     "GGUFReader": _memoised_reader, "load_gguf_checkpoint": _memoised_metadata,
-    "get_tensor_name_map": functools.lru_cache(maxsize=None),
-    "read_gguf_metadata": _memoised_gguf_metadata, "_mapped": _plain_mapped,
+    "get_tensor_name_map": functools.lru_cache(maxsize=None), "_mapped": _plain_mapped,
     "_gguf_parse_value": _text_at_once}
 
 
