@@ -40,7 +40,7 @@ class BlockwiseOutputLayer:
                                                None if bias is None else bias[start:end])
             return out
 
-        layer.forward = MethodType(forward, layer)
+        self.layer.forward = MethodType(forward, layer)
 
     def remove(self) -> None:
         self.layer.__dict__.pop("forward", None)
