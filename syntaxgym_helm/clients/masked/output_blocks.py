@@ -28,7 +28,7 @@ class BlockwiseOutputLayer:
     ``forward``): the logits computed :data:`BLOCK` outputs at a time. :meth:`remove` restores
     it."""
 
-    def __init__(self, layer: torch.nn.Linear) -> None:
+    def __init__(self, layer: torch.nn.Module) -> None:
         self.layer: Any = layer
 
         def forward(module, hidden: torch.Tensor) -> torch.Tensor:
@@ -40,7 +40,7 @@ class BlockwiseOutputLayer:
                                                None if bias is None else bias[start:end])
             return out
 
-        self.layer.forward = MethodType(forward, layer)
+        layer.forward = MethodType(forward, layer)
 
     def remove(self) -> None:
         self.layer.__dict__.pop("forward", None)
