@@ -195,7 +195,9 @@ def accuracy_lines(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
             load = os.getloadavg()[0]
             log = work / f"helm-run-{model.replace('/', '_')}-{command[-1]}.log"
             done = timed(command, work, env, log)
-            spent.append(f"{done['wall_s'] / 60:.0f} min (load {load:.1f} before)")
+            what = "suites" if command[-1] == "100000" else "pairs"
+            spent.append(f"`{model}` {what} {done['wall_s'] / 60:.0f} min (load {load:.1f} "
+                         "before)")
             print(model, command[-1], done["wall_s"], flush=True)
     started = time.perf_counter()
     rows = read_variants(work, env)
