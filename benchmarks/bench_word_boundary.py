@@ -12,9 +12,10 @@ Not a test. From the project root, e.g.::
 that run it plainly and as ``~bow`` on the Hu et al. suites (every item) and on the minimal pairs
 (BLiMP's first ``--blimp-paradigms K`` paradigms in alphabetical order, 0: all 67, and every
 CLAMS-English file; ``--pairs N`` a paradigm, HELM's seeded sample), into one run suite of
-``--workdir``; then ``syntaxgym-helm report`` on it, whose ``variants.csv`` (accuracy each way,
-verdicts changed each way, McNemar's exact p) is the table. Runs of another model added to the
-same work folder later join the table (``--no-runs`` reports on what is there).
+``--workdir``. The table is the rows of ``variants.csv`` that ``syntaxgym-helm report`` writes
+for those runs (accuracy each way, verdicts changed each way, McNemar's exact p). Runs added to
+the same work folder later join the table (``--suites ''`` runs no suite; ``--no-runs`` runs
+nothing and reports on what is there).
 
 ``--parts whole``: what a user waits for, per model: whole ``helm-run`` processes, plain then
 ``~bow`` back to back, of the 34 Hu et al. suites (``run_specs/syntaxgym_hu2020.conf``) and of
@@ -27,14 +28,11 @@ computed set the least it can cost.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,13 +44,14 @@ from markdown_sections import commit, machine, write_section  # noqa: E402
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS  # noqa: E402
 from syntaxgym_helm.core.registry import HU2020_SUITES  # noqa: E402
 from syntaxgym_helm.report.paired_tests import format_p  # noqa: E402
+from syntaxgym_helm.report.runs import find_run_dirs, load_runs  # noqa: E402
+from syntaxgym_helm.report.variants import VariantRow, variant_rows  # noqa: E402
 
 SCRIPT = "benchmarks/bench_word_boundary.py"
 MODELS = ("syntaxgym/smollm2-135m-instruct-q4_1", "syntaxgym/gemma-3-270m-q4_k_m")
 WHOLE_BLIMP = ("anaphor_number_agreement", "determiner_noun_agreement_2",
                "only_npi_licensor_present", "superlative_quantifiers_2")
 HELM_RUN = Path(sys.executable).with_name("helm-run")
-SGH = Path(sys.executable).with_name("syntaxgym-helm")
 BOW = "~bow"
 ACCURACY_SUITE = "bow-accuracy"
 
@@ -133,51 +132,46 @@ def accuracy_commands(model: str, suites: list[str], pairs: list[str],
             for names, limit in ((suites, 100000), (pairs, per_paradigm)) if names]
 
 
-def read_variants(work: Path, env: dict[str, str]) -> list[dict[str, str]]:
-    """``syntaxgym-helm report`` on the runs in ``work``: the rows of its ``variants.csv`` (the
-    section "Scoring variants beside the plain model" of its summary.md, as a table)."""
-    report = work / "report"
-    subprocess.run([str(SGH), "report", str(work / "benchmark_output"), "--suite",
-                    ACCURACY_SUITE, "-o", str(report)], env=env, check=True, timeout=7200,
-                   stdout=subprocess.DEVNULL)
-    with open(report / ACCURACY_SUITE / "variants.csv", newline="") as handle:
-        return [row for row in csv.DictReader(handle) if row["variant"].endswith(BOW)]
+def read_variants(work: Path) -> list[VariantRow]:
+    """The ``~bow`` rows of ``variants.csv`` for the runs in ``work``, as ``syntaxgym-helm
+    report`` computes them (:func:`~syntaxgym_helm.report.variants.variant_rows`; the report's
+    other files, plots among them, are not written)."""
+    runs = load_runs(find_run_dirs(work / "benchmark_output", ACCURACY_SUITE))
+    return [row for row in variant_rows(runs) if row.variant.endswith(BOW)]
 
 
-def _changed(row: Mapping[str, str]) -> str:
-    return f"{int(row['changed']):,} (+{int(row['to_pass']):,} / −{int(row['to_fail']):,})"
+def _cells(row: VariantRow) -> str:
+    return (f"{row.items:,} | {row.accuracy_plain:.3f} | {row.accuracy_variant:.3f} | "
+            f"{row.changed:,} (+{row.to_pass:,} / −{row.to_fail:,}) | "
+            f"{format_p(row.mcnemar_p)} |")
 
 
-def _p(row: Mapping[str, str]) -> str:
-    return format_p(float(row["mcnemar_p"]))
+def _set_name(row: VariantRow) -> str:
+    if row.level == "sg_score":
+        return f"{row.suite} ({row.suites} suites, all items)"
+    each = row.items // row.suites
+    return f"{row.suite} ({row.suites} paradigms" + (
+        f" × {each} pairs)" if each * row.suites == row.items else f", {row.items:,} pairs)")
 
 
-def variant_lines(rows: list[dict[str, str]], top: int) -> list[str]:
+def variant_lines(rows: list[VariantRow], top: int) -> list[str]:
     """The table of each model's sets, then its ``top`` suites with the most changed verdicts."""
-    lines = ["| model | set | items | accuracy | with `~bow` | verdicts changed (+ / −) | "
-             "McNemar p |", "|---|---|---:|---:|---:|---:|---:|"]
-    sets = [r for r in rows if r["level"] != "suite"]
-    for row in sets:
-        name = row["suite"] + (f" ({row['suites']} suites)" if row["level"] == "sg_score" else
-                               f" ({row['suites']} paradigms)")
-        lines.append(f"| `{row['model']}` | {name} | {int(row['items']):,} | "
-                     f"{float(row['accuracy_plain']):.3f} | {float(row['accuracy_variant']):.3f} "
-                     f"| {_changed(row)} | {_p(row)} |")
-    lines += ["", f"Where the correction changes most: per model, the {top} suites or paradigms "
-              "with the most changed verdicts, and how many of all have McNemar p < 0.05 "
-              "(uncorrected for the many tests):", "",
-              "| model | suite | items | accuracy | with `~bow` | verdicts changed (+ / −) | "
+    header = ["| model | {} | items | accuracy | with `~bow` | verdicts changed (+ / −) | "
               "McNemar p |", "|---|---|---:|---:|---:|---:|---:|"]
+    lines = [header[0].format("set"), header[1]]
+    lines += [f"| `{row.model}` | {_set_name(row)} | {_cells(row)}"
+              for row in rows if row.level != "suite"]
+    lines += ["", f"Where the correction changes most: per model, the {top} suites or paradigms "
+              "with the most changed verdicts; then how many of all have McNemar p < 0.05 "
+              "(uncorrected for the many tests):", "", header[0].format("suite"), header[1]]
     notes = []
-    for model in dict.fromkeys(r["model"] for r in rows):
-        suites = [r for r in rows if r["model"] == model and r["level"] == "suite"]
-        ranked = sorted(suites, key=lambda r: (-int(r["changed"]), float(r["mcnemar_p"])))
-        lines += [f"| `{model}` | {r['suite']} | {int(r['items']):,} | "
-                  f"{float(r['accuracy_plain']):.3f} | {float(r['accuracy_variant']):.3f} | "
-                  f"{_changed(r)} | {_p(r)} |" for r in ranked[:top]]
-        below = [r["suite"] for r in suites if float(r["mcnemar_p"]) < 0.05]
+    for model in dict.fromkeys(r.model for r in rows):
+        suites = [r for r in rows if r.model == model and r.level == "suite"]
+        ranked = sorted(suites, key=lambda r: (-r.changed, r.mcnemar_p))
+        lines += [f"| `{model}` | {r.suite} | {_cells(r)}" for r in ranked[:top]]
+        below = [f"{r.suite} ({format_p(r.mcnemar_p)})" for r in suites if r.mcnemar_p < 0.05]
         notes.append(f"- `{model}`: {len(below)} of {len(suites)} suites with p < 0.05"
-                     + (f" ({', '.join(below)})" if below else ""))
+                     + (f": {', '.join(below)}" if below else ""))
     return lines + ["", *notes]
 
 
@@ -199,21 +193,17 @@ def accuracy_lines(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
             spent.append(f"`{model}` {what} {done['wall_s'] / 60:.0f} min (load {load:.1f} "
                          "before)")
             print(model, command[-1], done["wall_s"], flush=True)
-    started = time.perf_counter()
-    rows = read_variants(work, env)
-    report_s = time.perf_counter() - started
-    blimp = sum(s.startswith("blimp_") for s in pairs)
+    rows = read_variants(work)
     return [
-        f"Through `helm-run`, each model plainly and as `~bow` in the same processes (per model: "
-        f"`helm-run --run-entries "
-        f"syntaxgym:suite=SUITE,model=MODEL syntaxgym:suite=SUITE,model=MODEL~bow ... --suite "
-        f"{ACCURACY_SUITE} --max-eval-instances 100000` for the {len(suites)} Hu et al. (2020) "
-        f"suites, all items; the same with `--max-eval-instances {args.pairs}` for the "
-        f"{blimp} BLiMP paradigms and the {len(pairs) - blimp} CLAMS-English files: HELM's "
-        f"seeded sample of {args.pairs} pairs a paradigm, the same pairs both ways), then "
-        f"`syntaxgym-helm report benchmark_output --suite {ACCURACY_SUITE}`; the figures are "
-        "its `variants.csv` (the section \"Scoring variants beside the plain model\" of its "
-        "summary.md). Accuracy: SG score, the mean over the suites of the share of items whose "
+        "Through `helm-run`, each model plainly and as `~bow` in the same processes (per model: "
+        "`helm-run --run-entries syntaxgym:suite=SUITE,model=MODEL "
+        f"syntaxgym:suite=SUITE,model=MODEL~bow ... --suite {ACCURACY_SUITE} "
+        "--max-eval-instances 100000` for the Hu et al. (2020) suites, all items; the same "
+        "with `--max-eval-instances N` for the BLiMP paradigms and the CLAMS-English files: "
+        "HELM's seeded sample of N pairs a paradigm, the same pairs both ways); the figures are "
+        f"the rows of `variants.csv` that `syntaxgym-helm report benchmark_output --suite "
+        f"{ACCURACY_SUITE}` writes (the section \"Scoring variants beside the plain model\" of "
+        "its summary.md). Accuracy: SG score, the mean over the suites of the share of items whose "
         "predictions all hold; BLiMP and CLAMS, the mean over paradigms of the share of pairs "
         "whose good sentence is the less surprising; verdicts changed: + passed only with "
         "`~bow`, − only without; McNemar p: exact, over the items.",
@@ -221,8 +211,8 @@ def accuracy_lines(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
         *variant_lines(rows, args.top),
         "",
         "The helm-run processes took " + (", ".join(spent) or "(runs read, not made)")
-        + f", the report {report_s:.0f} s: times on a shared machine, not results "
-        "(the cost of the correction is measured in the next section).",
+        + ": times on a shared machine, not results (the cost of the correction is measured "
+        "in the next section).",
     ]
 
 
