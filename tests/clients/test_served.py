@@ -577,6 +577,10 @@ def test_helm_run_against_defective_responses_scores_only_the_healthy_item(
 # ------------------------------------------------------------------------------------------------
 
 def _served_compare():
+    """``benchmarks/served_compare.py`` as a module (it imports its neighbour
+    ``markdown_sections``, so the folder goes on the path as when it is run as a script)."""
+    if str(ROOT / "benchmarks") not in sys.path:
+        sys.path.append(str(ROOT / "benchmarks"))
     spec = importlib.util.spec_from_file_location("served_compare",
                                                   ROOT / "benchmarks" / "served_compare.py")
     module = importlib.util.module_from_spec(spec)
