@@ -204,8 +204,9 @@ def accuracy_lines(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
         f"the rows of `variants.csv` that `syntaxgym-helm report benchmark_output --suite "
         f"{ACCURACY_SUITE}` writes (the section \"Scoring variants beside the plain model\" of "
         "its summary.md). Accuracy: SG score, the mean over the suites of the share of items whose "
-        "predictions all hold; BLiMP and CLAMS, the mean over paradigms of the share of pairs "
-        "whose good sentence is the less surprising; verdicts changed: + passed only with "
+        "predictions all hold (the suites of the paper's circuits: fgd-embed3, fgd-embed4 and "
+        "nn-nv-rpl count only as suites); BLiMP and CLAMS, the mean over paradigms of the share "
+        "of pairs whose good sentence is the less surprising; verdicts changed: + passed only with "
         "`~bow`, − only without; McNemar p: exact, over the items.",
         "",
         *variant_lines(rows, args.top),
