@@ -5,8 +5,10 @@ Every run is ``/usr/bin/time -v helm-run --run-entries syntaxgym:suite=SUITE,mod
 The embedded models run cold (``SYNTAXGYM_HELM_CACHE`` a fresh folder: the GGUF file is
 dequantised and its copy written) and then warm (the same cache: the copy is read). The masked LM
 is a RoBERTa-base-sized ``RobertaForMaskedLM`` (hidden 768, 12 layers, vocabulary 50,265) with
-seeded random weights and a byte-level BPE tokenizer (``tests/clients/tiny_checkpoints.py``),
-saved once to ``WORKDIR/roberta-base-random`` and added with ``syntaxgym-helm model add``. The
+seeded random weights and a byte-level BPE tokenizer trained on the package's suites
+(``tests/clients/tiny_checkpoints.py``), so that, like RoBERTa's own, it makes about one token of
+each word of the suite's sentences; saved once to ``WORKDIR/roberta-base-sized`` and added with
+``syntaxgym-helm model add``. The
 floor is a process that imports torch, transformers, HELM's ``helm-run`` module and the plugin,
 and loads no model; a model's bound is the floor plus 1.5 times its float32 weights.
 
@@ -33,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 EMBEDDED = {"smollm2": "syntaxgym/smollm2-135m-instruct-q4_1",
             "gemma": "syntaxgym/gemma-3-270m-q4_k_m"}
-MASKED = "local/roberta-base-random"
+MASKED = "local/roberta-base-sized"
 FLOOR = "import torch, transformers, helm.benchmark.run, syntaxgym_helm.plugin"
 
 
@@ -65,6 +67,18 @@ def run_folder(workdir: Path, name: str) -> Path:
     return folder
 
 
+def suite_sentences() -> tuple[str, ...]:
+    """Every condition's sentence of the package's suites (what the masked LM's tokenizer
+    learns from)."""
+    import json
+
+    return tuple(" ".join(region["content"] for region in condition["regions"]
+                          if region["content"])
+                 for path in sorted((ROOT / "syntaxgym_helm" / "suites").glob("*.json"))
+                 for item in json.loads(path.read_text())["items"]
+                 for condition in item["conditions"])
+
+
 def masked_model(folder: Path) -> Path:
     """The RoBERTa-base-sized masked LM with seeded random weights, saved once."""
     if (folder / "config.json").is_file():
@@ -76,7 +90,7 @@ def masked_model(folder: Path) -> Path:
     import tiny_checkpoints as tiny
 
     torch.manual_seed(0)
-    tokenizer = tiny._tokenizer("roberta")
+    tokenizer = tiny._tokenizer("roberta", suite_sentences(), vocab_size=50265)
     model = tf.RobertaForMaskedLM(tf.RobertaConfig(
         vocab_size=50265, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
         intermediate_size=3072, max_position_embeddings=514,
@@ -121,7 +135,7 @@ def main() -> None:
                 print(f"{EMBEDDED[part]} {state}: {kb:,} kB (fp32 weights "
                       f"{weights_mb(copy):,.0f} MB)", flush=True)
         elif part == "masked":
-            folder = masked_model(work / "roberta-base-random")
+            folder = masked_model(work / "roberta-base-sized")
             here = run_folder(work, "masked")
             subprocess.run([str(BIN / "syntaxgym-helm"), "model", "add", str(folder), "--name",
                             MASKED], cwd=here, env=env, check=True, stdout=subprocess.DEVNULL)
@@ -145,7 +159,10 @@ TRACED = ("syntaxgym_helm.clients.local.model_loading:_load",
           "syntaxgym_helm.clients.local.output_layer:OutputLayer.pack_for_onednn",
           "syntaxgym_helm.clients.local.logprob_engine:LogprobEngine.__init__",
           "syntaxgym_helm.clients.masked.client:MaskedLMClient._load",
-          "syntaxgym_helm.clients.masked.client:MaskedLMClient._score")
+          "syntaxgym_helm.clients.masked.client:MaskedLMClient._score",
+          "syntaxgym_helm.clients.masked.pll:encode_sentences",
+          "syntaxgym_helm.clients.masked.pll:TargetLogits.__call__",
+          "syntaxgym_helm.clients.masked.pll:chosen_logprobs")
 
 
 def traced(name: str, function, status):

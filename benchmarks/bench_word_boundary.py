@@ -1,17 +1,21 @@
 """Benchmark: the word-boundary correction's effect on accuracy and its cost, for the embedded
 models: SG score (Hu et al. 2020 suites), BLiMP and CLAMS-English, each model scored plainly and
-as its ``~bow`` variant (docs/scoring.md, "Word boundaries") through the Python API (the code of
-a ``helm-run``), back to back in one process.
+as its ``~bow`` variant (docs/scoring.md, "Word boundaries").
 
 Not a test. From the project root, e.g.::
 
     python benchmarks/bench_word_boundary.py --suites-dir ../shared/suites/hu2020 \\
         --blimp-dir ../shared/blimp/data --clams-dir ../shared/multilingual/clams/en_evalset \\
-        --blimp-paradigms 6 --pairs 100 --output BENCHMARKS.md
+        --pairs 50 --workdir $TMPDIR/bow-acc --output BENCHMARKS.md
 
-``--pairs N``: each BLiMP paradigm's and CLAMS file's first N pairs; ``--blimp-paradigms K``: the
-first K paradigms in alphabetical order. Times are of the scoring calls (the model loaded and each
-engine set up first, by one item of one suite per variant).
+``--parts accuracy`` (the default): per model, one model after the other, ``helm-run`` processes
+that run it plainly and as ``~bow`` on the Hu et al. suites (every item) and on the minimal pairs
+(BLiMP's first ``--blimp-paradigms K`` paradigms in alphabetical order, 0: all 67, and every
+CLAMS-English file; ``--pairs N`` a paradigm, HELM's seeded sample), into one run suite of
+``--workdir``. The table is the rows of ``variants.csv`` that ``syntaxgym-helm report`` writes
+for those runs (accuracy each way, verdicts changed each way, McNemar's exact p). Runs added to
+the same work folder later join the table (``--suites ''`` runs no suite; ``--no-runs`` runs
+nothing and reports on what is there).
 
 ``--parts whole``: what a user waits for, per model: whole ``helm-run`` processes, plain then
 ``~bow`` back to back, of the 34 Hu et al. suites (``run_specs/syntaxgym_hu2020.conf``) and of
@@ -37,16 +41,19 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_scoring import timed  # noqa: E402
 from markdown_sections import commit, machine, write_section  # noqa: E402
-from syntaxgym_helm import evaluate  # noqa: E402
-from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, convert_file  # noqa: E402
-from syntaxgym_helm.core.registry import HU2020_SUITES, load_named_suite  # noqa: E402
-from syntaxgym_helm.core.suite import Suite  # noqa: E402
+from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS  # noqa: E402
+from syntaxgym_helm.core.registry import HU2020_SUITES  # noqa: E402
+from syntaxgym_helm.report.paired_tests import format_p  # noqa: E402
+from syntaxgym_helm.report.runs import find_run_dirs, load_runs  # noqa: E402
+from syntaxgym_helm.report.variants import VariantRow, variant_rows  # noqa: E402
 
 SCRIPT = "benchmarks/bench_word_boundary.py"
 MODELS = ("syntaxgym/smollm2-135m-instruct-q4_1", "syntaxgym/gemma-3-270m-q4_k_m")
 WHOLE_BLIMP = ("anaphor_number_agreement", "determiner_noun_agreement_2",
                "only_npi_licensor_present", "superlative_quantifiers_2")
 HELM_RUN = Path(sys.executable).with_name("helm-run")
+BOW = "~bow"
+ACCURACY_SUITE = "bow-accuracy"
 
 
 def whole_run(selection: list[str], env: dict[str, str]) -> dict[str, float]:
@@ -63,12 +70,8 @@ def whole_run(selection: list[str], env: dict[str, str]) -> dict[str, float]:
             "positions": sum(int(b) for _, b in counts), "load": load}
 
 
-def whole_lines(models: list[str], suites_dir: Path, blimp_dir: Path) -> list[str]:
-    """The ``--whole`` part's table."""
-    suites_dir, blimp_dir = suites_dir.resolve(), blimp_dir.resolve()  # helm-run runs elsewhere
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SYNTAXGYM_SUITES_DIR": str(suites_dir),
-           "SYNTAXGYM_BLIMP_DIR": str(blimp_dir.parent if blimp_dir.name == "data"
-                                      else blimp_dir)}
+def whole_lines(models: list[str], env: dict[str, str]) -> list[str]:
+    """The ``whole`` part's table."""
     lines = ["", "Whole `helm-run` processes, plain then `~bow` right after (fresh folders, HELM's "
              "request cache empty; the dequantised weights cached), `/usr/bin/time`:", "",
              "| model | runs | wall plain / `~bow` | ratio | CPU plain / `~bow` | peak MiB | "
@@ -97,25 +100,121 @@ def whole_lines(models: list[str], suites_dir: Path, blimp_dir: Path) -> list[st
     return lines
 
 
-def pair_suites(dataset: str, folder: Path, pattern: str, count: int | None) -> list[Suite]:
-    files = sorted(folder.glob(pattern))[: count or None]
-    return [Suite.from_trusted_json(convert_file(DATASETS[dataset], f).suite, str(f))
-            for f in files]
+def data_env(suites_dir: Path, blimp_dir: Path, clams_dir: Path) -> dict[str, str]:
+    """The environment of a ``helm-run`` reading the suites and the pairs from these folders
+    (resolved: helm-run runs in a folder of its own)."""
+    clams_dir = clams_dir.resolve()
+    return {**os.environ, "PYTHONPATH": str(ROOT),
+            "SYNTAXGYM_SUITES_DIR": str(suites_dir.resolve()),
+            "SYNTAXGYM_BLIMP_DIR": str(blimp_dir.resolve()),
+            "SYNTAXGYM_CLAMS_DIR": str(clams_dir.parent if clams_dir.name == "en_evalset"
+                                       else clams_dir)}
 
 
-def accuracy(results) -> float:
-    """Mean over suites of the share of items that pass."""
-    return sum(r.accuracy for r in results) / len(results)
+def pair_suite_names(blimp_paradigms: int) -> list[str]:
+    """BLiMP's first ``blimp_paradigms`` paradigms in alphabetical order (0: all 67), then every
+    CLAMS-English file, as the catalogue names them."""
+    blimp = sorted(f.suite for f in DATASETS["blimp"].files())
+    clams = sorted(f.suite for f in DATASETS["clams"].files() if f.language == "en")
+    return blimp[: blimp_paradigms or None] + clams
 
 
-def score(model: str, sets: dict[str, list[Suite]], pairs: int) -> tuple[dict, dict, float]:
-    results, items = {}, {}
-    started = time.perf_counter()
-    for name, suites in sets.items():
-        limit = None if name == "SG score" else pairs
-        results[name] = [evaluate(s, model, max_items=limit, cache_dir=None) for s in suites]
-        items[name] = sum(len(r.items) for r in results[name])
-    return results, items, time.perf_counter() - started
+def accuracy_commands(model: str, suites: list[str], pairs: list[str],
+                      per_paradigm: int) -> list[list[str]]:
+    """One model's ``helm-run`` processes, each running it plainly and as ``~bow``: the SyntaxGym
+    suites (every item), then the minimal pairs (``per_paradigm`` pairs a paradigm: HELM's
+    ``--max-eval-instances``, a seeded sample, the same for both)."""
+    def entries(names: list[str]) -> list[str]:
+        return [f"syntaxgym:suite={n},model={m}" for n in names for m in (model, model + BOW)]
+
+    return [[str(HELM_RUN), "--run-entries", *entries(names), "--suite", ACCURACY_SUITE,
+             "--max-eval-instances", str(limit)]
+            for names, limit in ((suites, 100000), (pairs, per_paradigm)) if names]
+
+
+def read_variants(work: Path) -> list[VariantRow]:
+    """The ``~bow`` rows of ``variants.csv`` for the runs in ``work``, as ``syntaxgym-helm
+    report`` computes them (:func:`~syntaxgym_helm.report.variants.variant_rows`; the report's
+    other files, plots among them, are not written)."""
+    runs = load_runs(find_run_dirs(work / "benchmark_output", ACCURACY_SUITE))
+    return [row for row in variant_rows(runs) if row.variant.endswith(BOW)]
+
+
+def _cells(row: VariantRow) -> str:
+    return (f"{row.items:,} | {row.accuracy_plain:.3f} | {row.accuracy_variant:.3f} | "
+            f"{row.changed:,} (+{row.to_pass:,} / −{row.to_fail:,}) | "
+            f"{format_p(row.mcnemar_p)} |")
+
+
+def _set_name(row: VariantRow) -> str:
+    if row.level == "sg_score":
+        return f"{row.suite} ({row.suites} suites, all items)"
+    each = row.items // row.suites
+    return f"{row.suite} ({row.suites} paradigms" + (
+        f" × {each} pairs)" if each * row.suites == row.items else f", {row.items:,} pairs)")
+
+
+def variant_lines(rows: list[VariantRow], top: int) -> list[str]:
+    """The table of each model's sets, then its ``top`` suites with the most changed verdicts."""
+    header = ["| model | {} | items | accuracy | with `~bow` | verdicts changed (+ / −) | "
+              "McNemar p |", "|---|---|---:|---:|---:|---:|---:|"]
+    lines = [header[0].format("set"), header[1]]
+    lines += [f"| `{row.model}` | {_set_name(row)} | {_cells(row)}"
+              for row in rows if row.level != "suite"]
+    lines += ["", f"Where the correction changes most: per model, the {top} suites or paradigms "
+              "with the most changed verdicts; then how many of all have McNemar p < 0.05 "
+              "(uncorrected for the many tests):", "", header[0].format("suite"), header[1]]
+    notes = []
+    for model in dict.fromkeys(r.model for r in rows):
+        suites = [r for r in rows if r.model == model and r.level == "suite"]
+        ranked = sorted(suites, key=lambda r: (-r.changed, r.mcnemar_p))
+        lines += [f"| `{model}` | {r.suite} | {_cells(r)}" for r in ranked[:top]]
+        below = [f"{r.suite} ({format_p(r.mcnemar_p)})" for r in suites if r.mcnemar_p < 0.05]
+        notes.append(f"- `{model}`: {len(below)} of {len(suites)} suites with p < 0.05"
+                     + (f": {', '.join(below)}" if below else ""))
+    return lines + ["", *notes]
+
+
+def accuracy_lines(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
+    """The ``accuracy`` part: each model's ``helm-run`` processes, one model after the other,
+    then the report on all the runs in the work folder."""
+    work = args.workdir.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    suites = sorted(HU2020_SUITES) if args.suites == "all" else [
+        s for s in args.suites.split(",") if s]
+    pairs = pair_suite_names(args.blimp_paradigms)
+    spent = []
+    for model in args.models.split(",") if not args.no_runs else []:
+        for command in accuracy_commands(model, suites, pairs, args.pairs):
+            load = os.getloadavg()[0]
+            log = work / f"helm-run-{model.replace('/', '_')}-{command[-1]}.log"
+            done = timed(command, work, env, log)
+            what = "suites" if command[-1] == "100000" else "pairs"
+            spent.append(f"`{model}` {what} {done['wall_s'] / 60:.0f} min (load {load:.1f} "
+                         "before)")
+            print(model, command[-1], done["wall_s"], flush=True)
+    rows = read_variants(work)
+    return [
+        "Through `helm-run`, each model plainly and as `~bow` in the same processes (per model: "
+        "`helm-run --run-entries syntaxgym:suite=SUITE,model=MODEL "
+        f"syntaxgym:suite=SUITE,model=MODEL~bow ... --suite {ACCURACY_SUITE} "
+        "--max-eval-instances 100000` for the Hu et al. (2020) suites, all items; the same "
+        "with `--max-eval-instances N` for the BLiMP paradigms and the CLAMS-English files: "
+        "HELM's seeded sample of N pairs a paradigm, the same pairs both ways); the figures are "
+        f"the rows of `variants.csv` that `syntaxgym-helm report benchmark_output --suite "
+        f"{ACCURACY_SUITE}` writes (the section \"Scoring variants beside the plain model\" of "
+        "its summary.md). Accuracy: SG score, the mean over the suites of the share of items whose "
+        "predictions all hold (the suites of the paper's circuits: fgd-embed3, fgd-embed4 and "
+        "nn-nv-rpl count only as suites); BLiMP and CLAMS, the mean over paradigms of the share "
+        "of pairs whose good sentence is the less surprising; verdicts changed: + passed only with "
+        "`~bow`, − only without; McNemar p: exact, over the items.",
+        "",
+        *variant_lines(rows, args.top),
+        "",
+        "The helm-run processes took " + (", ".join(spent) or "(runs read, not made)")
+        + ": times on a shared machine, not results (the cost of the correction is measured "
+        "in the next section).",
+    ]
 
 
 def main() -> None:
@@ -124,25 +223,32 @@ def main() -> None:
     parser.add_argument("--suites-dir", type=Path, required=True)
     parser.add_argument("--suites", default="all", help="comma-separated Hu et al. suites")
     parser.add_argument("--blimp-dir", type=Path, required=True)
-    parser.add_argument("--blimp-paradigms", type=int, default=6, help="0: all 67")
+    parser.add_argument("--blimp-paradigms", type=int, default=0, help="the first K; 0: all 67")
     parser.add_argument("--clams-dir", type=Path, required=True)
-    parser.add_argument("--pairs", type=int, default=100)
+    parser.add_argument("--pairs", type=int, default=50, help="pairs a paradigm (accuracy)")
     parser.add_argument("--parts", default="accuracy",
-                        help="accuracy (the three sets through the Python API) and/or whole "
-                             "(whole helm-run processes, plain then ~bow); each writes its own "
-                             "section")
+                        help="accuracy (the three sets through helm-run and the report) and/or "
+                             "whole (whole helm-run processes, plain then ~bow, timed); each "
+                             "writes its own section")
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "bow-acc",
+                        help="accuracy: where helm-run writes (its runs stay, for the report)")
+    parser.add_argument("--no-runs", action="store_true",
+                        help="accuracy: report on the runs already in --workdir, run nothing")
+    parser.add_argument("--top", type=int, default=4,
+                        help="accuracy: suites per model in the table of the most changed")
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
+    env = data_env(args.suites_dir, args.blimp_dir, args.clams_dir)
     parts = args.parts.split(",")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     header = [f"{time.strftime('%Y-%m-%d')}, commit {commit()}, {machine()}; load before: {load}.",
               f"`python {SCRIPT} {' '.join(sys.argv[1:])}`"]
     if "accuracy" in parts:
         report(["## Word-boundary correction: accuracy on the embedded models", "", *header, ""]
-               + accuracy_lines(args), args.output, SCRIPT)
+               + accuracy_lines(args, env), args.output, SCRIPT)
     if "whole" in parts:
         report(["## Word-boundary correction: what a whole run costs", "", *header]
-               + whole_lines(args.models.split(","), args.suites_dir, args.blimp_dir),
+               + whole_lines(args.models.split(","), env),
                args.output, f"{SCRIPT} (whole runs)")
 
 
@@ -151,49 +257,6 @@ def report(lines: list[str], output: Path | None, section: str) -> None:
     print(text)
     if output is not None:
         write_section(output, text, section)
-
-
-def accuracy_lines(args: argparse.Namespace) -> list[str]:
-    """The ``accuracy`` part: each model plainly and as ``~bow`` on the three sets."""
-    names = sorted(HU2020_SUITES) if args.suites == "all" else args.suites.split(",")
-    sets = {
-        "SG score": [load_named_suite(n, "/tmp/sgh_suites", args.suites_dir) for n in names],
-        "BLiMP": pair_suites("blimp", args.blimp_dir, "*.jsonl", args.blimp_paradigms),
-        "CLAMS-en": pair_suites("clams", args.clams_dir, "*.txt", None),
-    }
-    rows = []
-    for model in args.models.split(","):
-        for variant in ("", "~bow"):  # the model loaded and each engine set up first
-            evaluate(sets["BLiMP"][0], model + variant, max_items=1, cache_dir=None)
-        plain, counts, plain_s = score(model, sets, args.pairs)
-        bow, _, bow_s = score(model + "~bow", sets, args.pairs)
-        changed = {name: sum(bool(a.passed) != bool(b.passed)
-                             for x, y in zip(plain[name], bow[name], strict=False)
-                             for a, b in zip(x.items, y.items, strict=False)) for name in sets}
-        rows.append((model, plain, bow, counts, changed, plain_s, bow_s))
-        print(model, plain_s, bow_s, flush=True)
-    paradigms = sets["BLiMP"]
-    lines = [
-        f"SG score: the {len(sets['SG score'])} suites of Hu et al. (2020), all items; BLiMP: "
-        f"the first {args.pairs} pairs of "
-        + (f"each of its {len(paradigms)} paradigms" if args.blimp_paradigms == 0 else
-           f"its first {len(paradigms)} paradigms ({', '.join(s.name for s in paradigms)})")
-        + f"; CLAMS-English: the first {args.pairs} pairs of each of its "
-        f"{len(sets['CLAMS-en'])} files. Accuracy: the mean over suites of the share of items "
-        "passed. `~bow`: the same model under the word-boundary correction.",
-        "",
-        "| model | set | items | accuracy | with `~bow` | items whose verdict changes |",
-        "|---|---|---|---|---|---|",
-    ]
-    for model, plain, bow, counts, changed, _, _ in rows:
-        for name in sets:
-            lines.append(f"| `{model}` | {name} | {counts[name]:,} | {accuracy(plain[name]):.3f} "
-                         f"| {accuracy(bow[name]):.3f} | {changed[name]:,} |")
-    lines += ["", "Scoring time of all three sets through the Python API, plain then `~bow`, back "
-              "to back in one process (the model loaded and each engine set up before):", ""]
-    lines += [f"- `{m}`: {p:.0f} s and {b:.0f} s ({b / p:.2f}x)"
-              for m, _, _, _, _, p, b in rows]
-    return lines
 
 
 if __name__ == "__main__":

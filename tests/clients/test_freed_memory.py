@@ -9,6 +9,7 @@ import pytest
 
 from syntaxgym_helm.clients.local.freed_memory import (
     drop_tokenizer_build_inputs,
+    map_large_blocks_apart,
     return_freed_memory,
 )
 
@@ -64,4 +65,30 @@ def test_freed_memory_goes_back_to_the_system() -> None:
     freed = _anonymous_kb()
     assert return_freed_memory()
     assert freed - _anonymous_kb() > 60 * 1024
+    libc.free(pin)
+
+
+def test_large_blocks_are_handed_back_when_freed() -> None:
+    """Once a 16 MB block was freed, glibc would serve 4 MB blocks from its heap and keep them
+    resident after they are freed; with the threshold fixed, each is mapped alone and handed
+    back."""
+    import ctypes
+    import platform
+
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        pytest.skip("mallopt is glibc's")
+    assert map_large_blocks_apart()
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    libc.free(libc.malloc(16 << 20))  # would raise glibc's threshold to 16 MB
+    before = _anonymous_kb()
+    blocks = [libc.malloc(4 << 20) for _ in range(30)]  # 120 MB
+    for block in blocks:
+        ctypes.memset(block, 1, 4 << 20)
+    pin = libc.malloc(512 << 10)  # a block in use above them: the heap's top cannot shrink
+    assert _anonymous_kb() - before > 100 * 1024
+    for block in blocks:
+        libc.free(block)
+    assert _anonymous_kb() - before < 20 * 1024
     libc.free(pin)

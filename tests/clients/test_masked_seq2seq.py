@@ -347,3 +347,34 @@ def test_the_last_layer_and_head_at_the_targets_only_compute_less_and_score_the_
     assert fewer < full_flops
     for a, b in zip(short, full, strict=True):
         assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-5
+
+
+def test_the_output_layer_in_vocabulary_blocks_scores_the_same(checkpoints, monkeypatch):
+    from syntaxgym_helm.clients.masked import output_blocks
+    from syntaxgym_helm.clients.masked.pll import (
+        TargetLogits,
+        chosen_logprobs,
+        encode_sentences,
+        score_sentences,
+    )
+
+    monkeypatch.setattr(output_blocks, "BLOCK", 64)  # the tiny vocabulary in 7 blocks
+    folder = checkpoints["roberta"]
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    model = transformers.AutoModelForMaskedLM.from_pretrained(folder).eval()
+    encoded = encode_sentences(tokenizer, PROMPTS, "original", 512)
+    shortcut = TargetLogits(model)
+    assert "forward" in vars(model.get_output_embeddings()), "the blocks are installed"
+    assert shortcut.check(encoded[0], tokenizer.mask_token_id, "cpu")
+    scores = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id, device="cpu",
+                             target_logits=shortcut)
+    for sentence, score in zip(PROMPTS, scores, strict=True):
+        expected = _reference_pll(folder, sentence, "original")
+        assert max(abs(a - b) for a, b in zip(score.logprobs[1:], expected, strict=True)
+                   ) < TOLERANCE_NATS
+    shortcut.off()
+    assert "forward" not in vars(model.get_output_embeddings())
+    logits = torch.randn(70, 400)
+    wanted = torch.randint(0, 400, (70,))
+    assert torch.equal(chosen_logprobs(logits, wanted),
+                       torch.log_softmax(logits, -1)[torch.arange(70), wanted])

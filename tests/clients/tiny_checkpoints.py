@@ -50,7 +50,10 @@ def build_checkpoint(kind: str, folder: Path, *, seed: int = 0, steps: int = 8,
     return folder
 
 
-def _tokenizer(kind: str):
+def _tokenizer(kind: str, sentences: tuple[str, ...] = SENTENCES,
+               vocab_size: int | None = None):
+    """``kind``'s tokenizer trained on ``sentences``, with at most ``vocab_size`` entries
+    (default :data:`TOKENIZER_VOCAB`'s)."""
     from tokenizers import (
         Tokenizer,
         decoders,
@@ -67,8 +70,9 @@ def _tokenizer(kind: str):
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
         tok.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=True)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        tok.train_from_iterator(SENTENCES, trainers.WordPieceTrainer(
-            vocab_size=TOKENIZER_VOCAB["bert"], special_tokens=specials, min_frequency=1))
+        tok.train_from_iterator(sentences, trainers.WordPieceTrainer(
+            vocab_size=vocab_size or TOKENIZER_VOCAB["bert"], special_tokens=specials,
+            min_frequency=1))
         cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
         tok.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
@@ -82,8 +86,8 @@ def _tokenizer(kind: str):
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()
-        tok.train_from_iterator(SENTENCES, trainers.BpeTrainer(
-            vocab_size=TOKENIZER_VOCAB["roberta"], special_tokens=specials,
+        tok.train_from_iterator(sentences, trainers.BpeTrainer(
+            vocab_size=vocab_size or TOKENIZER_VOCAB["roberta"], special_tokens=specials,
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
         tok.post_processor = processors.RobertaProcessing(
             ("</s>", tok.token_to_id("</s>")), ("<s>", tok.token_to_id("<s>")),
@@ -97,8 +101,8 @@ def _tokenizer(kind: str):
     tok.normalizer = normalizers.NFKC()
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     tok.decoder = decoders.Metaspace()
-    tok.train_from_iterator(SENTENCES, trainers.UnigramTrainer(
-        vocab_size=TOKENIZER_VOCAB["t5"], special_tokens=specials, unk_token="<unk>"))
+    tok.train_from_iterator(sentences, trainers.UnigramTrainer(
+        vocab_size=vocab_size or TOKENIZER_VOCAB["t5"], special_tokens=specials, unk_token="<unk>"))
     tok.post_processor = processors.TemplateProcessing(
         single="$A </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))])
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>",

@@ -8,6 +8,12 @@ GGUF checkpoint is read, dequantised and converted through copies of its tensors
 resident memory stays at the high-water mark of the load, and every later peak (the engine's
 packed weights, its passes) comes on top of it. ``malloc_trim(0)`` returns the free pages of
 every heap. Where the C library has no ``malloc_trim`` (musl, macOS, Windows), nothing is done.
+
+A model's forward passes free their activations the same way, many megabytes at a time: glibc
+raises its threshold for serving a block from its own mapping to the size of the largest such
+block freed (up to 32 MB), so that from the second pass on, activations come from the heap, where
+one still in use keeps the free ones around it resident. :func:`map_large_blocks_apart` fixes the
+threshold, so that each block of a megabyte or more is mapped alone and handed back when freed.
 """
 
 from __future__ import annotations
@@ -43,6 +49,22 @@ def return_freed_memory() -> bool:
         return False
     trim(0)
     return True
+
+
+_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+
+#: The size from which :func:`map_large_blocks_apart` has each block mapped alone.
+LARGE_BLOCK = 1 << 20
+
+
+def map_large_blocks_apart(threshold: int = LARGE_BLOCK) -> bool:
+    """Have glibc's ``malloc`` serve every block of ``threshold`` bytes or more from a mapping of
+    its own, returned to the system when it is freed, for the rest of the process (a fixed
+    threshold: glibc stops raising it). Returns whether it was set (False where the C library is
+    not glibc)."""
+    trim = _malloc_trim()  # glibc's malloc_trim: the same library has mallopt
+    mallopt = getattr(_libc, "mallopt", None) if trim is not None else None
+    return bool(mallopt is not None and mallopt(_M_MMAP_THRESHOLD, int(threshold)) == 1)
 
 
 #: Attributes in which transformers' tokenizer classes keep the vocabulary and merges they built

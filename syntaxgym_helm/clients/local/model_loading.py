@@ -24,6 +24,7 @@ from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.local.dtype_names import dtype_attribute
 from syntaxgym_helm.clients.local.freed_memory import (
     drop_tokenizer_build_inputs,
+    map_large_blocks_apart,
     return_freed_memory,
 )
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
@@ -79,6 +80,9 @@ def load_model_and_tokenizer(
     (:mod:`syntaxgym_helm.clients.checked_folders`). A copy that is damaged (a file cut short or
     changed, its manifest missing) or cannot be loaded is replaced, with a warning naming it.
     """
+    # The engine's passes (and a GGUF file's conversion) hand their large blocks back when freed,
+    # not kept in the heap beside the next ones' (freed_memory).
+    map_large_blocks_apart()
     torch_dtype = resolve_dtype(dtype)
     device = resolve_device(device)
     common: dict[str, Any] = {"trust_remote_code": trust_remote_code}

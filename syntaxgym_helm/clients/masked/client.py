@@ -13,7 +13,7 @@ from syntaxgym_helm.clients.batch_scoring_client import (
     score_usable,
 )
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
-from syntaxgym_helm.clients.masked.pll import check_variant
+from syntaxgym_helm.clients.masked.pll import MAX_BATCH_TOKENS, check_variant
 
 #: The sentence the output head's shortcut is checked on when a model loads
 #: (:class:`~.pll.TargetLogits`).
@@ -23,16 +23,19 @@ PROBE = "The keys to the old cabinet are on the table."
 class MaskedLMClient(BatchScoringClient):
     """Scores echo requests on a masked LM by pseudo-log-likelihood.
 
-    Args: ``pll``: ``original`` (default) or ``within_word_l2r`` (:mod:`.pll`); the others as
+    Args: ``pll``: ``original`` (default) or ``within_word_l2r`` (:mod:`.pll`);
+    ``max_batch_tokens``: default :data:`.pll.MAX_BATCH_TOKENS`; the others as
     :class:`~syntaxgym_helm.clients.batch_scoring_client.BatchScoringClient`'s.
     """
 
     CACHE_FORMAT = "syntaxgym-masked-pll-v1"
 
     def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str,
-                 pll: str = "original", **kwargs: Any) -> None:
+                 pll: str = "original", max_batch_tokens: int = MAX_BATCH_TOKENS,
+                 **kwargs: Any) -> None:
         self.pll = check_variant(pll)
-        super().__init__(cache_config, pretrained_model_name_or_path, **kwargs)
+        super().__init__(cache_config, pretrained_model_name_or_path,
+                         max_batch_tokens=max_batch_tokens, **kwargs)
 
     def _key_fields(self) -> dict[str, Any]:
         return {"pll": self.pll}

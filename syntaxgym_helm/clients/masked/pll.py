@@ -38,6 +38,7 @@ from syntaxgym_helm.clients.local.prompt_encoding import (
 )
 from syntaxgym_helm.clients.masked import PLL_VARIANTS, PllVariant
 from syntaxgym_helm.clients.masked.last_layer import TargetRowsLayer, last_bert_layer
+from syntaxgym_helm.clients.masked.output_blocks import BlockwiseOutputLayer, vocabulary_layer
 
 
 class UnscorableTokenizer(ValueError):
@@ -137,7 +138,8 @@ class TargetLogits:
     hidden state of each row's target (a forward pre-hook) instead of every position: the head's
     matrix product over the vocabulary, the largest single cost of a small masked LM, and the
     ``rows x length x vocabulary`` logits are not computed. In a BERT-family model the last
-    encoder layer is computed at the targets only too (:mod:`.last_layer`). :meth:`check`
+    encoder layer is computed at the targets only too (:mod:`.last_layer`); in any model, the
+    output layer a block of the vocabulary at a time (:mod:`.output_blocks`). :meth:`check`
     compares that with the full logits when the model loads and turns it off for a model whose
     head is not found or not position-wise."""
 
@@ -150,6 +152,8 @@ class TargetLogits:
         self._handle = heads[0].register_forward_pre_hook(self._slice) if heads else None
         layer = last_bert_layer(model) if self._handle is not None else None
         self._last_layer = TargetRowsLayer(layer, lambda: self._positions) if layer else None
+        vocabulary = vocabulary_layer(model) if self._handle is not None else None
+        self._blocks = BlockwiseOutputLayer(vocabulary) if vocabulary is not None else None
 
     def _slice(self, module, args):
         if self._positions is None or not args or not torch.is_tensor(args[0]):
@@ -176,6 +180,9 @@ class TargetLogits:
         if self._last_layer is not None:
             self._last_layer.remove()
             self._last_layer = None
+        if self._blocks is not None:
+            self._blocks.remove()
+            self._blocks = None
 
     def __call__(self, ids: torch.Tensor, attention: torch.Tensor,
                  positions: torch.Tensor) -> torch.Tensor:
@@ -221,9 +228,31 @@ class TargetLogits:
         return self.active
 
 
+#: Most positions (copies x length) in one forward pass, by default. A pass's largest
+#: activations are the feed-forward block's, positions x its width (RoBERTa-base: 3,072) twice
+#: over: 25 MB at 1,024 positions, 100 MB at 4,096.
+MAX_BATCH_TOKENS = 1024
+
+#: Rows of a pass's logits put through the log-softmax at once (:func:`chosen_logprobs`).
+ROWS_AT_ONCE = 32
+
+
+def chosen_logprobs(logits: torch.Tensor, wanted: torch.Tensor) -> torch.Tensor:
+    """Each row's log-softmax at its ``wanted`` column, :data:`ROWS_AT_ONCE` rows at a time: the
+    log-softmax of all rows at once would be a second ``rows x vocabulary`` tensor beside the
+    logits (69 MB for 341 rows of RoBERTa's 50,265 words). Each row's values are those of the
+    whole (the log-softmax is computed row by row)."""
+    parts = []
+    for start in range(0, logits.shape[0], ROWS_AT_ONCE):
+        rows = torch.log_softmax(logits[start:start + ROWS_AT_ONCE], dim=-1)
+        parts.append(rows[torch.arange(rows.shape[0]),
+                          wanted[start:start + ROWS_AT_ONCE].to(rows.device)])
+    return torch.cat(parts) if parts else logits.new_zeros(0)
+
+
 @torch.inference_mode()
 def score_sentences(model, sentences: Sequence[MaskedSentence], *, mask_id: int, device: str,
-                    max_batch_tokens: int = 4096, counts: Counter[str] | None = None,
+                    max_batch_tokens: int = MAX_BATCH_TOKENS, counts: Counter[str] | None = None,
                     target_logits: TargetLogits | None = None) -> list[PromptLogprobs]:
     """The pseudo-log-likelihood token logprobs (nats) of each sentence, in order; ``counts``
     gets the passes and positions (copies x length) computed. ``target_logits``: the head at the
@@ -251,8 +280,8 @@ def score_sentences(model, sentences: Sequence[MaskedSentence], *, mask_id: int,
         assert target_logits is not None
         chosen = target_logits(ids.to(device), torch.ones_like(ids).to(device),
                                torch.tensor(positions)).float()
-        values = torch.log_softmax(chosen, dim=-1)[torch.arange(len(copies)),
-                                                   torch.tensor(wanted)]
+        values = chosen_logprobs(chosen, torch.tensor(wanted))
+        del chosen
         for (index, target), value in zip(copies, values.tolist(), strict=True):
             logprobs[index][target] = value
     return [PromptLogprobs(s.prompt, s.texts, (0.0, *values))
