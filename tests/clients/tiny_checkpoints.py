@@ -50,10 +50,12 @@ def build_checkpoint(kind: str, folder: Path, *, seed: int = 0, steps: int = 8,
     return folder
 
 
-def _tokenizer(kind: str, sentences: tuple[str, ...] = SENTENCES,
+def _tokenizer(kind: str, sentences: tuple[str, ...] | None = None,
                vocab_size: int | None = None):
-    """``kind``'s tokenizer trained on ``sentences``, with at most ``vocab_size`` entries
+    """``kind``'s tokenizer trained on ``sentences`` (default: :data:`SENTENCES` as it is when
+    called: a benchmark sets it to its own sentences), with at most ``vocab_size`` entries
     (default :data:`TOKENIZER_VOCAB`'s)."""
+    sentences = SENTENCES if sentences is None else sentences
     from tokenizers import (
         Tokenizer,
         decoders,
