@@ -103,7 +103,10 @@ def test_within_word_l2r_changes_only_the_earlier_pieces_of_words(checkpoints):
     l2r = score_sentences([SENTENCES[6]], f"{folder}~within_word_l2r")[0]
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
     words = tokenizer(SENTENCES[6], add_special_tokens=False).word_ids()
-    changed = [abs(_nats(bits) - value) > 1e-7
+    # Float rounding (the engine's output layer is computed in blocks of the vocabulary, other
+    # kernels than the reference's) moves a token by a few 1e-7 nats; masking a word's later
+    # pieces moves its earlier ones by 2e-5 nats or more in this model.
+    changed = [abs(_nats(bits) - value) > 2e-6
                for bits, value in zip(l2r.surprisals[1:], original, strict=True)]
     last_of_word = [i == len(words) - 1 or words[i + 1] != words[i] for i in range(len(words))]
     assert any(changed)
