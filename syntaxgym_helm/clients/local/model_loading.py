@@ -13,7 +13,7 @@ import hashlib
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from helm.common.hierarchical_logger import hlog, hwarn
@@ -104,7 +104,7 @@ def load_model_and_tokenizer(
         # The copy written a tensor at a time, read as every later load reads it; the one this
         # call has just written and checksummed is not read through a second time to check it.
         loaded = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / str(gguf_file),
-                              torch_dtype, trust_remote_code, extra, checked=saved == WRITTEN)
+                              torch_dtype, trust_remote_code, extra, checked=saved == "written")
     if loaded is None:
         name = pretrained_model_name_or_path + (f" / {gguf_file}" if gguf_file else "")
         model, tokenizer = _load(name, pretrained_model_name_or_path, source_kwargs, torch_dtype,
@@ -211,15 +211,11 @@ def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code
         return None
 
 
-#: What :func:`_save_streamed` returns when the copy in place is the one it wrote.
-WRITTEN = "written"
-
-
 def _save_streamed(source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
-                   folder: Path) -> str | None:
+                   folder: Path) -> Literal["written", "found"] | None:
     """Write the float32 dequantised copy of a local GGUF file to ``folder`` a tensor at a time
     (:mod:`.gguf_copy`: the weights are never in memory whole); returns whether a copy is in
-    place: :data:`WRITTEN` (this one), ``"found"`` (another process's, written meanwhile) or
+    place: ``"written"`` (this one), ``"found"`` (another process's, written meanwhile) or
     None: the caller loads the model whole and saves that, as for other dtypes, files on a hub,
     and architectures transformers loads otherwise."""
     from syntaxgym_helm.clients.local.gguf_copy import NotStreamable, write_streamed_copy
@@ -242,7 +238,7 @@ def _save_streamed(source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
     if saved:
         hlog(f"syntaxgym local engine: dequantised {gguf} to {folder} a tensor at a time in "
              f"{time.time() - started:.1f}s")
-        return WRITTEN
+        return "written"
     return "found" if folder.is_dir() else None
 
 
