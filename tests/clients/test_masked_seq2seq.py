@@ -381,3 +381,42 @@ def test_the_output_layer_in_vocabulary_blocks_scores_the_same(checkpoints, monk
     wanted = torch.randint(0, 400, (70,))
     assert torch.equal(chosen_logprobs(logits, wanted),
                        torch.log_softmax(logits, -1)[torch.arange(70), wanted])
+
+
+@pytest.mark.parametrize("kind", ["bert", "roberta"])
+def test_products_written_into_kept_memory_score_the_same_bit_for_bit(checkpoints, kind):
+    from syntaxgym_helm.clients.masked.pll import TargetLogits, encode_sentences, score_sentences
+
+    folder = checkpoints[kind]
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    model = transformers.AutoModelForMaskedLM.from_pretrained(folder).eval()
+    encoded = encode_sentences(tokenizer, PROMPTS, "within_word_l2r", 512)
+    shortcut = TargetLogits(model)
+    assert shortcut.workspace_active, f"{kind}'s layers have BERT's structure"
+    assert shortcut.check(encoded[0], tokenizer.mask_token_id, "cpu")
+    patched = [name for name, module in model.named_modules() if "forward" in vars(module)]
+    assert any(name.endswith("intermediate") for name in patched)
+    kept = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id, device="cpu",
+                           target_logits=shortcut)
+    assert shortcut._workspace is not None
+    assert shortcut._workspace.workspace.bytes == 0, "dropped after each pass"
+    with torch.inference_mode():  # outside the passes the model computes as transformers does
+        ids = torch.tensor([encoded[0].ids])
+        assert torch.equal(model(input_ids=ids).logits,
+                           _loaded(folder, "masked")[1](input_ids=ids).logits)
+    shortcut._workspace.remove()
+    shortcut._workspace = None
+    assert not shortcut.workspace_active
+    assert not any("forward" in vars(module) for name, module in model.named_modules()
+                   if name.endswith(("intermediate", ".query", ".key", ".value")))
+    fresh = score_sentences(model, encoded, mask_id=tokenizer.mask_token_id, device="cpu",
+                            target_logits=shortcut)
+    for a, b in zip(kept, fresh, strict=True):
+        assert a.logprobs == b.logprobs  # the same operations in the same order: equal floats
+
+
+def test_other_architectures_keep_their_layers(checkpoints):
+    from syntaxgym_helm.clients.masked.pll import TargetLogits
+
+    model = transformers.AutoModelForMaskedLM.from_pretrained(checkpoints["modernbert"]).eval()
+    assert not TargetLogits(model).workspace_active

@@ -39,6 +39,7 @@ from syntaxgym_helm.clients.local.prompt_encoding import (
 from syntaxgym_helm.clients.masked import PLL_VARIANTS, PllVariant
 from syntaxgym_helm.clients.masked.last_layer import TargetRowsLayer, last_bert_layer
 from syntaxgym_helm.clients.masked.output_blocks import BlockwiseOutputLayer, vocabulary_layer
+from syntaxgym_helm.clients.masked.workspace import WorkspaceLayers, bert_layers
 
 
 class UnscorableTokenizer(ValueError):
@@ -138,7 +139,8 @@ class TargetLogits:
     hidden state of each row's target (a forward pre-hook) instead of every position: the head's
     matrix product over the vocabulary, the largest single cost of a small masked LM, and the
     ``rows x length x vocabulary`` logits are not computed. In a BERT-family model the last
-    encoder layer is computed at the targets only too (:mod:`.last_layer`); in any model, the
+    encoder layer is computed at the targets only too (:mod:`.last_layer`), and every layer's
+    products are written into memory kept for them (:mod:`.workspace`); in any model, the
     output layer a block of the vocabulary at a time (:mod:`.output_blocks`). :meth:`check`
     compares that with the full logits when the model loads and turns it off for a model whose
     head is not found or not position-wise."""
@@ -154,6 +156,9 @@ class TargetLogits:
         self._last_layer = TargetRowsLayer(layer, lambda: self._positions) if layer else None
         vocabulary = vocabulary_layer(model) if self._handle is not None else None
         self._blocks = BlockwiseOutputLayer(vocabulary) if vocabulary is not None else None
+        layers = bert_layers(model) if self._handle is not None else []
+        self._workspace = (WorkspaceLayers(layers, lambda: self._positions is not None)
+                           if layers else None)
 
     def _slice(self, module, args):
         if self._positions is None or not args or not torch.is_tensor(args[0]):
@@ -167,6 +172,11 @@ class TargetLogits:
     @property
     def active(self) -> bool:
         return self._handle is not None
+
+    @property
+    def workspace_active(self) -> bool:
+        """Whether the layers' products go into kept memory (:mod:`.workspace`)."""
+        return self._workspace is not None
 
     @property
     def last_layer_active(self) -> bool:
@@ -183,16 +193,23 @@ class TargetLogits:
         if self._blocks is not None:
             self._blocks.remove()
             self._blocks = None
+        if self._workspace is not None:
+            self._workspace.remove()
+            self._workspace = None
 
     def __call__(self, ids: torch.Tensor, attention: torch.Tensor,
                  positions: torch.Tensor) -> torch.Tensor:
         """``(rows, vocabulary)`` logits at ``positions`` (one per row)."""
         if self._handle is not None:
             self._positions = positions
+            if self._workspace is not None:
+                self._workspace.reserve(ids.numel(), self.model.get_input_embeddings().weight)
             try:
                 logits = self.model(input_ids=ids, attention_mask=attention).logits
             finally:
                 self._positions = None
+                if self._workspace is not None:
+                    self._workspace.workspace.release()
             if logits.shape[1] == 1:
                 return logits[:, 0]
             self.off()  # the hook did not reach the head: full logits from now on
