@@ -22,7 +22,7 @@ from dataclasses import replace
 import torch
 from helm.common.hierarchical_logger import hlog, hwarn
 
-from syntaxgym_helm.clients.local import cpu_kernels
+from syntaxgym_helm.clients.local import cpu_kernels, inplace_mlp
 from syntaxgym_helm.clients.local.forward_passes import (
     OnPass,
     PassLimits,
@@ -121,6 +121,8 @@ class LogprobEngine:
         self.workers = int(workers)
         self.prefix_store: PrefixStore | None = None
         self.onednn = onednn and cpu_kernels.available(self.device, self.dtype)
+        # Gated MLP blocks take their activation and product in place (the same floats).
+        self.inplace_mlps = inplace_mlp.install(self.model)
         self.prefix_sharing = False
         if prefix_sharing:
             self.prefix_sharing = self._set_up_prefix_sharing(prefix_cache_mb,
