@@ -56,3 +56,17 @@ def test_a_block_that_computes_otherwise_is_left_as_it_is():
     for layer in model.model.layers:
         layer.mlp.__class__ = Scaled
     assert inplace_mlp.install(model) == 0
+
+
+def test_a_block_that_takes_other_inputs_is_left_as_it_is():
+    model = _models()["llama"]
+    mlp = type(model.model.layers[0].mlp)
+
+    class Routed(mlp):  # a block whose forward needs more than the hidden states
+        def forward(self, x, routing):
+            return super().forward(x) * routing
+
+    for layer in model.model.layers:
+        layer.mlp.__class__ = Routed
+    assert inplace_mlp.install(model) == 0
+    assert not any("forward" in vars(layer.mlp) for layer in model.model.layers)

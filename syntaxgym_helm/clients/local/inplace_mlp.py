@@ -62,12 +62,16 @@ def install(model: torch.nn.Module) -> int:
 
         weight = module.gate_proj.weight
         probe = torch.randn(2, 3, weight.shape[1], generator=generator).to(weight)
-        with torch.inference_mode():
-            expected = module(probe)
-            module.forward = MethodType(forward, module)
-            same = torch.equal(module(probe), expected)
+        same = False
+        try:
+            with torch.inference_mode():
+                expected = module(probe)
+                module.forward = MethodType(forward, module)
+                same = torch.equal(module(probe), expected)
+        except Exception:  # noqa: BLE001 - a block that takes other inputs: left as it is
+            same = False
         if same:
             patched += 1
         else:
-            del module.forward
+            module.__dict__.pop("forward", None)
     return patched
