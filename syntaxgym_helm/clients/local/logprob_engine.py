@@ -121,12 +121,10 @@ class LogprobEngine:
         self.workers = int(workers)
         self.prefix_store: PrefixStore | None = None
         self.onednn = onednn and cpu_kernels.available(self.device, self.dtype)
-        # Gated MLP blocks take their activation and product in place (the same floats).
-        self.inplace_mlps = inplace_mlp.install(self.model)
-        self.prefix_sharing = False
+        self.inplace_mlps = inplace_mlp.install(self.model)  # gated MLPs: the same floats
+        self.prefix_sharing = prefix_sharing and self._set_up_prefix_sharing(
+            prefix_cache_mb, check_prefix_sharing)
         if prefix_sharing:
-            self.prefix_sharing = self._set_up_prefix_sharing(prefix_cache_mb,
-                                                              check_prefix_sharing)
             self.counts.clear()  # the probe's passes are not the caller's
         return_freed_memory()  # the probes' activations, before the first scoring pass
 
