@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 
-def _inplace_activation(activation: Any) -> Callable[[torch.Tensor], torch.Tensor] | None:
+def inplace_activation(activation: Any) -> Callable[[torch.Tensor], torch.Tensor] | None:
     """The in-place form of ``activation`` (transformers' or torch's SiLU and GELUs), else
     None."""
     name = type(activation).__name__
@@ -51,7 +51,7 @@ def install(model: torch.nn.Module) -> int:
     for module in modules:
         if not _gated(module) or "forward" in vars(module):
             continue
-        activation = _inplace_activation(module.act_fn)
+        activation = inplace_activation(module.act_fn)
         if activation is None:
             continue
 

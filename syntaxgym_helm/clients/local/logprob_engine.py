@@ -121,7 +121,7 @@ class LogprobEngine:
         self.workers = int(workers)
         self.prefix_store: PrefixStore | None = None
         self.onednn = onednn and cpu_kernels.available(self.device, self.dtype)
-        self.inplace_mlps = inplace_mlp.install(self.model)  # gated MLPs: the same floats
+        inplace_mlp.install(self.model)  # gated MLP blocks: in place, the same floats
         self.prefix_sharing = prefix_sharing and self._set_up_prefix_sharing(
             prefix_cache_mb, check_prefix_sharing)
         if prefix_sharing:

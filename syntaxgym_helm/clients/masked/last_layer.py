@@ -25,22 +25,36 @@ import torch
 import torch.nn.functional as F
 
 
-def last_bert_layer(model) -> torch.nn.Module | None:
-    """The last encoder layer of ``model`` when it has BERT's structure, else None."""
+def encoder_layers(model) -> list[Any]:
+    """``model``'s encoder layers (``base_model.encoder.layer``), [] when it has none."""
     encoder = getattr(getattr(model, "base_model", None), "encoder", None)
     layers = getattr(encoder, "layer", None)
-    if not isinstance(layers, torch.nn.ModuleList) or not len(layers):
+    return list(layers) if isinstance(layers, torch.nn.ModuleList) else []
+
+
+def bert_self_attention(layer) -> Any | None:
+    """``layer``'s self-attention when it is BERT's (``attention.self`` with plain linear
+    ``query``, ``key`` and ``value`` layers) in an encoder, not a decoder; else None."""
+    self_attention = getattr(getattr(layer, "attention", None), "self", None)
+    parts = [getattr(self_attention, name, None) for name in ("query", "key", "value")]
+    if (not all(type(part) is torch.nn.Linear for part in parts)
+            or getattr(layer, "is_decoder", False)):
+        return None
+    return self_attention
+
+
+def last_bert_layer(model) -> torch.nn.Module | None:
+    """The last encoder layer of ``model`` when it has BERT's structure, else None."""
+    layers = encoder_layers(model)
+    if not layers:
         return None
     layer = layers[-1]
-    attention = getattr(layer, "attention", None)
-    self_attention = getattr(attention, "self", None)
-    parts = [getattr(self_attention, name, None) for name in ("query", "key", "value")]
-    if (not all(isinstance(part, torch.nn.Linear) for part in parts)
-            or not hasattr(attention, "output") or not hasattr(layer, "feed_forward_chunk")
+    self_attention = bert_self_attention(layer)
+    if (self_attention is None
+            or not hasattr(layer.attention, "output") or not hasattr(layer, "feed_forward_chunk")
             or not isinstance(getattr(self_attention, "scaling", None), float)
             or not hasattr(self_attention, "num_attention_heads")
-            or not hasattr(self_attention, "attention_head_size")
-            or getattr(layer, "is_decoder", False)):
+            or not hasattr(self_attention, "attention_head_size")):
         return None
     return layer
 

@@ -5,12 +5,12 @@ RoBERTa-base makes tensors of 3 MB (queries, keys, values, the attention's outpu
 the feed-forward block's output) and 12 MB (the feed-forward block's inner layer, and its
 activation). glibc maps each block of a megabyte or more on its own and unmaps it when freed
 (:func:`.freed_memory.map_large_blocks_apart`, which keeps a run's peak memory down), so the
-kernel hands every such tensor fresh zeroed pages, one page fault each: about five million
-faults for 400 BLiMP sentences, a sixth of the scoring's CPU time. Here the products of each
+kernel hands every such tensor fresh zeroed pages, a page fault each 4 KB (BENCHMARKS.md
+counts them and their cost). Here the products of each
 role (query, key, value, attention output, inner layer, output) are written with ``out=`` into
 one buffer shared by all layers, each role at a place where what it overwrites has been read
-(:class:`Workspace`), the activation
-is applied in place where it is the exact GELU, and the residual sums are taken in place.
+(:class:`Workspace`), the activation is applied in place where it has an in-place form
+(:func:`.inplace_mlp.inplace_activation`), and the residual sums are taken in place.
 The buffer is dropped after each pass, so the pages of a pass's products are faulted in once
 a pass instead of once a layer, and nothing of it stays resident between passes (it takes less
 than the tensors it replaces at the pass's largest moment).
@@ -19,7 +19,7 @@ input is the same ``addmm``; ``a + b`` and ``a.add_(b)`` round alike), so the va
 same bit for bit; only the attention's output and the layer norms still take new memory.
 
 It applies to the layer structure BERT's code shares with RoBERTa, XLM-RoBERTa, ELECTRA,
-CamemBERT and their copies (:func:`.last_layer.last_bert_layer`'s test, on every layer); other
+CamemBERT and their copies (:func:`.last_layer.bert_self_attention` on every layer); other
 architectures keep their modules as they are. It is active only while ``active()`` says so
 (:class:`~.pll.TargetLogits`' passes), so the full logits it is checked against at load, and any
 other use of the model, run transformers' own forward.
@@ -33,6 +33,9 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+
+from syntaxgym_helm.clients.local.inplace_mlp import inplace_activation
+from syntaxgym_helm.clients.masked.last_layer import bert_self_attention, encoder_layers
 
 
 class Workspace:
@@ -97,32 +100,20 @@ def _linear_into(workspace: Workspace, role: str, layer: torch.nn.Linear,
     return out.view(*x.shape[:-1], layer.out_features)
 
 
-def _exact_gelu(activation: Any) -> bool:
-    """Whether ``activation`` is transformers' exact (erf) GELU, which ``gelu_`` computes."""
-    return (type(activation).__name__ == "GELUActivation"
-            and getattr(activation, "act", None) is F.gelu)
-
-
 def bert_layers(model) -> list[Any]:
     """``model``'s encoder layers when every one has BERT's structure, else []."""
-    encoder = getattr(getattr(model, "base_model", None), "encoder", None)
-    layers = getattr(encoder, "layer", None)
-    if not isinstance(layers, torch.nn.ModuleList):
-        return []
+    layers = encoder_layers(model)
     for layer in layers:
-        self_attention = getattr(getattr(layer, "attention", None), "self", None)
-        parts = [getattr(self_attention, name, None) for name in ("query", "key", "value")]
         outputs = [getattr(layer.attention, "output", None), getattr(layer, "output", None)]
         inner = getattr(layer, "intermediate", None)
-        if (not all(type(part) is torch.nn.Linear for part in parts)
-                or getattr(layer, "is_decoder", False)
+        if (bert_self_attention(layer) is None
                 or not all(type(getattr(o, "dense", None)) is torch.nn.Linear
                            and isinstance(getattr(o, "LayerNorm", None), torch.nn.LayerNorm)
                            and hasattr(o, "dropout") for o in outputs)
                 or type(getattr(inner, "dense", None)) is not torch.nn.Linear
                 or not hasattr(inner, "intermediate_act_fn")):
             return []
-    return list(layers)
+    return layers
 
 
 class WorkspaceLayers:
@@ -157,8 +148,9 @@ class WorkspaceLayers:
             if not active():
                 return module.intermediate_act_fn(module.dense(hidden))
             out = _linear_into(space, "inner", module.dense, hidden)
-            if _exact_gelu(module.intermediate_act_fn) and not module.training:
-                return torch.ops.aten.gelu_(out)
+            in_place = inplace_activation(module.intermediate_act_fn)
+            if in_place is not None and not module.training:
+                return in_place(out)
             return module.intermediate_act_fn(out)
 
         first = layers[0]
