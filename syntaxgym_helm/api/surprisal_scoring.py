@@ -17,8 +17,10 @@ BITS = 1 / math.log(2)
 
 @dataclass(frozen=True)
 class WordSurprisal:
-    """One word's row (the columns of the output, in order). Surprisals in bits; None when the
-    word cannot be measured (``flag`` and ``reason`` say why) or has no word before it."""
+    """One word's row (the columns of the output, in order). ``word_index``: the word's own index
+    in its corpus where the input gives one (a TSV's index column), else its position from 0.
+    Surprisals in bits; None when the word cannot be measured (``flag`` and ``reason`` say why)
+    or has no word before it."""
 
     text_id: str
     word_index: int
@@ -51,6 +53,7 @@ def score_texts(engine, texts: Sequence[WordedText], window: int,
                 stride: int) -> list[WordSurprisal]:
     """One row per word of ``texts`` (a text that cannot be measured at all: one flagged row)."""
     encoder = PromptEncoder(engine.encoder.tokenizer, engine.bos_text, 10**12)
+    specials = special_tokens(engine.encoder.tokenizer)
     measures: list[list[WordMeasure]] = []
     prompts: list[EncodedPrompt] = []
     jobs: list[tuple[int, int, tuple[int, ...], list[tuple[int, int]], list[int], list[bool]]] = []
@@ -69,12 +72,15 @@ def score_texts(engine, texts: Sequence[WordedText], window: int,
             continue
         ids, token_texts = encoded.ids[1:], encoded.texts[1:]
         marks = begins_word(engine.boundary_mask, ids)
+        alignment = list(zip(kept, word_tokens(text.scored_words(), token_texts), strict=False))
+        special = _special_token(ids, specials, alignment, text)
         spans: list[tuple[int, int] | None] = []
-        for k, (tokens, problem) in zip(
-            kept, word_tokens(text.scored_words(), token_texts), strict=False
-        ):
+        for k, (tokens, problem) in alignment:
             words[k].tokens = "|".join(token_texts[i] for i in tokens)
-            if problem:
+            if special and tokens and tokens[-1] >= special[0]:
+                words[k].flag, words[k].reason = "special-token", special[1]
+                spans.append(None)
+            elif problem:
                 words[k].flag, words[k].reason = "token-alignment", problem
                 spans.append(None)
             else:
@@ -101,6 +107,32 @@ def score_texts(engine, texts: Sequence[WordedText], window: int,
         for k, span in zip(indices, spans_of, strict=False):
             _measure(measures[t][k], span, start, logprobs, boundary, marks)
     return word_rows(texts, measures)
+
+
+def special_tokens(tokenizer) -> dict[int, str]:
+    """The tokenizer's special tokens (id -> text): what it reads as a control token (a
+    document break, a turn of a chat) where the string appears in a text."""
+    found = {index: str(token) for index, token in
+             getattr(tokenizer, "added_tokens_decoder", {}).items()
+             if getattr(token, "special", False)}
+    for text, index in zip(tokenizer.all_special_tokens, tokenizer.all_special_ids, strict=False):
+        found.setdefault(index, text)
+    return found
+
+
+def _special_token(ids: Sequence[int], specials: dict[int, str],
+                   alignment: list[tuple[int, tuple[list[int], str]]],
+                   text: WordedText) -> tuple[int, str] | None:
+    """The first of the text's tokens that is a special token, and the reason every word from
+    the one that holds it on is not measured; None when there is none."""
+    first = next((i for i, token in enumerate(ids) if token in specials), None)
+    if first is None:
+        return None
+    word = next((k for k, (tokens, _) in alignment if tokens and tokens[-1] >= first), None)
+    where = f" (in word {text.index(word)}, {text.words[word]!r})" if word is not None else ""
+    return first, (f"the text holds {specials[ids[first]]!r}{where}, which the tokenizer reads "
+                   "as its special token, not as text (a document break, or another control "
+                   "token): no word from there on is measured; remove it or write it otherwise")
 
 
 def _measure(word: WordMeasure, span: tuple[int, int], start: int, logprobs: list[float],
@@ -139,7 +171,7 @@ def word_rows(texts: Sequence[WordedText], measures: list[list[WordMeasure]],
             continue
         for k, word in enumerate(words):
             before = [getattr(words[k - d], spill_over) if k - d >= 0 else None for d in (1, 2)]
-            rows.append(WordSurprisal(text.text_id, k, word.word, word.tokens, word.plain,
-                                      word.corrected, before[0], before[1], word.flag,
-                                      word.reason))
+            rows.append(WordSurprisal(text.text_id, text.index(k), word.word, word.tokens,
+                                      word.plain, word.corrected, before[0], before[1],
+                                      word.flag, word.reason))
     return rows

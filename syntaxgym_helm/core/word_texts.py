@@ -1,20 +1,31 @@
 """Texts as words for word-by-word surprisal: reading them (:func:`read_plain_texts`: one text a
-line, words split on whitespace; :func:`read_words_tsv`: words already segmented, with ids, as
-reading-time corpora ship them), finding each word's tokens (:func:`word_tokens`) and cutting a
-long text into windows of tokens that score every word once (:func:`plan_windows`).
+line; :func:`read_words_tsv`: words already segmented, with ids, as reading-time corpora ship
+them), finding each word's tokens (:func:`word_tokens`) and cutting a long text into windows of
+tokens that score every word once (:func:`plan_windows`).
 
-A text is its words joined by single spaces, so every word after the first begins after a space
-(the beginning-of-word mark of the tokenizers the word-boundary correction serves). Problems of
-the file's structure (a missing column, a missing or duplicated id) stop reading with an error that
-names the file and line; a problem of one text or word (an empty text, a line of only spaces,
-undecodable bytes, an empty word or one with whitespace inside) is kept as a flag on it, and the
-rest is read.
+What is scored is what the file says (:func:`decode_word_file`): UTF-8, or the encoding a
+byte-order mark names (a UTF-8 mark, as Notepad and Excel write it; UTF-16, as Windows
+PowerShell's ``>`` writes it; UTF-32), the mark itself not part of any word; anything else is
+refused with the file and line (bytes that are not UTF-8; a NUL character, which is how UTF-16
+without its mark reads). Lines end at ``\n``, ``\r\n`` or ``\r`` (old Mac files). A line's
+words are separated by runs of ASCII whitespace, and its text is its words joined by single
+spaces, as a suite's regions are read (:func:`~syntaxgym_helm.core.suite_data.region_text`):
+every other character is text, no-break and ideographic spaces included. A separator this
+reader does not split texts on (U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR, U+0085 NEXT
+LINE, the information separators U+001C to U+001E) is named: the text that holds it is flagged,
+not scored, as it may be two texts or one.
+
+Problems of the file's structure (a missing column, a missing or duplicated id) stop reading with
+an error that names the file and line; a problem of one text or word (an empty text, a line of
+only spaces, a separator, an empty word or one with whitespace inside) is kept as a flag on it,
+and the rest is read. A TSV's own word index is kept (``WordedText.indices``), gaps included, so
+that the output joins back to the corpus by it.
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import codecs
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,13 +42,15 @@ class WordInputError(SyntaxGymError, ValueError):
 class WordedText:
     """A text as its words, in order (``text_id``: its id; ``source``: where it was read,
     ``file:line``). ``problem``: why the whole text cannot be measured (then ``words`` may be
-    empty); ``word_problems``: word index -> why that word cannot be measured."""
+    empty); ``word_problems``: word index -> why that word cannot be measured; ``indices``: each
+    word's own index in its corpus (a TSV's index column; empty: 0, 1, 2...)."""
 
     text_id: str
     words: tuple[str, ...]
     source: str = ""
     problem: str = ""
     word_problems: dict[int, str] = field(default_factory=dict)
+    indices: tuple[int, ...] = ()
 
     @property
     def text(self) -> str:
@@ -47,52 +60,112 @@ class WordedText:
     def scored_words(self) -> list[str]:
         return [w for k, w in enumerate(self.words) if k not in self.word_problems]
 
+    def index(self, k: int) -> int:
+        """The corpus's own index of word ``k`` (``k`` when the text has none)."""
+        return self.indices[k] if self.indices else k
+
+    def index_gaps(self) -> list[tuple[int, int]]:
+        """(index, next index) where the text's own indices skip one or more."""
+        return [(a, b) for a, b in zip(self.indices, self.indices[1:], strict=False)
+                if b - a > 1]
+
+
+#: Byte-order marks and the encoding each names (UTF-32's first: FF FE 00 00 begins with FF FE).
+BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "UTF-32-LE"), (codecs.BOM_UTF32_BE, "UTF-32-BE"),
+                    (codecs.BOM_UTF8, "UTF-8"), (codecs.BOM_UTF16_LE, "UTF-16-LE"),
+                    (codecs.BOM_UTF16_BE, "UTF-16-BE"))
+#: Where a line ends (and so a plain file's text).
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+#: What separates words: a run of ASCII whitespace (the rule of a suite's regions).
+WORD_SEPARATOR = re.compile(r"[ \t\n\r\f\v]+")
+#: Separators of lines or records that this reader does not split texts on (named when met).
+UNSPLIT_SEPARATORS = {"\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR",
+                      "\x85": "NEXT LINE", "\x1c": "FILE SEPARATOR",
+                      "\x1d": "GROUP SEPARATOR", "\x1e": "RECORD SEPARATOR"}
+_UNSPLIT = re.compile("[" + "".join(UNSPLIT_SEPARATORS) + "]")
+
+
+def decode_word_file(path: str | Path) -> str:
+    """The text of the file at ``path`` (see the module doc: UTF-8, or what a byte-order mark
+    names, the mark removed); :class:`WordInputError` naming the file and line otherwise."""
+    data = read_regular_file(path)
+    encoding, start = "UTF-8", 0
+    for mark, name in BYTE_ORDER_MARKS:
+        if data.startswith(mark):
+            encoding, start = name, len(mark)
+            break
+    body = data[start:]
+    marked = " (as its byte-order mark says)" if start else ""
+    try:
+        text = body.decode(encoding)
+    except UnicodeDecodeError as exc:
+        before = body[: exc.start].decode(encoding, errors="replace")
+        raise WordInputError(
+            f"{path}:{_line_of(before, len(before))}: not {encoding}{marked} (byte "
+            f"{start + exc.start + 1} of the file, {body[exc.start:exc.start + 1].hex()}): save "
+            "the file as UTF-8") from None
+    nul = text.find("\0")
+    if nul >= 0:
+        likely = ("UTF-16 without a byte-order mark" if nul <= 1 or text.count("\0") * 3 >
+                  len(text) else "a binary file")
+        raise WordInputError(f"{path}:{_line_of(text, nul)}: a NUL character (U+0000), which no "
+                             f"text holds: the file looks like {likely}; save it as UTF-8")
+    return text
+
+
+def _line_of(text: str, offset: int) -> int:
+    """The line (from 1) that character ``offset`` of ``text`` is on."""
+    return len(LINE_BREAK.findall(text, 0, offset)) + 1
+
+
+def words_of(text: str) -> tuple[str, ...]:
+    """A text's words: what runs of ASCII whitespace separate."""
+    return tuple(word for word in WORD_SEPARATOR.split(text) if word)
+
+
+def text_problem(text: str) -> str:
+    """Why a plain text cannot be measured ("" when it can): empty, only whitespace, or holding
+    a separator this reader does not split on (see the module doc)."""
+    found = _UNSPLIT.search(text)
+    if found:
+        char = found.group()
+        return (f"the text holds U+{ord(char):04X} {UNSPLIT_SEPARATORS[char]} (character "
+                f"{found.start() + 1}), a separator texts are not split on (only line breaks, "
+                "\\n, \\r\\n or \\r, are): replace it with a line break (two texts) or a space "
+                "(one text)")
+    if not text:
+        return "the text is empty"
+    return "" if text.strip() else "the text is only whitespace"
+
 
 def texts_from_strings(texts: Sequence[str], source: str = "text") -> list[WordedText]:
-    """Plain texts (ids 1, 2, ...) split into words on whitespace."""
-    result = []
-    for number, text in enumerate(texts, start=1):
-        where = f"{source}:{number}"
-        problem = "" if text.strip() else ("the text is empty" if not text
-                                           else "the text is only whitespace")
-        result.append(WordedText(str(number), tuple(text.split()), where, problem))
-    return result
+    """Plain texts (ids 1, 2, ...) split into words (:func:`words_of`), each flagged with its
+    :func:`text_problem`."""
+    return [WordedText(str(number), words_of(text), f"{source}:{number}", text_problem(text))
+            for number, text in enumerate(texts, start=1)]
 
 
 def read_plain_texts(path: str | Path) -> list[WordedText]:
-    """One text a line (ids: the line numbers); a line that is not UTF-8 is flagged, not read."""
-    texts = []
-    for number, raw in enumerate(read_regular_file(path).split(b"\n"), start=1):
-        raw = raw.rstrip(b"\r")
-        where = f"{path}:{number}"
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            texts.append(WordedText(str(number), (), where,
-                                    f"the line is not UTF-8 (byte {exc.start + 1}): fix the "
-                                    "file's encoding"))
-            continue
-        texts.extend(texts_from_strings([line], str(path)))
-        texts[-1] = WordedText(str(number), texts[-1].words, where, texts[-1].problem)
-    if texts and not texts[-1].words and not texts[-1].problem.startswith("the line"):
-        texts.pop()  # the file's final newline
-    return texts
+    """One text a line (ids: the line numbers), from a file :func:`decode_word_file` reads."""
+    text = decode_word_file(path)
+    lines = LINE_BREAK.split(text)
+    if lines and not lines[-1]:
+        lines.pop()  # the file's final line break, or an empty file
+    return [WordedText(str(number), each.words, f"{path}:{number}", each.problem)
+            for number, each in enumerate(texts_from_strings(lines, str(path)), start=1)]
 
 
 def read_words_tsv(path: str | Path, *, text_column: str = "text_id",
                    index_column: str = "word_id", word_column: str = "word") -> list[WordedText]:
     """Words already segmented: a TSV with a header row naming ``text_column`` (a text's id),
-    ``index_column`` (the word's position in its text: an integer, unique within the text) and
-    ``word_column``; other columns are ignored. Texts in order of first appearance, words in
-    index order."""
-    data = read_regular_file(path)
-    try:
-        content = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise WordInputError(f"{path}:{line}: not UTF-8 (byte {exc.start + 1} of the file): "
-                             "fix the file's encoding") from None
-    reader = csv.reader(io.StringIO(content), delimiter="\t", quoting=csv.QUOTE_NONE)
+    ``index_column`` (the word's position in its text: an integer, unique within the text, kept
+    as the word's index, gaps included) and ``word_column``; other columns are ignored. Texts in
+    order of first appearance, words in index order."""
+    content = decode_word_file(path)
+    rows = [line.split("\t") for line in LINE_BREAK.split(content)]
+    if rows and rows[-1] == [""]:
+        rows.pop()  # the file's final line break
+    reader = iter(rows)
     header = next(reader, None)
     if header is None:
         raise WordInputError(f"{path}:1: the file is empty: a header row naming the columns "
@@ -126,19 +199,24 @@ def read_words_tsv(path: str | Path, *, text_column: str = "text_id",
         earlier[position] = (word, number)
     texts = []
     for text_id, by_index in words.items():
-        ordered = [by_index[k] for k in sorted(by_index)]
+        order = sorted(by_index)
+        ordered = [by_index[k] for k in order]
         problems = {k: f"{path}:{line}: " + reason for k, (w, line) in enumerate(ordered)
                     if (reason := _word_problem(w))}
         texts.append(WordedText(text_id, tuple(w for w, _ in ordered),
-                                f"{path}:{ordered[0][1]}", "", problems))
+                                f"{path}:{ordered[0][1]}", "", problems, tuple(order)))
     return texts
 
 
 def _word_problem(word: str) -> str:
     if not word.strip():
         return "the word is empty"
-    if any(c.isspace() for c in word):
+    if WORD_SEPARATOR.search(word):
         return "the word has whitespace inside: it would be two words of the text"
+    found = _UNSPLIT.search(word)
+    if found:
+        return (f"the word holds U+{ord(found.group()):04X} "
+                f"{UNSPLIT_SEPARATORS[found.group()]}, a separator of lines or records")
     return ""
 
 

@@ -128,7 +128,7 @@ def test_a_long_text_in_windows_measures_every_word_once():
 @pytest.mark.slow
 def test_bad_lines_are_flagged_and_the_rest_kept(tmp_path, capsys):
     path = tmp_path / "texts.txt"
-    path.write_bytes(b"The cat sat.\n\n   \nA \xff dog.\nIt ran away.\n")
+    path.write_bytes("The cat sat.\n\n   \nA\u2028dog.\nIt ran away.\n".encode())
     out = tmp_path / "out.tsv"
     assert main(["surprisal", str(path), "--model", MODEL, "--device", "cpu",
                  "-o", str(out)]) == 0
@@ -141,7 +141,8 @@ def test_bad_lines_are_flagged_and_the_rest_kept(tmp_path, capsys):
     assert [r[2] for r in rows if r[0] in ("1", "5")] == ["The", "cat", "sat.", "It", "ran",
                                                           "away."]
     assert all(float(r[4]) > 0 and float(r[5]) > 0 for r in rows if r[0] in ("1", "5"))
-    assert f"{path}:4" in next(r[9] for r in rows if r[0] == "4")
+    assert f"{path}:4: the text holds U+2028 LINE SEPARATOR" in next(r[9] for r in rows
+                                                                       if r[0] == "4")
 
 
 @pytest.mark.parametrize("content, message", [

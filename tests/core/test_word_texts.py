@@ -16,16 +16,22 @@ from syntaxgym_helm.core.word_texts import (
 )
 
 
-def test_plain_texts_flag_empty_blank_and_undecodable_lines_and_keep_the_rest(tmp_path):
+def test_plain_texts_flag_empty_and_blank_lines_and_keep_the_rest(tmp_path):
     path = tmp_path / "texts.txt"
-    path.write_bytes(b"The cat sat.\n\n   \nA \xff dog.\nIt ran away.\n")
+    path.write_bytes(b"The cat sat.\n\n   \nA dog.\nIt ran away.\n")
     texts = read_plain_texts(path)
     assert [t.text_id for t in texts] == ["1", "2", "3", "4", "5"]
     assert texts[0].words == ("The", "cat", "sat.") and not texts[0].problem
     assert texts[1].problem == "the text is empty" and texts[1].source == f"{path}:2"
     assert texts[2].problem == "the text is only whitespace"
-    assert "not UTF-8" in texts[3].problem and texts[3].source == f"{path}:4"
     assert texts[4].words == ("It", "ran", "away.")
+
+
+def test_a_plain_file_that_is_not_utf8_is_refused_naming_the_line(tmp_path):
+    path = tmp_path / "texts.txt"
+    path.write_bytes(b"The cat sat.\n\n   \nA \xff dog.\nIt ran away.\n")
+    with pytest.raises(WordInputError, match=r"texts.txt:4: not UTF-8 \(byte 21 of the file, ff\)"):
+        read_plain_texts(path)
 
 
 def _tsv(tmp_path, rows: list[str]):
