@@ -23,6 +23,7 @@ from typing import Any
 
 from syntaxgym_helm.api.surprisal_scoring import COLUMNS, WordSurprisal, score_texts
 from syntaxgym_helm.api.surprisal_served import is_served, served_rows
+from syntaxgym_helm.core.output_files import write_whole
 from syntaxgym_helm.core.word_texts import (
     WordedText,
     read_plain_texts,
@@ -150,14 +151,16 @@ def _deployment(model: str, local_path: str | Path | None):
 
 def write_surprisal_tsv(table: SurprisalTable, path: str | Path | None) -> str:
     """The table as TSV (``# key: value`` header lines, then a row of column names), written to
-    ``path`` when given; returns the text."""
+    ``path`` when given, whole or not at all (:func:`~syntaxgym_helm.core.output_files.write_whole`:
+    an :class:`~syntaxgym_helm.core.output_files.OutputFileError` names the path and why, and an
+    earlier file there is left as it was); returns the text."""
     lines = [f"# {key}: {value}" for key, value in table.header.items()]
     lines.append("\t".join(COLUMNS))
     for row in table.rows:
         lines.append("\t".join(_cell(v) for v in astuple(row)))
     text = "\n".join(lines) + "\n"
     if path is not None:
-        Path(path).write_text(text, encoding="utf-8")
+        write_whole(path, text)
     return text
 
 

@@ -98,8 +98,18 @@ def _compare(args: argparse.Namespace) -> int:
                 + "\n".join(f"- {run.describe}" for run in unreadable) + "\n\n" + text)
     print(text)
     if args.output:
-        args.output.mkdir(parents=True, exist_ok=True)
-        (args.output / "comparison.md").write_text(text, encoding="utf-8")
-        (args.output / "comparison.json").write_text(
-            json.dumps(comparison.to_json(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        from syntaxgym_helm.core.output_files import OutputFileError, write_whole
+
+        try:
+            args.output.mkdir(parents=True, exist_ok=True)
+            write_whole(args.output / "comparison.md", text)
+            write_whole(args.output / "comparison.json",
+                        json.dumps(comparison.to_json(), indent=2, allow_nan=False) + "\n")
+        except OutputFileError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        except OSError as error:  # the folder cannot be made
+            print(f"error: {args.output}: cannot be made a folder ({error.strerror or error})",
+                  file=sys.stderr)
+            return 2
     return 1 if comparison.flagged else 0

@@ -1,7 +1,8 @@
 """``syntaxgym-helm evaluate SUITE --model MODEL``: a suite scored on a model from the shell, by the
 Python API (:func:`syntaxgym_helm.api.evaluate`), with every run option as a flag
 (:mod:`.run_options`). Prints the accuracy; ``--output`` writes the results as CSV (one row per
-region, item or prediction). For leaderboards, use ``helm-run``."""
+region, item or prediction), whole or not at all, its destination checked before the scoring
+(:mod:`syntaxgym_helm.core.output_files`). For leaderboards, use ``helm-run``."""
 
 from __future__ import annotations
 
@@ -35,9 +36,16 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from syntaxgym_helm.clients import interruption
+    from syntaxgym_helm.core.output_files import check_destination, write_whole
+
+    if args.output:
+        interruption.leaves(f"{args.output} was not written")
     from syntaxgym_helm.api import UnknownModelError, evaluate
 
     try:
+        if args.output:
+            check_destination(args.output)  # before the scoring, not after
         options = run_options_from(args)
         result = evaluate(args.suite, args.model, options=options, max_items=args.max_items,
                           cache_dir=args.cache_dir, local_path=args.local_path,
@@ -50,6 +58,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         f"({result.passed_items} of {result.scored_items} items scored pass"
         + (f"; {unscorable} unscorable)" if unscorable else ")"))
     if args.output:
-        result.to_dataframe(args.level).to_csv(args.output, index=False)
+        try:
+            write_whole(args.output, result.to_dataframe(args.level).to_csv(index=False))
+        except OSError as error:
+            say(f"syntaxgym-helm evaluate: {error}", sys.stderr)
+            return 2
         say(f"wrote {args.output}")
     return 0

@@ -57,14 +57,21 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _surprisal(args: argparse.Namespace) -> int:
+    from syntaxgym_helm.clients import interruption
+
+    target = f"{args.output} was not written" if args.output else "no row was printed"
+    interruption.leaves(f"nothing was scored; {target}")
     from syntaxgym_helm.api.surprisal import (
         read_plain_texts,
         read_words_tsv,
         word_surprisals,
         write_surprisal_tsv,
     )
+    from syntaxgym_helm.core.output_files import check_destination
 
     try:
+        if args.output is not None:
+            check_destination(args.output)  # before minutes of scoring, not after
         if args.tsv:
             texts = read_words_tsv(args.input, text_column=args.text_column,
                                    index_column=args.index_column, word_column=args.word_column)
@@ -76,6 +83,8 @@ def _surprisal(args: argparse.Namespace) -> int:
     if not texts:
         _say(f"error: {args.input}: no text to score", sys.stderr)
         return 1
+    _warn_index_gaps(texts, args.index_column)
+    interruption.leaves(f"no word's surprisal is kept; {target}: run the command again")
     try:
         table = word_surprisals(texts, args.model, window=args.window, stride=args.stride,
                                 device=args.device, local_path=args.local_path,
@@ -84,10 +93,30 @@ def _surprisal(args: argparse.Namespace) -> int:
     except (ValueError, LookupError) as exc:
         _say(f"error: {exc}", sys.stderr)
         return 1
-    text = write_surprisal_tsv(table, args.output)
+    interruption.leaves(f"{args.output} is as it was before, or whole" if args.output else "")
+    try:
+        text = write_surprisal_tsv(table, args.output)
+    except SyntaxGymError as exc:
+        _say(f"error: {exc}", sys.stderr)
+        return 1
     if args.output is None:
         sys.stdout.write(text)
     flagged = sum(bool(row.flag) for row in table.rows)
     _say(f"{len(table.rows)} rows ({flagged} flagged)" + (f" written to {args.output}"
                                                             if args.output else ""), sys.stderr)
     return 0
+
+
+def _warn_index_gaps(texts, index_column: str) -> None:
+    """Name the texts whose own indices skip some (a word missing from the corpus file): they
+    are scored as the words given, and the output keeps each word's own index."""
+    gapped = [(text, gaps) for text in texts if (gaps := text.index_gaps())]
+    if not gapped:
+        return
+    shown = "; ".join(f"text {text.text_id} ({text.source}): {index_column} "
+                      + ", ".join(f"{a} to {b}" for a, b in gaps[:3])
+                      + (f" and {len(gaps) - 3} more" if len(gaps) > 3 else "")
+                      for text, gaps in gapped[:5])
+    more = f"; and {len(gapped) - 5} more texts" if len(gapped) > 5 else ""
+    _say(f"warning: {len(gapped)} text(s) skip {index_column} values, scored as the words "
+         f"given (each row keeps its own {index_column}): {shown}{more}", sys.stderr)
