@@ -2,6 +2,12 @@
 
 Each module listed in ``COMMAND_MODULES`` defines ``register(subparsers)``, which adds its parser
 and sets ``handler`` (a function of the parsed arguments returning the exit status).
+
+Ctrl-C (SIGINT) or SIGTERM ends every command at once, at any moment (an import, a model loading
+in another thread, a write), with one line and status 130 (143): the handling of
+:mod:`~syntaxgym_helm.clients.interruption`, installed first thing, which also stores what a run's
+engine computed; a command says what an interrupt would leave through
+:func:`~syntaxgym_helm.clients.interruption.leaves`.
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from syntaxgym_helm.clients import interruption
+
+    # As a command (console script, python -m): end on Ctrl-C with one line. Called in a
+    # process that is no command (a test, a notebook), the signals are left as they were.
+    if _is_command():
+        interruption.install(end_process=True)
     parser = argparse.ArgumentParser(
         prog="syntaxgym-helm", description="SyntaxGym suites and reports for HELM")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -33,6 +45,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         importlib.import_module(name).register(commands)
     args = parser.parse_args(argv)
     return int(args.handler(args))
+
+
+def _is_command() -> bool:
+    """Whether this process is the ``syntaxgym-helm`` command (its console script, or
+    ``python -m syntaxgym_helm.cli.main``)."""
+    import os
+
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return (os.path.basename(sys.argv[0] if sys.argv else "").startswith("syntaxgym-helm")
+            or getattr(spec, "name", "") == "syntaxgym_helm.cli.main")
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from syntaxgym_helm.clients import interruption
     from syntaxgym_helm.report.build import REPORT_DIR_NAME, write_report
     from syntaxgym_helm.report.runs import RunsError, find_run_dirs, read_runs
 
@@ -75,7 +76,10 @@ def _report(args: argparse.Namespace) -> int:
 
             runs = with_sentence_score(runs, args.sentence_score)
             note = sentence_score_note(runs, args.sentence_score)
+        interruption.leaves(f"the report in {root / run_suite} is incomplete: run the command "
+                            "again")
         files = write_report(runs, root / run_suite, unreadable, note=note)
+        interruption.leaves(f"the report in {root / run_suite} is whole")
         unread += len(unreadable)
         print(files.summary_text)
         print(f"wrote {files.folder}: summary.md, {len(files.tables)} tables, "

@@ -29,6 +29,14 @@ process (a script or notebook using the Python API, a test runner, HELM's parall
 signal then goes on as before (a ``KeyboardInterrupt`` the caller may catch; SIGTERM's default),
 with the answers already saved; where nothing of ours is at work, it is handled as before,
 untouched.
+
+Every ``syntaxgym-helm`` command installs it too, ending the process as ``helm-run`` does
+(:mod:`syntaxgym_helm.cli.main`), so that a Ctrl-C at any moment (a model loading in the engine
+thread included, which Python's own exit would abort) ends it with status 130 and one line; the
+command says what an interrupt would leave (:func:`leaves`: e.g. that its output file was not
+written), so that the line is true at every stage. Processes forked from such a process (the
+report's pool workers) ignore SIGINT, which a terminal sends to every process of the command: the
+parent alone answers it, and ends them.
 """
 
 from __future__ import annotations
@@ -42,7 +50,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from syntaxgym_helm.clients import request_cache
+from syntaxgym_helm.core.output_files import remove_partial_outputs
 
 #: How long saving may take in all before the process ends anyway (seconds).
 SAVE_DEADLINE_S = 10.0
@@ -52,8 +60,29 @@ _PREVIOUS: dict[int, Any] = {}
 _ending = threading.Event()
 _end_process = False
 _fork_hook = False
+_exit_hook = False
 #: The last file HELM writes for the run whose output phase has begun (None: none has).
 _output_file: Path | None = None
+#: What an interrupt now leaves, in words, for its line ("" when there is nothing to say).
+_leaves = ""
+
+
+def leaves(text: str) -> None:
+    """Say what an interrupt from now on leaves (e.g. ``words.tsv was not written``), in the line
+    it prints; "" to say nothing."""
+    global _leaves
+    _leaves = text
+
+
+def _request_caches() -> Any:
+    """The request-cache module when loaded (no cache can be open before: it imports HELM, which
+    a command that uses no cache need not load)."""
+    return sys.modules.get("syntaxgym_helm.clients.request_cache")
+
+
+def _open_caches() -> list[Any]:
+    module = _request_caches()
+    return module.open_caches() if module is not None else []
 
 
 def register(client: Any) -> None:
@@ -94,14 +123,15 @@ def _leave_output_incomplete() -> str:
 def install(end_process: bool | None = None) -> bool:
     """Handle SIGINT and SIGTERM as the module doc says, where their handlers are Python's
     defaults and this is the main thread; returns whether they are handled. ``end_process``:
-    end the process after saving (default: only in ``helm-run``)."""
+    end the process after saving (default: in ``helm-run``, or where an earlier call said so)."""
     global _end_process, _fork_hook
     if threading.current_thread() is not threading.main_thread():
         return False
     if not _fork_hook and hasattr(os, "register_at_fork"):  # POSIX
         os.register_at_fork(after_in_child=_restore_previous_handlers)
         _fork_hook = True
-    _end_process = _is_helm_run() if end_process is None else end_process
+    # A later call with no choice (the run hooks') keeps what an earlier one chose.
+    _end_process = (_end_process or _is_helm_run()) if end_process is None else end_process
     installed = False
     for signum, default in ((signal.SIGINT, signal.default_int_handler),
                             (signal.SIGTERM, signal.SIG_DFL)):
@@ -121,10 +151,25 @@ def _restore_previous_handlers() -> None:
     threads our caches and engines wait on, so saving there would wait for ever; and a Python
     handler can be lost there: a SIGTERM that arrives just before the worker blocks on its
     queue's lock only marks the handler as due, and the worker sleeps on (Pool.terminate then
-    waits for it for ever: a test run hung so). With SIGTERM's default the kernel ends it."""
+    waits for it for ever: a test run hung so). With SIGTERM's default the kernel ends it.
+    Where the parent ends the process on a signal (``helm-run``, a command), the child ignores
+    SIGINT: a terminal's Ctrl-C reaches every process of the command, and the parent, which
+    answers it, ends its children (a child's own KeyboardInterrupt would print a traceback)."""
     for signum, previous in _PREVIOUS.items():
         if signal.getsignal(signum) is _handle:
-            signal.signal(signum, previous)
+            ignore = _end_process and signum == signal.SIGINT
+            signal.signal(signum, signal.SIG_IGN if ignore else previous)
+
+
+def _end_children() -> None:
+    """End the processes this one forked and still runs (a pool's workers: they ignore SIGINT)."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        try:
+            child.terminate()
+        except Exception:  # noqa: BLE001 - the process is ending anyway
+            continue
 
 
 
@@ -147,9 +192,9 @@ def _previous(signum: int, frame: Any) -> None:
 
 def _handle(signum: int, frame: Any) -> None:
     incomplete = _leave_output_incomplete() if not _ending.is_set() else ""
-    if incomplete and not (_end_process or _CLIENTS or request_cache.open_caches()):
+    if incomplete and not (_end_process or _CLIENTS or _open_caches()):
         _say(f"syntaxgym-helm: interrupted ({signal.Signals(signum).name}){incomplete}")
-    if not (_end_process or _CLIENTS or request_cache.open_caches()) or _ending.is_set():
+    if not (_end_process or _CLIENTS or _open_caches()) or _ending.is_set():
         if _ending.is_set() and _end_process:  # a second signal while saving: end now
             os._exit(128 + signum)
         _previous(signum, frame)
@@ -158,21 +203,49 @@ def _handle(signum: int, frame: Any) -> None:
     started = time.monotonic()
     name = signal.Signals(signum).name
     try:
-        line = (f"syntaxgym-helm: interrupted ({name}); {_save(started + SAVE_DEADLINE_S)}"
-                f"{incomplete}")
+        saved = _save(started + SAVE_DEADLINE_S)
     except BaseException as exc:  # noqa: BLE001 - the process ends whatever happened
-        line = (f"syntaxgym-helm: interrupted ({name}); saving failed ({type(exc).__name__}: "
-                f"{exc}){incomplete}")
-    line = f"{line} ({time.monotonic() - started:.1f} s)"
+        saved = f"saving failed ({type(exc).__name__}: {exc})"
+    said = "; ".join(part for part in (saved, _leaves) if part) or "nothing was saved"
+    line = (f"syntaxgym-helm: interrupted ({name}); {said}{incomplete} "
+            f"({time.monotonic() - started:.1f} s)")
     if _end_process:
+        _end_children()
+        remove_partial_outputs()
         _end(line, 128 + signum)
     _say(line)
     _ending.clear()
+    _end_at_exit_if_working()
     _previous(signum, frame)
 
 
+
+def _end_at_exit_if_working() -> None:
+    """After an interrupt that goes on as Python's own: if the process then exits while an
+    engine thread still runs torch code (loading the model, computing a batch), end it at once
+    with status 130 instead of letting Python's exit meet that thread, which aborts the process
+    ("terminate called without an active exception", status 134)."""
+    global _exit_hook
+    if _exit_hook:
+        return
+    import atexit
+
+    def end_if_working() -> None:
+        servers = [getattr(client, "_server", None) for client in list(_CLIENTS)]
+        if any(getattr(server, "working", False) for server in servers):
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:  # noqa: BLE001 - a closed stream: the process ends anyway
+                    pass
+            os._exit(128 + signal.SIGINT)
+
+    atexit.register(end_if_working)
+    _exit_hook = True
+
+
 def _save(deadline: float) -> str:
-    """Store and commit what was computed; what was kept, in words."""
+    """Store and commit what was computed; what was kept, in words ("" when nothing)."""
     extra = 0
     for client in list(_CLIENTS):
         remaining = deadline - time.monotonic()
@@ -182,10 +255,11 @@ def _save(deadline: float) -> str:
             extra += client.save_computed(timeout_s=min(2.0, remaining))
         except Exception:  # noqa: BLE001 - keep saving the others
             continue
-    saved = request_cache.commit_open_caches(timeout_s=max(0.1, min(2.0, deadline -
-                                                                    time.monotonic())))
+    caches = _request_caches()
+    saved = caches.commit_open_caches(timeout_s=max(0.1, min(2.0, deadline - time.monotonic()))
+                                      ) if caches is not None else []
     if not saved:
-        return "nothing was computed to keep"
+        return ""
     kept = ", ".join(f"{path} ({count} answers saved by this process)" for path, count in saved)
     ahead = f", {extra} of them computed ahead of HELM's requests" if extra else ""
     again = "; run the same command again to go on" if _end_process else ""
@@ -199,8 +273,8 @@ def _say(line: str) -> None:
         except Exception:  # noqa: BLE001 - a closed or broken stream: the other is still tried
             pass
     try:
-        # On a terminal, a progress bar may hold the current line.
-        os.write(2, (("\n" if sys.stderr.isatty() else "") + line + "\n").encode())
+        # A progress bar may hold the current line (on a terminal, or in a log file).
+        os.write(2, ("\n" + line + "\n").encode())
     except OSError:
         pass
 

@@ -9,6 +9,8 @@ engine, with a traceback and the last batch of answers lost.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -224,3 +226,113 @@ def test_a_forked_worker_gets_the_default_handlers_and_ends_on_sigterm(tmp_path:
     assert lines[0] == "child handlers True True", done.stdout
     word, exitcode, seconds = lines[1].split()
     assert word == "ended" and int(exitcode) == -signal.SIGTERM and float(seconds) < 5
+
+
+def _interrupt_command(command: list[str], cwd: Path, env: dict[str, str], ready,
+                       timeout_s: float = 600) -> tuple[int, str]:
+    """Start ``command`` as a terminal would, wait until ``ready()``, then send SIGINT to its
+    whole process group (as a terminal's Ctrl-C reaches every process of a command); its status
+    and output."""
+    log = cwd / "log.txt"
+    process = start_with_default_signals(command, cwd=cwd, env=env, log=log)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not ready(log) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, f"it ended first: {log.read_text()[-3000:]}"
+        os.killpg(process.pid, signal.SIGINT)
+        status = process.wait(timeout=30)
+    finally:
+        process.kill()
+    return status, log.read_text(errors="replace")
+
+
+def _one_true_line(status: int, text: str) -> str:
+    assert status == 130, (status, text[-3000:])
+    assert "Traceback" not in text and "terminate called" not in text, text[-3000:]
+    last = text.strip().splitlines()[-1]
+    assert last.startswith("syntaxgym-helm: interrupted (SIGINT); "), text[-3000:]
+    return last
+
+
+@pytest.mark.slow
+@pytest.mark.limit(900)
+@pytest.mark.parametrize("moment", ["dequantising", "loading"])
+def test_ctrl_c_during_a_commands_model_load_ends_with_status_130_and_one_true_line(
+        tmp_path: Path, smollm2_weights: Path, moment: str) -> None:
+    """Before: a traceback, or "terminate called without an active exception" and status 134
+    (3 of 3 tries) while the engine thread loaded the model; and "nothing was computed to keep"
+    while scoring, which was untrue."""
+    from syntaxgym_helm.clients.checked_folders import folder_problem
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+
+    (tmp_path / "texts.txt").write_text("The keys to the cabinet are on the table.\n" * 50)
+    cache = tmp_path / "cache"
+    env = private_env(cache, smollm2_weights if moment == "loading" else None)
+
+    def ready(log: Path) -> bool:
+        if moment == "dequantising":  # its temporary folder is there: the copy is being written
+            return any((cache / "weights").glob(".*.tmp-*"))
+        return "Loading weights" in log.read_text(errors="replace")
+
+    status, text = _interrupt_command(
+        [str(BIN / "syntaxgym-helm"), "surprisal", "texts.txt", "--model",
+         SMOLLM2_135M.syntaxgym_name, "--device", "cpu", "-o", "words.tsv"], tmp_path, env, ready)
+    last = _one_true_line(status, text)
+    assert last.split("); ", 1)[1].startswith(
+        "no word's surprisal is kept; words.tsv was not written: run the command again"), last
+    assert not (tmp_path / "words.tsv").exists()
+    if moment == "loading":  # the checked copy is intact and kept
+        assert folder_problem(cache / "weights" / smollm2_weights.name) is None
+
+
+SCRIPT_LOADING = textwrap.dedent("""
+    import sys
+    from syntaxgym_helm import score_sentences
+    score_sentences(["The keys are on the table."], sys.argv[1])
+""")
+
+
+@pytest.mark.slow
+@pytest.mark.limit(900)
+def test_ctrl_c_in_a_script_while_the_model_loads_keeps_the_weights(
+        tmp_path: Path, smollm2_weights: Path) -> None:
+    """A script's Ctrl-C goes on as its KeyboardInterrupt, and Python exits while the engine
+    thread still loads. Before: the process aborted ("terminate called without an active
+    exception", status 134), or the load failed ("cannot schedule new futures after interpreter
+    shutdown") and that was taken for damaged weights: the checked 540 MB copy was removed, to
+    be dequantised again."""
+    from syntaxgym_helm.clients.checked_folders import folder_problem
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+
+    cache = tmp_path / "cache"
+    env = private_env(cache, smollm2_weights)
+    status, text = _interrupt_command(
+        [sys.executable, "-c", SCRIPT_LOADING, SMOLLM2_135M.syntaxgym_name], tmp_path, env,
+        lambda log: "Loading weights" in log.read_text(errors="replace"))
+    # Python's own end of a KeyboardInterrupt (-SIGINT), or 130 where the engine thread was
+    # still at work (before: an abort, "terminate called without an active exception").
+    assert status in (130, -signal.SIGINT), (status, text[-3000:])
+    assert "terminate called" not in text and "unusable" not in text, text[-3000:]
+    assert folder_problem(cache / "weights" / smollm2_weights.name) is None
+
+
+@pytest.mark.limit(300)
+def test_ctrl_c_while_a_report_is_written_ends_every_process_with_one_line(
+        tmp_path: Path) -> None:
+    """The report's pool workers get the terminal's SIGINT too: they ignore it, and the parent
+    ends them; one line says the report is incomplete (before: a traceback per process)."""
+    from fault_helpers import ROOT
+
+    output = Path(shutil.copytree(ROOT / "tests" / "fixtures" / "blimp_run",
+                                  tmp_path / "benchmark_output"))
+    status, text = _interrupt_command(
+        [str(BIN / "syntaxgym-helm"), "report", str(output)], tmp_path,
+        private_env(tmp_path / "cache"),
+        lambda log: "writing reports" in log.read_text(errors="replace"))
+    last = _one_true_line(status, text)
+    assert last.split("); ", 1)[1].startswith(
+        f"the report in {output / 'syntaxgym_report' / 'blimp_fixture'} is incomplete: run the "
+        "command again"), last
+    time.sleep(1.0)
+    assert "KeyboardInterrupt" not in (tmp_path / "log.txt").read_text(errors="replace")

@@ -10,6 +10,7 @@ copy is checked against its manifest at every load but the one that has just wri
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -207,8 +208,19 @@ def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code
         return _load(f"{gguf} (dequantised copy {folder})", str(folder),
                      {"trust_remote_code": trust_remote_code}, dtype, extra)
     except ModelLoadError as exc:
+        if not_the_files(exc.__cause__):
+            raise  # the folder is not at fault: it stays
         reject(folder, subject, f"it cannot be loaded ({exc.__cause__!r})", remedy)
         return None
+
+
+def not_the_files(error: BaseException | None) -> bool:
+    """Whether a load failed for a reason other than the files it read: the interpreter is
+    shutting down (Ctrl-C in a script while the engine thread loads: Python's exit refuses new
+    work, "cannot schedule new futures after interpreter shutdown"), or memory ran out. Such a
+    failure must not remove a checked folder of weights (it once removed the 540 MB copy)."""
+    return (sys.is_finalizing() or isinstance(error, (MemoryError, KeyboardInterrupt))
+            or "interpreter shutdown" in str(error))
 
 
 def _save_streamed(source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
