@@ -8,7 +8,8 @@ a few large, length-sorted passes and kept until HELM asks for them. A prompt no
 scored alone. The request cache's keys name the checkpoint's files
 (:mod:`~syntaxgym_helm.clients.checkpoint_identity`) and the scoring settings. A checkpoint that
 cannot be scored (no mask token, a tokenizer without offsets...) fails each of its requests with
-one clear, non-fatal error, so the other models of the run go on.
+one clear, non-fatal error, so the other models of the run go on; so does a request whose
+scoring fails otherwise (never raised: HELM's executor would retry it for minutes).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, TypeVar
 
 from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig
+from helm.common.hierarchical_logger import hexception
 from helm.common.request import Request, RequestResult, wrap_request_time
 
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
@@ -160,6 +162,10 @@ class BatchScoringClient(CachingClient):
         except RefusedAnswer as error:
             return failed_request(f"{name}: the model's answer cannot be used: {error}; are "
                                   "its weights or its computation broken?")
+        except Exception as error:  # noqa: BLE001 - the request fails with the reason
+            # Raised, HELM's executor would retry it for minutes (its backoff: 10 to 160 s).
+            hexception(error)
+            return failed_request(f"{name}: scoring failed: {type(error).__name__}: {error}")
         return result_of_response(response, cached)
 
     def prefetch(self, requests: Sequence[Request]) -> int:

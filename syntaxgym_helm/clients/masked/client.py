@@ -69,7 +69,7 @@ class MaskedLMClient(BatchScoringClient):
             ) from None
         self._tokenizer = tokenizer
         self._model = model.to(self.device).eval()
-        self._max_length = min(context_length(model, tokenizer),
+        self._max_length = min(learned_positions(model) or context_length(model, tokenizer),
                                _tokenizer_limit(tokenizer) or 10**9)
         probe = encode_sentences(tokenizer, [PROBE], self.pll, self._max_length)[0]
         self._target_logits = TargetLogits(self._model)
@@ -86,6 +86,23 @@ class MaskedLMClient(BatchScoringClient):
             self._model, good, mask_id=self._tokenizer.mask_token_id, device=self.device,
             max_batch_tokens=self.max_batch_tokens, counts=self.counts,
             target_logits=self._target_logits))
+
+
+def learned_positions(model) -> int | None:
+    """How many tokens a model with a learned table of positions holds: the table's rows, less
+    those RoBERTa's family (XLM-R, CamemBERT...) never uses, as its positions start after the
+    padding index (roberta-base: 514 rows, 512 tokens); None without such a table (rotary or
+    relative positions: the config's or the tokenizer's limit applies)."""
+    import torch
+
+    embeddings = getattr(getattr(model, "base_model", None), "embeddings", None)
+    table = getattr(embeddings, "position_embeddings", None)
+    if not isinstance(table, torch.nn.Embedding):
+        return None
+    padding = getattr(embeddings, "padding_idx", None)
+    if hasattr(embeddings, "create_position_ids_from_input_ids") and isinstance(padding, int):
+        return table.num_embeddings - padding - 1
+    return table.num_embeddings
 
 
 def _tokenizer_limit(tokenizer) -> int | None:

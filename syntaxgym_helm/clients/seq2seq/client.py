@@ -75,7 +75,10 @@ class Seq2SeqClient(BatchScoringClient):
         first = start if self._babylm is None else self._babylm.start
         self._start_text: str = str(tokenizer.convert_ids_to_tokens(first))
         self._model = model.to(self.device).eval()
-        positions = getattr(model.config, "n_positions", None)
+        # A learned table of positions (BART's family) bounds the length; T5's relative
+        # positions do not.
+        positions = (getattr(model.config, "n_positions", None)
+                     or getattr(model.config, "max_position_embeddings", None))
         self._max_length = positions if isinstance(positions, int) and positions > 0 else 10**6
 
     def _score(self, prompts: Sequence[str]) -> list[PromptLogprobs | PromptError]:
