@@ -54,7 +54,7 @@ from syntaxgym_helm.report.run_checks import (
     read_json,
     run_again,
 )
-from syntaxgym_helm.report.suite_versions import distinguish_suites
+from syntaxgym_helm.report.suite_versions import distinguish_suites, separate_cells
 
 SCENARIO_CLASS_SUFFIX = "SyntaxGymScenario"
 
@@ -297,7 +297,7 @@ def read_runs(run_dirs: Iterable[Path], progress: bool = True, rescore: bool = F
     if not records:
         raise RunsError(f"none of the {len(run_dirs)} run(s) could be read: "
                         + "; ".join(run.describe for run in unreadable))
-    return assign_labels(distinguish_suites(records)), unreadable
+    return separate_cells(assign_labels(distinguish_suites(records))), unreadable
 
 
 def load_runs(run_dirs: Iterable[Path], progress: bool = True,

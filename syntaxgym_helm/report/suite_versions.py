@@ -9,6 +9,13 @@ item number they both ran has the same item (runs of a suite that ran other samp
 ``--max-eval-instances``, agree); otherwise each version of the suite gets a name of its own,
 ``<name> [<the suite argument of its runs>]``, or ``<name> [items <digest>]`` where the argument
 is the same, and a warning names them.
+
+Runs of one suite can still meet in one cell of a report's tables: one model's runs of two files
+of one suite (items 1-6 in one, 7-14 in the other), or of one suite under two run-entry arguments
+a label does not show (``ties=pass`` beside ``ties=fail``). Each table would then show one of
+them while others count both. :func:`separate_cells` tells them apart: by the suite argument
+(the suite's name gets it) where that differs, by the other arguments that differ (the label gets
+them), and by the run's name where nothing else does; a warning names them.
 """
 
 from __future__ import annotations
@@ -74,3 +81,53 @@ def distinguish_suites(runs: Sequence[Any]) -> list[Any]:
                           for tag, (_, members) in zip(tags, versions, strict=True)),
               file=sys.stderr)
     return renamed
+
+
+def _entry_arguments(run: Any) -> dict[str, str]:
+    """The run entry's arguments, from the run's name (``syntaxgym:suite=X,ties=pass,model=M``)."""
+    body = run.run_name.split(":", 1)[-1]
+    return dict(part.partition("=")[::2] for part in body.split(",") if "=" in part)
+
+
+def _default(name: str) -> str:
+    from syntaxgym_helm.core.run_options import RunOptions
+
+    return str(getattr(RunOptions(), name, ""))
+
+
+def _cells(runs: Sequence[Any]) -> dict[tuple[str, str], list[int]]:
+    cells: dict[tuple[str, str], list[int]] = {}
+    for index, run in enumerate(runs):
+        cells.setdefault((run.suite_name, run.name), []).append(index)
+    return {cell: members for cell, members in cells.items() if len(members) > 1}
+
+
+def separate_cells(runs: Sequence[Any]) -> list[Any]:
+    """``runs`` (labelled), those that would share a cell of the tables told apart (see the
+    module doc)."""
+    apart = list(runs)
+    shared = _cells(runs)
+    for (suite, label), members in shared.items():
+        sources = {runs[i].suite_source for i in members}
+        arguments = {i: _entry_arguments(runs[i]) for i in members}
+        names = sorted({k for values in arguments.values() for k in values} - {"model", "suite"})
+        differing = [k for k in names
+                     if len({values.get(k, _default(k)) for values in arguments.values()}) > 1]
+        for i in members:
+            run = apart[i]
+            if len(sources) > 1:
+                run = replace(run, suite_name=f"{suite} [{run.suite_source}]")
+            if differing:
+                shown = ", ".join(f"{k}={arguments[i].get(k, _default(k))}" for k in differing)
+                run = replace(run, label=f"{label} [{shown}]")
+            apart[i] = run
+    for members in _cells(apart).values():  # nothing else differs: the runs' names do
+        for i in members:
+            apart[i] = replace(apart[i], label=f"{apart[i].name} ({apart[i].run_name})")
+    if shared:
+        print(f"warning: {sum(len(m) for m in shared.values())} runs would share a cell of the "
+              "tables (one suite, one model): reported apart, as "
+              + "; ".join(", ".join(f"{apart[i].suite_name} / {apart[i].name} "
+                                    f"({apart[i].run_dir})" for i in members)
+                          for members in shared.values()), file=sys.stderr)
+    return apart
