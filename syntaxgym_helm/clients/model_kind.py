@@ -108,17 +108,53 @@ def _folder(path: Path, kind: str | None) -> Checkpoint:
 
 
 def _hub(hub_id: str, kind: str | None) -> Checkpoint:
-    try:
-        from transformers import AutoConfig
+    """A Hub id's checkpoint, its config read from the local Hub cache when it is there, else
+    fetched; when it is not cached and the Hub cannot be reached (offline mode, no network), a
+    :class:`CheckpointError` at once, not after the Hub client's retries (23 s offline)."""
+    from transformers import AutoConfig
 
-        config = AutoConfig.from_pretrained(hub_id).to_dict()
-    except Exception as error:  # noqa: BLE001 - offline, unknown id, gated: say which
-        raise CheckpointError(
-            f"{hub_id}: neither a local path nor a Hub model whose config could be read "
-            f"({type(error).__name__}: {error}); check the id, the network, or download the "
-            "model and give its folder") from None
+    try:
+        config = AutoConfig.from_pretrained(hub_id, local_files_only=True).to_dict()
+    except Exception:  # noqa: BLE001 - not in the local cache: ask the Hub, if it can be reached
+        unreachable = hub_unreachable()
+        if unreachable:
+            raise CheckpointError(
+                f"{hub_id}: no such local file or folder, and not in the local Hugging Face "
+                f"cache; the Hub cannot be asked ({unreachable}): check the name, or download "
+                "the model and give its folder") from None
+        try:
+            config = AutoConfig.from_pretrained(hub_id).to_dict()
+        except Exception as error:  # noqa: BLE001 - unknown id, gated, network: say which
+            raise CheckpointError(
+                f"{hub_id}: neither a local path nor a Hub model whose config could be read "
+                f"({type(error).__name__}: {error}); check the id, the network, or download "
+                "the model and give its folder") from None
     return Checkpoint(hub_id, _kind(config, hub_id, kind),
                       model_type=str(config.get("model_type", "")))
+
+
+def hub_unreachable(timeout_s: float = 5.0) -> str:
+    """Why the Hugging Face Hub cannot be asked now ("" when it may be): its offline mode
+    (``HF_HUB_OFFLINE``, as huggingface_hub reads it), or no connection to its endpoint within
+    ``timeout_s`` (not tried through a proxy, which may reach what this host cannot)."""
+    import socket
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return "HF_HUB_OFFLINE is set"
+    if urllib.request.getproxies():
+        return ""
+    endpoint = urlsplit(constants.ENDPOINT)
+    host = endpoint.hostname or ""
+    port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as error:
+        return f"{host}:{port} cannot be reached: {error.strerror or error}"
+    return ""
 
 
 def _kind(config: dict, where: str, kind: str | None) -> ModelKind:
