@@ -133,7 +133,11 @@ def _hub(hub_id: str, kind: str | None) -> Checkpoint:
                       model_type=str(config.get("model_type", "")))
 
 
-def hub_unreachable(timeout_s: float = 5.0) -> str:
+#: How long the check that the Hub can be reached waits for a connection (seconds).
+HUB_CONNECT_TIMEOUT_S = 5.0
+
+
+def hub_unreachable(timeout_s: float = HUB_CONNECT_TIMEOUT_S) -> str:
     """Why the Hugging Face Hub cannot be asked now ("" when it may be): its offline mode
     (``HF_HUB_OFFLINE``, as huggingface_hub reads it), or no connection to its endpoint within
     ``timeout_s`` (not tried through a proxy, which may reach what this host cannot)."""

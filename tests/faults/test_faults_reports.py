@@ -117,3 +117,51 @@ def test_compare_says_which_runs_it_could_not_read(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("**1 run(s) could not be read and are not compared:**")
     assert "blimp_adjunct_island): per_instance_stats.json is missing" in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.limit(1500)
+def test_runs_that_would_share_a_cell_are_told_apart_in_every_table(
+        tmp_path: Path, smollm2_weights: Path) -> None:
+    """One model's runs of two files of one suite (items 1-3 in one, 4-6 in the other: equal
+    headers, no item in common), and of one of them again with ties=pass, in one run suite.
+    Before: summary.md and accuracy.csv showed one run (3 items), while predictions.csv held 9
+    and the ties line said "0 of 9 scored items"."""
+    import csv
+    import json
+
+    from fixtures import HU2020_DIR
+    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
+
+    suite = json.loads((HU2020_DIR / "number_prep.json").read_text())
+    files = []
+    for folder, numbers in (("first", range(1, 4)), ("second", range(4, 7))):
+        (tmp_path / folder).mkdir()
+        part = {**suite, "items": [i for i in suite["items"] if i["item_number"] in numbers]}
+        files.append(tmp_path / folder / "agreement.json")
+        files[-1].write_text(json.dumps(part))
+    model = SMOLLM2_135M.syntaxgym_name
+    entries = [f"syntaxgym:suite={files[0]},model={model}",
+               f"syntaxgym:suite={files[1]},model={model}",
+               f"syntaxgym:suite={files[1]},ties=pass,model={model}"]
+    done = run_script([BIN / "helm-run", "--run-entries", *entries, "--suite", "cells",
+                       "--max-eval-instances", "3"], cwd=tmp_path,
+                      env=private_env(tmp_path / "cache", smollm2_weights), timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    output = tmp_path / "benchmark_output"
+    done, summary = _report(output)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "warning: 3 runs would share a cell of the tables" in done.stderr
+    report = output / "syntaxgym_report" / "cells"
+    with (report / "accuracy.csv").open() as stream:
+        accuracy = [row for row in csv.DictReader(stream) if row["measure"] == "accuracy"]
+    with (report / "predictions.csv").open() as stream:
+        predictions = list(csv.DictReader(stream))
+    cells = {(row["model"], row["suite"]): int(row["items"]) for row in accuracy}
+    assert cells == {(f"{model} [ties=fail]", f"agreement [{files[0]}]"): 3,
+                     (f"{model} [ties=fail]", f"agreement [{files[1]}]"): 3,
+                     (f"{model} [ties=pass]", f"agreement [{files[1]}]"): 3}
+    assert len({(p["model"], p["suite"], p["item"]) for p in predictions}) == 9
+    assert f"{model} [ties=fail]: 0 of 6 scored items" in summary
+    assert f"{model} [ties=pass]: 0 of 3 scored items" in summary
+    assert f"| agreement [{files[0]}] | 3/3 | – |" in summary

@@ -163,3 +163,39 @@ def test_a_report_says_which_items_text_was_changed() -> None:
     items = annotated_suite(changed)["items"]
     assert items[0]["syntaxgym_helm"]["notes"] == [note] and items[1]["syntaxgym_helm"][
         "notes"] == []
+
+
+@pytest.mark.limit(120)
+@pytest.mark.parametrize("offline", [True, False])
+def test_an_unknown_model_name_is_an_error_at_once_when_the_hub_cannot_be_asked(
+        offline: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: ``nosuch-model~within_word_l2r`` (or any unknown name) was tried as a Hub id, and
+    offline the Hub client retried for 23 s before the error. ``offline``: HF_HUB_OFFLINE, as
+    huggingface_hub reads it; else the Hub's endpoint is one this host cannot reach (an address
+    of the documentation range, RFC 5737, where nothing answers: the connection times out).
+    The config is looked for in the local Hub cache first, which holds no such model."""
+    import re
+    import time
+
+    from huggingface_hub import constants
+
+    from syntaxgym_helm.api import UnknownModelError
+    from syntaxgym_helm.api.evaluate import score_sentences
+    from syntaxgym_helm.clients import model_kind
+
+    if offline:
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+        reason = "HF_HUB_OFFLINE is set"
+    else:
+        monkeypatch.setattr(constants, "ENDPOINT", "https://192.0.2.1")
+        monkeypatch.setattr("urllib.request.getproxies", dict)
+        reason = "192.0.2.1:443 cannot be reached"
+    message = ("nolab/no-such-model: no such local file or folder, and not in the local "
+               f"Hugging Face cache; the Hub cannot be asked ({reason}")
+    with pytest.raises(UnknownModelError) as raised:
+        score_sentences(["The cat sat."], "nolab/no-such-model~within_word_l2r")
+    assert message in str(raised.value)
+    started = time.monotonic()  # the look-up itself, the API's imports done
+    with pytest.raises(model_kind.CheckpointError, match=re.escape(message)):
+        model_kind.inspect_checkpoint("nolab/no-such-model")
+    assert time.monotonic() - started < model_kind.HUB_CONNECT_TIMEOUT_S + 3
