@@ -54,6 +54,13 @@ def _evaluate(args: argparse.Namespace) -> int:
         say(f"syntaxgym-helm evaluate: {error}", sys.stderr)
         return 2
     unscorable = len(result.items) - result.scored_items
+    if not result.scored_items:  # no accuracy to print: say why, and fail
+        first = next((item for item in result.items if item.problems), None)
+        say(f"syntaxgym-helm evaluate: {result.suite} on {result.model}: no item was scored ("
+            + (f"{unscorable} unscorable, e.g. item {first.item_number}: "
+               f"{'; '.join(first.problems)}" if first is not None
+               else "the suite has no item to score, or --max-items is 0") + ")", sys.stderr)
+        return 1
     say(f"{result.suite} on {result.model}: accuracy {result.accuracy:.3f} "
         f"({result.passed_items} of {result.scored_items} items scored pass"
         + (f"; {unscorable} unscorable)" if unscorable else ")"))

@@ -231,8 +231,10 @@ def _end_at_exit_if_working() -> None:
     import atexit
 
     def end_if_working() -> None:
+        from syntaxgym_helm.clients.local.server import engine_at_work
+
         servers = [getattr(client, "_server", None) for client in list(_CLIENTS)]
-        if any(getattr(server, "working", False) for server in servers):
+        if any(engine_at_work(server) for server in servers if server is not None):
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()

@@ -197,6 +197,11 @@ def _rescored_run(run_dir: Path, spec: dict[str, Any], warn: bool) -> RunRecord:
 
     options = _metric_options(spec)
     data = read_json(run_dir / "scenario_state.json")
+    if adapter_digest(data.get("adapter_spec") or {}) != adapter_digest(spec["adapter_spec"]):
+        model = (data.get("adapter_spec") or {}).get("model")
+        raise RunsError(f"its scenario_state.json is of another adapter spec (model {model}, "
+                        "prefix or settings) than the run its run_spec.json names: the folder "
+                        f"mixes files of two runs; {run_again(run_dir, spec)}")
     # check_types=False: HELM's dataclasses use forward references dacite cannot resolve.
     state = dacite.from_dict(ScenarioState, data, config=dacite.Config(check_types=False))
     by_instance: dict[str, list[Any]] = {}

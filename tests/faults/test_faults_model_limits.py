@@ -150,3 +150,27 @@ def test_a_pass_that_fails_fails_its_requests_with_the_reason_at_once(tmp_path: 
                                          "of range"):
         score_sentences(["The keys are on the table.", "The cat sat."], str(folder))
     assert time.monotonic() - started < 60
+
+
+@pytest.mark.limit(300)
+def test_evaluate_with_no_item_scored_fails_and_says_why(tmp_path: Path) -> None:
+    """Every sentence longer than the model holds: before, ``evaluate`` printed "accuracy nan
+    (0 of 0 items scored pass; 2 unscorable)" and exited 0, as a success."""
+    import json
+
+    from fault_helpers import syntaxgym_helm
+
+    folder = _build("bert", tmp_path / "bert")
+    long = " ".join(["the keys to the cabinet"] * 8)
+    suite = tmp_path / "long.json"
+    suite.write_text(json.dumps({
+        "meta": {"name": "long", "metric": "sum"}, "region_meta": {"1": "all"},
+        "predictions": [{"type": "formula", "formula": "(1;%a%) < (1;%b%)"}],
+        "items": [{"item_number": n, "conditions": [
+            {"condition_name": c, "regions": [{"region_number": 1, "content": f"{long} {c}."}]}
+            for c in ("a", "b")]} for n in (1, 2)]}))
+    done = syntaxgym_helm("evaluate", str(suite), "--model", str(folder))
+    assert done.returncode == 1, done.stdout + done.stderr[-2000:]
+    assert "syntaxgym-helm evaluate: long on " in done.stderr
+    assert "no item was scored (2 unscorable, e.g. item 1: " in done.stderr
+    assert f"more than the model's {POSITIONS}" in done.stderr and "accuracy" not in done.stdout

@@ -94,6 +94,28 @@ def test_items_that_helm_files_do_not_describe_are_never_shown(tmp_path: Path,
     assert len(reason) < 1000
 
 
+@pytest.mark.parametrize("rescore", [True, False])
+def test_requests_of_another_model_are_never_shown_under_this_ones_name(
+        tmp_path: Path, rescore: bool) -> None:
+    """Gemma's scenario_state.json in SmolLM2's run folder of the same paradigm, where both
+    models passed every item (so every item's accuracy agrees with HELM's per_instance_stats),
+    read with --rescore or because the metric's items are missing. Before: SmolLM2's rows held
+    Gemma's surprisals (52.10 bits for a region that is 44.01)."""
+    output = Path(shutil.copytree(ROOT / "tests" / "fixtures" / "blimp_run", tmp_path / "out"))
+    runs = output / "runs" / "blimp_fixture"
+    entry = "syntaxgym:suite=blimp_anaphor_number_agreement,model=syntaxgym_{}"
+    run_dir = runs / entry.format("smollm2-135m-instruct-q4_1")
+    shutil.copyfile(runs / entry.format("gemma-3-270m-q4_k_m") / "scenario_state.json",
+                    run_dir / "scenario_state.json")
+    if not rescore:
+        (run_dir / SCORED_ITEMS).unlink()
+    with pytest.raises(ValueError, match="none of the 1 run") as raised:
+        read_runs([run_dir], progress=False, rescore=rescore)
+    assert ("its scenario_state.json is of another adapter spec (model "
+            "syntaxgym/gemma-3-270m-q4_k_m, prefix or settings) than the run its run_spec.json "
+            "names: the folder mixes files of two runs; run it again") in str(raised.value)
+
+
 @pytest.mark.slow
 @pytest.mark.limit(1200)
 def test_a_rerun_whose_items_cannot_be_written_is_read_from_helms_own_files(

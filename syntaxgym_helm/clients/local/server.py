@@ -64,9 +64,6 @@ class ModelServer:
         self.engine: LogprobEngine | None = None  # made in the engine thread
         self._make_engine = make_engine
         self._ready = threading.Event()
-        #: Whether the engine thread is loading the model or computing a batch (it runs torch
-        #: code, which Python's exit must not meet: :mod:`~syntaxgym_helm.clients.interruption`).
-        self.working = True
         self._setup_error: BaseException | None = None
         self.max_wait_s = max_wait_s
         self.progress = progress
@@ -215,9 +212,7 @@ class ModelServer:
             self._setup_error = exc
         self._ready.set()
         while True:
-            self.working = False
             prompts = self._gather_batch()
-            self.working = True
             try:
                 if self._setup_error is not None:
                     raise self._setup_error
@@ -333,3 +328,10 @@ class ModelServerFactory:
             if model_key not in cls._models:
                 cls._models[model_key] = load()
             return cls._models[model_key]
+
+
+def engine_at_work(server: ModelServer) -> bool:
+    """Whether ``server``'s engine thread runs torch code now: loading the model, or computing
+    prompts asked for or reserved (Python's exit must not meet it:
+    :mod:`~syntaxgym_helm.clients.interruption`)."""
+    return not server._ready.is_set() or bool(server._pending)
