@@ -25,6 +25,13 @@ Layout under the output folder (default ``benchmark_output/syntaxgym_report``, w
     <run suite>/<suite>/<model>.json            the suite annotated as syntaxgym-core writes it
     <run suite>/<suite>/<model>.predictions.csv the same tables for one model and suite
     <run suite>/<suite>/<model>.regions.csv
+    <run suite>/.syntaxgym-report-files         the files above that this report wrote
+
+A report into a folder that holds an earlier one first removes the files the earlier one wrote
+(its ``.syntaxgym-report-files``), so that the folder never mixes two reports (a table, or a
+model's annotated suite, that this report does not write again would stay beside its files:
+``report`` then ``report --sentence-score char`` left both the sum's and the char score's files).
+Nothing else in the folder is touched.
 """
 
 from __future__ import annotations
@@ -69,6 +76,8 @@ PLOT_NAME = "surprisal_profile.png"
 #: ``<data set>_regions.png`` and ``.csv``: the region analysis of one data set's runs.
 REGIONS_NAME = "{dataset}_regions"
 VARIANTS_NAME = "variants.csv"
+#: The list of the files a report wrote, relative to its folder (see the module doc).
+FILES_LIST_NAME = ".syntaxgym-report-files"
 
 
 @dataclass
@@ -94,6 +103,7 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
     summary names the ``unreadable`` runs and marks what lacks them, and begins with ``note``
     (how the runs were read, e.g. under another sentence score) when there is one."""
     folder.mkdir(parents=True, exist_ok=True)
+    _remove_earlier_report(folder)
     # Each suite's files, several suites at once, while this process writes the summary; the
     # region analysis of each run is made with its suite's files, where its region values are
     # at hand. The tables of all runs are the runs' own tables put together in run order.
@@ -138,7 +148,29 @@ def write_report(runs: Sequence[RunRecord], folder: Path,
         files.tables.append(_concatenate([per_run[i][column] for i in range(len(runs))],
                                          folder / name, row_type))
     files.tables += [table for i in range(len(runs)) for table in per_run[i]]
+    written = [files.summary, *files.tables, *files.annotated, *files.plots]
+    (folder / FILES_LIST_NAME).write_text(
+        "".join(f"{path.relative_to(folder)}\n" for path in written), encoding="utf-8")
     return files
+
+
+def _remove_earlier_report(folder: Path) -> None:
+    """Remove the files the last report into ``folder`` wrote, as its list names them (only
+    paths inside the folder), and the suite folders that leaves empty."""
+    try:
+        names = (folder / FILES_LIST_NAME).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return
+    inside = [Path(name) for name in names
+              if name and not Path(name).is_absolute() and ".." not in Path(name).parts]
+    for name in inside:
+        (folder / name).unlink(missing_ok=True)
+    for parent in sorted({(folder / name).parent for name in inside} - {folder}, reverse=True):
+        try:
+            parent.rmdir()
+        except OSError:  # not empty: something else is in it, and stays
+            pass
+    (folder / FILES_LIST_NAME).unlink(missing_ok=True)
 
 
 def _write_region_analyses(rows: Sequence[RegionAnalysisRow], files: ReportFiles) -> None:

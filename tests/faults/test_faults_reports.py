@@ -165,3 +165,26 @@ def test_runs_that_would_share_a_cell_are_told_apart_in_every_table(
     assert f"{model} [ties=fail]: 0 of 6 scored items" in summary
     assert f"{model} [ties=pass]: 0 of 3 scored items" in summary
     assert f"| agreement [{files[0]}] | 3/3 | – |" in summary
+
+
+def test_a_report_into_the_folder_of_an_earlier_one_leaves_none_of_its_files(
+        tmp_path: Path) -> None:
+    """``report --sentence-score char``, then ``report``: before, each suite's folder held both
+    reports' annotated suites and tables (the char score's beside the sum's that summary.md
+    describes). A file the reports did not write stays."""
+    output = Path(shutil.copytree(BLIMP_OUTPUT, tmp_path / "benchmark_output"))
+    report = output / "syntaxgym_report" / "blimp_fixture"
+    done = syntaxgym_helm("report", str(output), "--sentence-score", "char")
+    assert done.returncode == 0, done.stderr[-2000:]
+    suite = report / "blimp_anaphor_number_agreement"
+    assert any("sentence_score_char" in path.name for path in suite.iterdir())
+    (suite / "my_notes.txt").write_text("mine")
+    done, summary = _report(output)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "sentence score=char" not in summary
+    left = sorted(path.relative_to(report).as_posix() for path in report.rglob("*")
+                  if path.is_file())
+    assert not [name for name in left if "sentence_score" in name], left
+    listed = (report / ".syntaxgym-report-files").read_text().splitlines()
+    assert sorted([*listed, ".syntaxgym-report-files",
+                   "blimp_anaphor_number_agreement/my_notes.txt"]) == left
