@@ -72,6 +72,10 @@ def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
         [t for t in texts if isinstance(t, WordedText)]
         if all(isinstance(t, WordedText) for t in texts)
         else texts_from_strings([str(t) for t in texts]))
+    for name, value in (("window", window), ("stride", stride)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise ValueError(f"{name}={value!r}: a number of tokens, 1 or more")
     deployment, where = _deployment(model, local_path)
     if is_served(deployment):
         given = [name for name, value in (("window", window), ("stride", stride),
@@ -85,8 +89,8 @@ def word_surprisals(texts: Sequence[WordedText] | Sequence[str], model: str, *,
         raise ValueError(f"prefix={prefix!r}: the local engine scores each text after the "
                          "model's beginning-of-text token; prefix applies to served models only")
     engine = local_engine(model, local_path, device, boundary_end_of_text)
-    window = window or engine.encoder.max_length - 1
-    stride = stride or max(1, window // 2)
+    window = window if window is not None else engine.encoder.max_length - 1
+    stride = stride if stride is not None else max(1, window // 2)
     if window > engine.encoder.max_length - 1:
         raise ValueError(f"the window ({window} tokens) exceeds the model's context of "
                          f"{engine.encoder.max_length} tokens less the beginning-of-text token")

@@ -219,7 +219,6 @@ def _handle(signum: int, frame: Any) -> None:
     _previous(signum, frame)
 
 
-
 def _end_at_exit_if_working() -> None:
     """After an interrupt that goes on as Python's own: if the process then exits while an
     engine thread still runs torch code (loading the model, computing a batch), end it at once

@@ -105,7 +105,7 @@ def _tokens(kind: str, client, prompt: str) -> int:
     return len(tokenizer(prompt)["input_ids"])
 
 
-@pytest.mark.limit(120)
+@pytest.mark.limit(300)
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_every_kind_scores_its_last_position_and_refuses_one_more_at_once(
         tmp_path: Path, kind: str) -> None:
@@ -137,7 +137,7 @@ def test_every_kind_scores_its_last_position_and_refuses_one_more_at_once(
     assert all(r.error_flags is not None and not r.error_flags.is_retriable for r in refused)
 
 
-@pytest.mark.limit(120)
+@pytest.mark.limit(300)
 def test_a_pass_that_fails_fails_its_requests_with_the_reason_at_once(tmp_path: Path) -> None:
     """A tokenizer larger than the model's vocabulary (files of two checkpoints in one folder):
     the pass raises inside the model; each sentence fails with the reason, in seconds."""

@@ -20,6 +20,9 @@ from fault_helpers import syntaxgym_helm
 
 EARLIER = "the earlier results\n"
 
+# Commands run in this process: the first to import torch takes seconds, more on a busy machine.
+pytestmark = pytest.mark.limit(300)
+
 #: Writes 40 kB, as the surprisal, evaluate and compare commands write their files, under a
 #: 4 KiB file-size limit (EFBIG, as a full disk's ENOSPC).
 LIMITED_WRITE = textwrap.dedent(r"""

@@ -165,7 +165,7 @@ def test_a_report_says_which_items_text_was_changed() -> None:
         "notes"] == []
 
 
-@pytest.mark.limit(120)
+@pytest.mark.limit(300)
 @pytest.mark.parametrize("offline", [True, False])
 def test_an_unknown_model_name_is_an_error_at_once_when_the_hub_cannot_be_asked(
         offline: bool, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,6 +23,9 @@ from syntaxgym_helm.core.word_texts import WordInputError, read_plain_texts, rea
 TEXTS = "The keys are on the table.\nThe café is near.\n"
 MODEL = "syntaxgym/smollm2-135m-instruct-q4_1"
 
+# Commands run in this process: the first to import torch takes seconds, more on a busy machine.
+pytestmark = pytest.mark.limit(300)
+
 
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
 def test_a_byte_order_mark_is_decoded_and_is_no_part_of_a_word(tmp_path: Path,
@@ -132,3 +135,15 @@ def test_what_is_scored_is_what_was_written_with_a_real_model(tmp_path: Path) ->
     zones = [line.split("\t")[1] for line in out.read_text().splitlines()
              if not line.startswith("#")][1:]
     assert zones == ["10", "11", "13"]
+
+
+@pytest.mark.parametrize("option", ["--window", "--stride"])
+def test_a_window_or_stride_of_no_tokens_is_refused_not_taken_for_the_default(
+        tmp_path: Path, option: str) -> None:
+    """Before: ``--window 0`` (or ``--stride 0``) silently scored with the default window."""
+    path = tmp_path / "texts.txt"
+    path.write_text("The cat sat.\n")
+    for value in ("0", "-4"):
+        done = syntaxgym_helm("surprisal", str(path), "--model", MODEL, option, value)
+        assert done.returncode == 1, done.stderr
+        assert f"{option[2:]}={value}: a number of tokens, 1 or more" in done.stderr
