@@ -93,7 +93,8 @@ def _surprisal(args: argparse.Namespace) -> int:
     except (ValueError, LookupError) as exc:
         _say(f"error: {exc}", sys.stderr)
         return 1
-    interruption.leaves(f"{args.output} is as it was before, or whole" if args.output else "")
+    interruption.leaves(f"{args.output} is as it was before, or whole" if args.output
+                        else "the rows printed may end mid-row")
     try:
         text = write_surprisal_tsv(table, args.output)
     except SyntaxGymError as exc:
