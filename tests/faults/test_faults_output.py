@@ -108,4 +108,3 @@ def test_a_read_only_folder_is_refused_before_scoring(tmp_path: Path) -> None:
                               "-o", str(disk / "out.tsv"))
     assert done.returncode == 1, done.stderr
     assert f"{disk / 'out.tsv'}: cannot write in {disk} (Read-only file system)" in done.stderr
-
