@@ -230,10 +230,10 @@ def _end_at_exit_if_working() -> None:
     import atexit
 
     def end_if_working() -> None:
-        from syntaxgym_helm.clients.local.server import engine_at_work
-
+        module = sys.modules.get("syntaxgym_helm.clients.local.server")  # none: no engine
         servers = [getattr(client, "_server", None) for client in list(_CLIENTS)]
-        if any(engine_at_work(server) for server in servers if server is not None):
+        if module is not None and any(module.engine_at_work(server) for server in servers
+                                      if server is not None):
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()
