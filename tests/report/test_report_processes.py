@@ -38,8 +38,8 @@ def test_two_processes_write_the_same_files_as_one(runs: list[RunRecord], tmp_pa
     beside = build.write_report(runs, tmp_path / "two")
     one, two = _files(tmp_path / "one"), _files(tmp_path / "two")
     # summary.md, 4 tables (accuracy, blimp_regions, predictions, regions), blimp_regions.png,
-    # a plot per paradigm, an annotated suite and 2 tables per run
-    assert len(one) == 1 + 4 + 1 + 5 + 3 * 7
+    # a plot per paradigm, an annotated suite and 2 tables per run, and the list of them all
+    assert len(one) == 1 + 4 + 1 + 5 + 3 * 7 + 1
     assert one == two
     for listed in ("tables", "annotated", "plots"):  # the same files, in the same order
         assert ([path.relative_to(tmp_path / "one") for path in getattr(alone, listed)]
