@@ -80,6 +80,7 @@ class ModelServer:
         self._waiting: set[threading.Thread] = set()
         self._callers: dict[threading.Thread, float] = {}
         self._bar: tqdm[Any] | None = None
+        self._closed: str | None = None  # why the server was closed
         self._thread = threading.Thread(target=self._run, name="syntaxgym-local-engine",
                                         daemon=True)
         self._thread.start()
@@ -164,9 +165,25 @@ class ModelServer:
         future = self._pending.get(prompt)
         if future is None:
             future = Future()
+            if self._closed is not None:
+                future.set_exception(RuntimeError(self._closed))
+                return future
             self._pending[prompt] = future
             self._queue.append(prompt)
         return future
+
+    def close(self, reason: str) -> None:
+        """Stop serving: what waits fails with ``reason``, and the engine thread ends after the
+        pass it is computing, dropping the model (freed with its last reference)."""
+        with self._cond:
+            self._closed = reason
+            pending = list(self._pending.values())
+            self._pending.clear()
+            self._queue.clear()
+            self._cond.notify_all()
+        for future in pending:
+            if not future.done():
+                future.set_exception(RuntimeError(reason))
 
     def _remember(self, prompt: str, result: PromptLogprobs | PromptError) -> None:
         self._memo[prompt] = result
@@ -186,10 +203,13 @@ class ModelServer:
                 del self._callers[thread]
         return len(self._waiting) >= len(self._callers)
 
-    def _gather_batch(self) -> list[str]:
+    def _gather_batch(self) -> list[str] | None:
+        """The next batch of prompts; None once the server is closed."""
         with self._cond:
-            while not self._queue:
+            while not self._queue and self._closed is None:
                 self._cond.wait()
+            if self._closed is not None:
+                return None
             deadline = time.monotonic() + self.max_wait_s
             batch_size = self.engine.batch_size if self.engine is not None else 1
             while len(self._queue) < batch_size and not self._all_callers_waiting():
@@ -213,6 +233,9 @@ class ModelServer:
         self._ready.set()
         while True:
             prompts = self._gather_batch()
+            if prompts is None:
+                self.engine = None
+                return
             try:
                 if self._setup_error is not None:
                     raise self._setup_error
@@ -294,7 +317,11 @@ class ModelServerFactory:
     """The process's model servers, one per model and settings, and their loaded models, one per
     checkpoint whatever the settings (as HELM's ``HuggingFaceServerFactory``).
 
-    A model key names a checkpoint as loaded (path, GGUF file, revision, device, dtype...).
+    A model key names a checkpoint as loaded: its path and identity first
+    (:mod:`~syntaxgym_helm.clients.checkpoint_identity`: what its files hold), then the settings
+    that change the loaded weights. A server made for a path's new identity (the folder was saved
+    again) closes those of its earlier identities, and their models are dropped: their files are
+    gone, and a model whose weights map the file would read a mix of old and new bytes.
     """
 
     _servers: ClassVar[dict[tuple, ModelServer]] = {}
@@ -317,9 +344,26 @@ class ModelServerFactory:
         with cls._servers_lock:
             server = cls._servers.get(key)
             if server is None:
+                cls._forget_other_versions(model_key)
                 server = ModelServer(make_engine, **server_args)
                 cls._servers[key] = server
             return server
+
+    @classmethod
+    def _forget_other_versions(cls, model_key: tuple) -> None:
+        """Close the servers, and drop the models, of ``model_key``'s path under another
+        identity (called with the servers' lock held)."""
+        path, identity = model_key[:2]
+
+        def stale(key: tuple) -> bool:
+            return key[0] == path and key[1] != identity
+
+        for key in [key for key in cls._servers if stale(key[0])]:
+            cls._servers.pop(key).close(f"{path}: its files changed (checkpoint {key[0][1]}, "
+                                        f"now {identity}); the model was loaded again")
+        with cls._models_lock:
+            for key in [key for key in cls._models if stale(key)]:
+                del cls._models[key]
 
     @classmethod
     def loaded_model(cls, model_key: tuple, load: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
