@@ -71,6 +71,8 @@ class BatchScoringClient(CachingClient):
     CACHE_FORMAT = ""
     #: Every client of the process, to drop models loaded from a folder's earlier versions.
     _INSTANCES: weakref.WeakSet[BatchScoringClient] = weakref.WeakSet()
+    _model: Any  # set by a subclass's _load
+    _tokenizer: Any
 
     def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str,
                  device: str = "auto", dtype: str = "float32", max_batch_tokens: int = 4096,

@@ -9,9 +9,10 @@ HELM knows a model by its name only; the plugin names the weights behind a name 
   state (optimizer, scheduler, RNG state, ``trainer_state.json``, ``training_args.bin``), notes
   (``*.md``), lock and hidden files, and a GGUF export beside the weights;
 - a GGUF file: its SHA-256;
-- a Hub id: the id and the commit its revision resolved to (:func:`hub_commit`: the Hub, within
-  :data:`HUB_TIMEOUT_S`, else the local cache's ``refs/``); the clients then load that commit, so
-  what is scored is what is named. With neither the Hub nor the cache, the id and revision as given.
+- a Hub id: the id and the commit its revision resolved to (:func:`.hub_revisions.hub_commit`:
+  the Hub, within a deadline, else the local cache's ``refs/``); the clients then load that
+  commit, so what is scored is what is named. With neither the Hub nor the cache, the id and
+  revision as given.
 
 Where a folder lies is no part of it: a copy or a move keeps its identity (and its cached
 answers); the same folder saved again is another checkpoint. Each file's digest is read once per
@@ -22,6 +23,7 @@ version of the file (:mod:`.content_digest`), so a later run costs a ``stat`` pe
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 import time
@@ -30,15 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syntaxgym_helm.clients.content_digest import RACY_SECONDS, file_digest, file_version
+from syntaxgym_helm.clients.content_digest import RACY_SECONDS, file_digest
+from syntaxgym_helm.clients.hub_revisions import hub_commit
 
-#: How long asking the Hub which commit a revision is may take (seconds).
-HUB_TIMEOUT_S = 20.0
 #: Files of a checkpoint folder that say nothing about what is scored.
 _IGNORED_NAMES = frozenset({"optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_state.json",
                             "training_args.bin"})
 _IGNORED = re.compile(r"^(\..*|.*\.(md|lock|gguf)|rng_state.*\.pth)$")
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 #: How many hex digits of the identity name a checkpoint (64 bits).
 DIGEST_CHARS = 16
 
@@ -131,37 +131,12 @@ def _digest(parts: Iterable[str]) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:DIGEST_CHARS]
 
 
-def hub_commit(repo_id: str, revision: str | None = None) -> str | None:
-    """The commit ``revision`` (default: the default branch) of the Hub model ``repo_id`` is:
-    asked of the Hub (within :data:`HUB_TIMEOUT_S`; not when ``HF_HUB_OFFLINE`` is set), else
-    read from the local cache's ``refs/`` (huggingface_hub's ``resolve_revision``); None when
-    neither knows, or ``repo_id`` is no Hub id."""
-    from syntaxgym_helm.clients.model_kind import looks_like_hub_id
-
-    if revision and _COMMIT.match(revision):
-        return revision
-    if not looks_like_hub_id(repo_id):
-        return None
-    from huggingface_hub import HfApi, constants, resolve_revision
-
-    if not constants.HF_HUB_OFFLINE:
-        try:
-            sha = HfApi().repo_info(repo_id, revision=revision, timeout=HUB_TIMEOUT_S).sha
-            if sha:
-                return str(sha)
-        except Exception:  # noqa: BLE001 - unreachable, unknown or gated: the cache may know
-            pass
-    try:
-        return str(resolve_revision(repo_id, revision=revision, local_files_only=True).resolved)
-    except Exception:  # noqa: BLE001 - not in the cache either
-        return None
-
-
 class CheckpointWatch:
     """A checkpoint's identity, kept for a client: :meth:`current` looks at its files' sizes and
-    times (a ``stat`` each) and digests again only when they changed, so that a folder saved
-    again in the same process is seen at the next request. A Hub id is resolved once (its commit
-    is what the client loads)."""
+    times (a ``stat`` each, and one of the folder: a file added or removed changes its times)
+    and digests again only when they changed, so that a folder saved again in the same process
+    is seen at the next request. A Hub id is resolved once (its commit is what the client
+    loads)."""
 
     def __init__(self, source: str | None, gguf_file: str | None = None,
                  revision: str | None = None) -> None:
@@ -169,19 +144,18 @@ class CheckpointWatch:
         self._lock = threading.Lock()
         self._marks: tuple | None = None
         self._identity: CheckpointIdentity | None = None
+        self._folder: str | None = None  # a folder checkpoint's path, whose listing is kept
+        self._listing: tuple[tuple, list[str]] | None = None  # (its stat, its files' paths)
 
     def current(self) -> CheckpointIdentity:
         """The identity of the files as they are now."""
-        marks = self._marks_now()
         with self._lock:
-            if self._identity is not None and (marks is None or marks == self._marks):
-                return self._identity
-        identity = identify(self.source, self.gguf_file, self.revision)
-        with self._lock:
-            self._identity = identity
-            # Files changed within a clock tick of now may change again unseen: not trusted.
-            self._marks = marks if _trusted(marks) else None
-        return identity
+            marks = self._marks_now()
+            if self._identity is None or (marks is not None and marks != self._marks):
+                self._identity = identify(self.source, self.gguf_file, self.revision)
+                # Files changed within a clock tick of now may change again unseen.
+                self._marks = marks if _trusted(marks) else None
+            return self._identity
 
     def confirm(self, identity: CheckpointIdentity) -> None:
         """Raise :class:`CheckpointChanged` when the files are no longer ``identity`` (they
@@ -193,22 +167,39 @@ class CheckpointWatch:
                 f"now {now.digest}); score it again once it is saved")
 
     def _marks_now(self) -> tuple | None:
-        """The local files' versions; None for a checkpoint that is no local path."""
+        """The local files' sizes and times (the folder's first); None for a checkpoint that is
+        no local path."""
         if not self.source:
             return None
         try:
-            files = _local_files(Path(self.source).expanduser(), self.gguf_file)
-            return None if files is None else tuple(file_version(path) for path in files)
+            folder_mark: tuple = ()
+            if self._listing is not None and self._folder is not None:
+                folder_mark = _stat_mark(os.stat(self._folder))
+            if self._listing is None or folder_mark != self._listing[0]:
+                files = _local_files(Path(self.source).expanduser(), self.gguf_file)
+                if files is None:
+                    return None
+                base = Path(self.source).expanduser()
+                self._folder = str(base) if base.is_dir() and not self.gguf_file else None
+                folder_mark = _stat_mark(os.stat(self._folder)) if self._folder else ()
+                self._listing = (folder_mark, [str(path) for path in files])
+            return (folder_mark, *(_stat_mark(os.stat(path)) for path in self._listing[1]))
         except OSError:  # a file removed while listed: look again next time
+            self._listing = None
             return ("unreadable",)
 
 
+def _stat_mark(stat: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev)
+
+
 def _trusted(marks: tuple | None) -> bool:
-    """Whether ``marks`` (file versions) can stand for the files' bytes until they change."""
-    if not marks or not all(isinstance(version, tuple) for version in marks):
+    """Whether ``marks`` (from :meth:`CheckpointWatch._marks_now`) can stand for the files'
+    bytes until they change: none of them changed within :data:`RACY_SECONDS`."""
+    if not marks or not all(isinstance(mark, tuple) for mark in marks):
         return False
     now = time.time()
-    return all(now - version[3] / 1e9 >= RACY_SECONDS for version in marks)
+    return all(now - mark[2] / 1e9 >= RACY_SECONDS for mark in marks if mark)
 
 
 _USED_LOCK = threading.Lock()

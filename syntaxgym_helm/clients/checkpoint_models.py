@@ -82,7 +82,7 @@ def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
     if checkpoint.gguf_file:
         weights["gguf_file"] = checkpoint.gguf_file
     if checkpoint.commit or checkpoint.revision:  # a Hub model: the commit named, pinned
-        weights["revision"] = checkpoint.commit or checkpoint.revision
+        weights["revision"] = str(checkpoint.commit or checkpoint.revision)
     entries: dict[str, list[dict[str, Any]]] = {
         "model_deployments": [], "models": [],
         "tokenizer_configs": [{

@@ -33,6 +33,12 @@ from helm.clients.huggingface_client import HuggingFaceClient
 from helm.common.cache import CacheConfig
 from helm.common.hierarchical_logger import hlog
 from helm.common.request import Request, RequestResult
+from helm.common.tokenization_request import (
+    DecodeRequest,
+    DecodeRequestResult,
+    TokenizationRequest,
+    TokenizationRequestResult,
+)
 from helm.tokenizers.huggingface_tokenizer import HuggingFaceTokenizer, WrappedPreTrainedTokenizer
 from helm.tokenizers.tokenizer import Tokenizer
 
@@ -82,7 +88,7 @@ class CheckedHuggingFaceClient(HuggingFaceClient):
         if self._identity.commit:
             kwargs = {**kwargs, "revision": self._identity.commit}  # the commit named
         self._given = (pretrained_model_name_or_path, dict(kwargs))
-        self._helm_tokenizer = tokenizer
+        self._helm_tokenizer = tokenizer  # a HuggingFaceTokenizer (HELM's client checks it)
         if pretrained_model_name_or_path and kwargs.get("gguf_file"):
             pretrained_model_name_or_path, kwargs = _from_dequantised_copy(
                 pretrained_model_name_or_path, kwargs)
@@ -90,8 +96,10 @@ class CheckedHuggingFaceClient(HuggingFaceClient):
                          pretrained_model_name_or_path=pretrained_model_name_or_path,
                          end_of_text_token=end_of_text_token,
                          apply_chat_template=apply_chat_template, **kwargs)
-        self.cache = RequestCache(cache_config, key_fields={"checkpoint": self._identity.digest},
-                                  check=impossible_hf_logprob)
+        self.request_cache = RequestCache(
+            cache_config, key_fields={"checkpoint": self._identity.digest},
+            check=impossible_hf_logprob)
+        self.cache = self.request_cache
 
     def make_request(self, request: Request) -> RequestResult:
         if self.watch is not None:
@@ -119,9 +127,10 @@ class CheckedHuggingFaceClient(HuggingFaceClient):
         path, kwargs = self._given
         if path and kwargs.get("gguf_file"):  # the new file's dequantised copy
             self._pretrained_model_name_or_path = _from_dequantised_copy(path, kwargs)[0]
-        self._wrapped_tokenizer = self._helm_tokenizer.get_wrapped_tokenizer()
+        if isinstance(self._helm_tokenizer, HuggingFaceTokenizer):
+            self._wrapped_tokenizer = self._helm_tokenizer.get_wrapped_tokenizer()
         self._identity = identity
-        self.cache.key_fields["checkpoint"] = identity.digest
+        self.request_cache.key_fields["checkpoint"] = identity.digest
 
 
 _ANNOUNCED: set[str] = set()
@@ -171,14 +180,15 @@ class CheckedHuggingFaceTokenizer(HuggingFaceTokenizer):
         super().__init__(cache_config=cache_config, tokenizer_name=tokenizer_name,
                          pretrained_model_name_or_path=pretrained_model_name_or_path, **kwargs)
         identity = checkpoint or (self._identity.digest if self._identity else "")
-        self.cache = RequestCache(cache_config, key_fields={"checkpoint": identity})
+        self.request_cache = RequestCache(cache_config, key_fields={"checkpoint": identity})
+        self.cache = self.request_cache
         self.gguf_file: str | None = kwargs.get("gguf_file")
 
-    def tokenize(self, request):  # type: ignore[no-untyped-def]
+    def tokenize(self, request: TokenizationRequest) -> TokenizationRequestResult:
         self._follow_files()
         return super().tokenize(request)
 
-    def decode(self, request):  # type: ignore[no-untyped-def]
+    def decode(self, request: DecodeRequest) -> DecodeRequestResult:
         self._follow_files()
         return super().decode(request)
 
@@ -190,7 +200,7 @@ class CheckedHuggingFaceTokenizer(HuggingFaceTokenizer):
         if identity != self._identity:
             self.forget_loaded()
             self._identity = identity
-            self.cache.key_fields["checkpoint"] = identity.digest
+            self.request_cache.key_fields["checkpoint"] = identity.digest
 
     def forget_loaded(self) -> None:
         """Drop the tokenizer HELM keeps for this tokenizer name (loaded again at next use)."""

@@ -7,17 +7,18 @@ The kind comes from ``config.json``: its ``architectures`` (``...ForMaskedLM``, 
 scored as one; a model type with a masked-LM class and no ``is_decoder`` as masked). A GGUF file
 is a causal LM (llama.cpp's format holds decoder-only models). A Hub id is read at a revision
 (default: its default branch), resolved to the commit it is now
-(:func:`~.checkpoint_identity.hub_commit`), which the deployment then loads. Every refusal names
+(:func:`~.hub_revisions.hub_commit`), which the deployment then loads. Every refusal names
 the path and what to do (:class:`CheckpointError`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from syntaxgym_helm.clients.hub_revisions import hub_commit, looks_like_hub_id
 
 ModelKind = Literal["causal", "masked", "seq2seq"]
 MODEL_KINDS: tuple[ModelKind, ...] = ("causal", "masked", "seq2seq")
@@ -25,7 +26,6 @@ MODEL_KINDS: tuple[ModelKind, ...] = ("causal", "masked", "seq2seq")
 WEIGHTS_PATTERNS = ("*.safetensors", "pytorch_model*.bin", "model*.bin", "tf_model.h5",
                     "flax_model.msgpack")
 GGUF_MAGIC = b"GGUF"
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 class CheckpointError(ValueError):
@@ -50,11 +50,6 @@ class Checkpoint:
             return Path(self.gguf_file).stem
         path = Path(self.source)
         return path.name if path.is_dir() else self.source
-
-
-def looks_like_hub_id(text: str) -> bool:
-    """Whether ``text`` can be a Hugging Face Hub id (``org/name`` or ``name``), not a path."""
-    return bool(_HUB_ID.match(text)) and not Path(text).exists()
 
 
 def inspect_checkpoint(source: str | Path, kind: str | None = None,
@@ -114,8 +109,6 @@ def _folder(path: Path, kind: str | None) -> Checkpoint:
 
 
 def _hub(hub_id: str, kind: str | None, revision: str | None) -> Checkpoint:
-    from syntaxgym_helm.clients.checkpoint_identity import hub_commit
-
     commit = hub_commit(hub_id, revision)
     at = f" at revision {revision}" if revision else ""
     try:

@@ -65,22 +65,29 @@ def model_embedding_rows(model: Any) -> int | None:
         return None
 
 
+def highest_token_id(tokenizer: Any) -> int:
+    """The highest token id ``tokenizer`` can give: its base vocabulary's last, or an added
+    token's (read without listing a vocabulary of hundreds of thousands of entries)."""
+    return max([int(tokenizer.vocab_size) - 1,
+                *map(int, getattr(tokenizer, "added_tokens_decoder", {}) or {})])
+
+
 def check_vocabulary(tokenizer: Any, rows: int | None, where: str) -> None:
     """Raise :class:`CheckpointError` when ``tokenizer`` has no entries but its special tokens,
     or can give a token id of ``rows`` or more (the model's embedding rows; None: not
     checked)."""
-    vocabulary = tokenizer.get_vocab()
     specials = set(getattr(tokenizer, "all_special_tokens", ()) or ())
-    if not any(token not in specials for token in vocabulary):
+    if len(tokenizer) <= len(specials) + 1 and not set(tokenizer.get_vocab()) - specials:
         raise CheckpointError(
             f"{where}: the tokenizer has no entries but its special tokens "
             f"({', '.join(sorted(specials)) or 'none'}): every word would be scored as the "
             "unknown token; save the tokenizer the model was trained with next to the weights "
             f"(tokenizer.save_pretrained({where!r}))")
-    if rows is None or not vocabulary:
+    if rows is None:
         return
-    highest = max(vocabulary.values())
+    highest = highest_token_id(tokenizer)
     if highest >= rows:
+        vocabulary = tokenizer.get_vocab()
         beyond = sorted((token for token, index in vocabulary.items() if index >= rows),
                         key=vocabulary.__getitem__)
         shown = ", ".join(repr(token) for token in beyond[:3]) + (

@@ -104,8 +104,9 @@ class SyntaxGymMetric(ReferenceMetric):
             scored.sort(key=lambda entry: entry[1].item_number)
             suite = merge_one_item_suites([read_item_payload(instance.extra_data[ITEM_KEY])
                                            for instance, _ in scored])
-            run = {"name": current_run_name(),
-                   "adapter_spec_sha256": adapter_digest(scenario_state.adapter_spec)}
+            run: dict[str, Any] = {"name": current_run_name(),
+                                   "adapter_spec_sha256": adapter_digest(
+                                       scenario_state.adapter_spec)}
             # What the model's files held when its client scored the run (none for a served
             # model): the report's rows name it.
             used = used_checkpoint(scenario_state.adapter_spec.model_deployment)

@@ -16,7 +16,7 @@ import yaml
 
 from fault_helpers import BIN, overwrite, private_env, save_tiny_checkpoint
 from script_processes import run_script
-from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
+from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity, identify
 
 
 def test_the_identity_follows_the_files_not_the_name(tmp_path: Path) -> None:
@@ -136,3 +136,7 @@ def test_helm_run_repointed_at_another_checkpoint_computes_again(tmp_path: Path)
     assert not {"torch", "transformers", "syntaxgym_helm.clients.local.model_loading"} & imported
     (run,) = (tmp_path / "benchmark_output" / "runs" / "keys").glob("syntaxgym:*")
     assert json.loads((run / "stats.json").read_text())
+    # The run keeps what it scored: the identity of the second checkpoint's files.
+    kept = json.loads((run / "syntaxgym_scored_items.json").read_text())["run"]["checkpoint"]
+    assert (kept["digest"], kept["source"]) == (identify(second).digest, str(second))
+    assert kept["files"]["model.safetensors"] == dict(identify(second).files)["model.safetensors"]

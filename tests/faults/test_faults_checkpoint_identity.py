@@ -123,3 +123,57 @@ def test_model_add_never_repoints_a_name_in_silence(tmp_path: Path,
     assert main(["model", "add", str(other), "--local-path", str(prod_env), "--replace"]) == 0
     assert f"local/gptA: re-pointed from checkpoint {theirs} ({first})" in capsys.readouterr().out
     assert deployed() == str(other)
+
+
+def _helm_hf_deployment(folder: Path, name: str, checkpoint: Path) -> Path:
+    """``folder`` with YAML deploying ``checkpoint`` as ``name`` on HELM's own HuggingFaceClient
+    (the plugin's subclass, as configs/local_checkpoint/ does); returns ``folder``."""
+    import yaml
+
+    from syntaxgym_helm.clients.class_paths import HF_CLIENT, HF_TOKENIZER
+
+    folder.mkdir(parents=True)
+    files = {
+        "model_deployments": {"model_deployments": [{
+            "name": name, "model_name": name, "tokenizer_name": name,
+            "max_sequence_length": 64,
+            "client_spec": {"class_name": HF_CLIENT,
+                            "args": {"pretrained_model_name_or_path": str(checkpoint),
+                                     "apply_chat_template": False}}}]},
+        "tokenizer_configs": {"tokenizer_configs": [{
+            "name": name, "end_of_text_token": "<s>", "prefix_token": "<s>",
+            "tokenizer_spec": {"class_name": HF_TOKENIZER,
+                               "args": {"pretrained_model_name_or_path": str(checkpoint)}}}]},
+        "model_metadata": {"models": [{
+            "name": name, "display_name": name, "description": name,
+            "creator_organization_name": "lab", "access": "open",
+            "release_date": "2024-01-01", "tags": ["TEXT_MODEL_TAG"]}]}}
+    for file, data in files.items():
+        (folder / f"{file}.yaml").write_text(yaml.safe_dump(data))
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.limit(600)
+def test_helms_own_client_loads_a_folder_saved_again(tmp_path: Path) -> None:
+    """HELM's HuggingFaceClient keeps one model per model name and one tokenizer per tokenizer
+    name for the process: a folder saved again was scored with the first weights. Now the
+    plugin's subclass sees the files change and has HELM load them again."""
+    import torch
+    from transformers import LlamaForCausalLM
+
+    from syntaxgym_helm import score_sentences
+
+    folder = save_tiny_checkpoint(tmp_path / "notebook" / "gptH")
+    prod_env = _helm_hf_deployment(tmp_path / "prod_env", "lab/hf", folder)
+    before = _figures(score_sentences(SENTENCES, "lab/hf", local_path=prod_env))
+    model = LlamaForCausalLM.from_pretrained(folder)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.add_(0.05 * torch.randn_like(parameter))
+    model.save_pretrained(folder)
+    after = _figures(score_sentences(SENTENCES, "lab/hf", local_path=prod_env))
+    fresh_env = _helm_hf_deployment(tmp_path / "fresh_env", "lab/hf-fresh",
+                                    shutil.copytree(folder, tmp_path / "fresh" / "gptH"))
+    fresh = _figures(score_sentences(SENTENCES, "lab/hf-fresh", local_path=fresh_env))
+    assert after == fresh != before

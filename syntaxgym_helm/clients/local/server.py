@@ -4,6 +4,11 @@ one server per model and settings, loading each model once (:class:`ModelServerF
 
 Shaped like HELM's ``HuggingFaceServer`` and ``HuggingFaceServerFactory``
 (``helm/clients/huggingface_client.py``); the thin HELM client is :mod:`.client`.
+
+Why one thread owns a model: with OpenMP, as PyTorch's CPU builds use, a second thread that has
+run parallel work keeps a team of worker threads of its own; with more such threads than cores,
+all teams stop spinning between parallel regions, which cost a sixth of the computing time on two
+cores.
 """
 
 from __future__ import annotations
@@ -51,10 +56,7 @@ class ModelServer:
 
     ``make_engine`` makes the :class:`~.logprob_engine.LogprobEngine` (loads the model) first
     thing in the engine thread, so that every torch computation of the model happens on that one
-    thread. (With OpenMP, as PyTorch's CPU builds use, a second thread that has run parallel work
-    keeps a team of worker threads of its own; with more such threads than cores, all teams stop
-    spinning between parallel regions, which cost a sixth of the computing time on two cores.)
-    :meth:`wait_ready` waits for it.
+    thread (see the module doc); :meth:`wait_ready` waits for it.
     """
 
     CALLER_TTL_S = 2.0
@@ -156,10 +158,9 @@ class ModelServer:
         must not wait on a busy engine)."""
         if not self._cond.acquire(timeout=timeout_s):
             return {}
-        try:
-            return {**self._memo, **self._kept}
-        finally:
-            self._cond.release()
+        found = {**self._memo, **self._kept}
+        self._cond.release()
+        return found
 
     def _submit(self, prompt: str) -> Future:
         future = self._pending.get(prompt)
@@ -176,20 +177,14 @@ class ModelServer:
         """Stop serving: what waits fails with ``reason``, and the engine thread ends after the
         pass it is computing, dropping the model (freed with its last reference)."""
         with self._cond:
-            self._closed = reason
-            pending = list(self._pending.values())
-            self._pending.clear()
-            self._queue.clear()
+            self._closed, pending, self._pending, self._queue = reason, self._pending, {}, []
             self._cond.notify_all()
-        for future in pending:
+        for future in pending.values():
             if not future.done():
                 future.set_exception(RuntimeError(reason))
 
     def _remember(self, prompt: str, result: PromptLogprobs | PromptError) -> None:
-        self._memo[prompt] = result
-        self._memo.move_to_end(prompt)
-        while len(self._memo) > self.memo_size:
-            self._memo.popitem(last=False)
+        remember(self._memo, prompt, result, self.memo_size)
 
     # -- engine thread --------------------------------------------------------------------------
 
@@ -231,11 +226,7 @@ class ModelServer:
         except BaseException as exc:  # noqa: BLE001 - every request will report it
             self._setup_error = exc
         self._ready.set()
-        while True:
-            prompts = self._gather_batch()
-            if prompts is None:
-                self.engine = None
-                return
+        while (prompts := self._gather_batch()) is not None:
             try:
                 if self._setup_error is not None:
                     raise self._setup_error
@@ -249,12 +240,14 @@ class ModelServer:
                 for future in futures:
                     if not future.done():
                         future.set_exception(failure)
+        self.engine = None  # closed: the model goes with its last reference
 
     def _compute_batch(self, prompts: list[str]) -> None:
         """Encode ``prompts``, answer those that cannot be computed, and run the engine's forward
         passes over the rest, answering each pass's prompts as soon as it is done."""
         assert self.engine is not None
-        bar = self._progress_bar(len(prompts))
+        if self.progress:
+            self._bar = grown_progress_bar(self._bar, len(prompts))
         encoded = self.engine.encoder.encode_many(prompts)
         errors = [
             (p, e) for p, e in zip(prompts, encoded, strict=False) if isinstance(e, PromptError)
@@ -279,8 +272,8 @@ class ModelServer:
 
         if usable:
             self.engine.logprobs_of_encoded(usable, on_pass=pass_done)
-        if bar is not None and errors:
-            bar.update(len(errors))
+        if self._bar is not None and errors:
+            self._bar.update(len(errors))
 
     def _complete(self, results: Sequence[tuple[str, PromptLogprobs | PromptError]]) -> None:
         with self._cond:
@@ -299,18 +292,27 @@ class ModelServer:
         if self._bar is not None:
             self._bar.update(sum(1 for _, r in results if isinstance(r, PromptLogprobs)))
 
-    def _progress_bar(self, count: int) -> tqdm[Any] | None:
-        if not self.progress:
-            return None
-        if self._bar is None:
-            from tqdm import tqdm
 
-            # disable=None: shown on a terminal, silent when the output goes to a file.
-            self._bar = tqdm(total=0, desc="syntaxgym local engine", unit=" prompts",
-                             disable=None, dynamic_ncols=True)
-        self._bar.total = (self._bar.total or 0) + count
-        self._bar.refresh()
-        return self._bar
+
+def remember(memo: OrderedDict, prompt: str, result: Any, size: int) -> None:
+    """Keep ``result`` as the latest of ``memo``'s at most ``size`` entries."""
+    memo[prompt] = result
+    memo.move_to_end(prompt)
+    while len(memo) > size:
+        memo.popitem(last=False)
+
+
+def grown_progress_bar(bar: tqdm[Any] | None, count: int) -> tqdm[Any]:
+    """``bar`` (made on first use) with ``count`` more prompts to go."""
+    if bar is None:
+        from tqdm import tqdm
+
+        # disable=None: shown on a terminal, silent when the output goes to a file.
+        bar = tqdm(total=0, desc="syntaxgym local engine", unit=" prompts", disable=None,
+                   dynamic_ncols=True)
+    bar.total = (bar.total or 0) + count
+    bar.refresh()
+    return bar
 
 
 class ModelServerFactory:
