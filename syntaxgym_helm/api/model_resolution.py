@@ -46,8 +46,8 @@ from syntaxgym_helm.clients.model_kind import (
 from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
 
 _LOCK = threading.Lock()
-#: HELM model name -> the identity of the checkpoint registered under it in this process.
-_REGISTERED: dict[str, str] = {}
+#: HELM model name -> the checkpoint registered under it in this process.
+_REGISTERED: dict[str, CheckpointIdentity] = {}
 #: (identity, variant) pairs whose tokenizer was checked in this process.
 _CHECKED: set[tuple[str, str]] = set()
 
@@ -80,8 +80,10 @@ def resolve_model(model: str, known_to_helm: bool = False, *, revision: str | No
     """The HELM model name for ``model`` (see the module doc). ``known_to_helm``: HELM already
     serves ``model`` under that name (then it is returned as given, unless it is a path).
     ``revision``: a Hub id's revision (or ``model`` as ``org/model@REVISION``). ``name``: the
-    model name to register it under (default: ``local/<folder name>``, or the Hub id).
-    Raises :class:`CheckpointError` naming the path and what to do."""
+    model name to register it under (default: ``local/<folder name>``, or the Hub id). Names
+    are checked against HELM's registry as it is: register a ``local_path``'s YAML first
+    (:func:`resolved_model` does). Raises :class:`CheckpointError` naming the path and what to
+    do."""
     base, variant = split_variant(model)
     base, revision = split_revision(base, revision)
     if not Path(base).expanduser().exists() and (known_to_helm or not looks_like_hub_id(base)):
@@ -100,7 +102,7 @@ def resolve_model(model: str, known_to_helm: bool = False, *, revision: str | No
         # A deployment of this name is of this checkpoint (free_name): its settings are kept.
         if variant_name(chosen_name, chosen) not in DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT:
             register_entries(checkpoint_entries(checkpoint, chosen_name, variants=(chosen,)))
-        _REGISTERED[chosen_name] = identity.digest
+        _REGISTERED[chosen_name] = identity
     return variant_name(chosen_name, chosen)
 
 
@@ -217,15 +219,18 @@ def free_name(checkpoint: Checkpoint, identity: CheckpointIdentity,
 
 
 def name_owner(name: str, identity: CheckpointIdentity) -> str | None:
-    """What ``name`` names in HELM's registry (or named in this process) when that is not the
-    checkpoint ``identity``, for messages; None when the name is free or names it."""
+    """What ``name`` names when that is not the checkpoint ``identity``, for messages: the
+    checkpoint this process registered under it (a folder's earlier files, when it was saved
+    again since), else what HELM's registry deploys under it; None when the name is free or
+    names ``identity``."""
     from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT
 
+    registered = _REGISTERED.get(name)
+    if registered is not None and registered.digest != identity.digest:
+        return registered.describe()
     deployment = DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT.get(name)
     if deployment is None:
-        registered = _REGISTERED.get(name)
-        return (None if registered in (None, identity.digest)
-                else f"checkpoint {registered} (registered in this process)")
+        return None
     return deployment_owner(deployment.client_spec.args or {}, identity,
                             f"the deployment {name} ({deployment.client_spec.class_name})")
 

@@ -91,6 +91,9 @@ class BatchScoringClient(CachingClient):
         self.model_name = model_name
         self.watch = CheckpointWatch(self.pretrained_model_name_or_path, None, revision)
         self._loaded_identity: CheckpointIdentity | None = None
+        # The identity a run's requests are scored with: the one seen when the run began
+        # (prefetch), else the files' at each request.
+        self._run_identity: CheckpointIdentity | None = None
         BatchScoringClient._INSTANCES.add(self)
         self.request_cache = RequestCache(cache_config, commit_every=256)
         self.cache = self.request_cache
@@ -207,7 +210,7 @@ class BatchScoringClient(CachingClient):
         if problem:
             return failed_request(f"{name}: {problem}")
 
-        identity = self.watch.current()
+        identity = self._run_identity or self.watch.current()
         note_use(request.model_deployment, identity)
 
         def compute() -> dict[str, Any]:
@@ -231,7 +234,7 @@ class BatchScoringClient(CachingClient):
     def prefetch(self, requests: Sequence[Request]) -> int:
         """Score the uncached prompts of ``requests`` now, in batches; returns how many."""
         wanted = [r for r in requests if SyntaxGymClient.unsupported(r) is None]
-        identity = self.watch.current()
+        self._run_identity = identity = self.watch.current()
         if wanted:
             hits = self.request_cache.contains([self._cache_key(r, identity.digest)
                                                 for r in wanted])
@@ -247,6 +250,8 @@ class BatchScoringClient(CachingClient):
         return len(prompts)
 
     def flush(self) -> None:
+        """Commit the request cache's pending writes; forget the run's identity."""
+        self._run_identity = None
         self.request_cache.commit()
 
     def engine_counts(self) -> Counter[str]:

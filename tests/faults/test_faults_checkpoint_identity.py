@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -78,12 +79,18 @@ def test_a_folder_saved_again_in_the_same_process_is_loaded_again(tmp_path: Path
                  str(prod_env)]) == 0
     before = _figures(score_sentences(SENTENCES, str(folder)))
     assert _figures(score_sentences(SENTENCES, "lab/nb", local_path=prod_env)) == before
+    first = identify(folder).digest
     model = LlamaForCausalLM.from_pretrained(folder)
     with torch.no_grad():  # a training step's worth of change
         for parameter in model.parameters():
             parameter.add_(0.05 * torch.randn_like(parameter))
     model.save_pretrained(folder)
-    by_path = _figures(score_sentences(SENTENCES, str(folder)))
+    now = identify(folder).digest
+    # Its name stood for the files scored first: the new files get a name of their own.
+    with pytest.warns(UserWarning, match=rf"local/gptN already names checkpoint {first} "
+                                         rf"\({folder}\); checkpoint {now} \({folder}\) is "
+                                         rf"named local/gptN-{now[:8]}"):
+        by_path = _figures(score_sentences(SENTENCES, str(folder)))
     by_name = _figures(score_sentences(SENTENCES, "lab/nb", local_path=prod_env))
     fresh = _figures(score_sentences(SENTENCES, str(shutil.copytree(folder,
                                                                     tmp_path / "gptFresh"))))
@@ -147,7 +154,7 @@ def _helm_hf_deployment(folder: Path, name: str, checkpoint: Path) -> Path:
         "model_metadata": {"models": [{
             "name": name, "display_name": name, "description": name,
             "creator_organization_name": "lab", "access": "open",
-            "release_date": "2024-01-01", "tags": ["TEXT_MODEL_TAG"]}]}}
+            "release_date": date(2024, 1, 1), "tags": ["TEXT_MODEL_TAG"]}]}}
     for file, data in files.items():
         (folder / f"{file}.yaml").write_text(yaml.safe_dump(data))
     return folder

@@ -97,6 +97,9 @@ class SyntaxGymClient(CachingClient):
         # again is loaded again).
         self.watch = CheckpointWatch(pretrained_model_name_or_path, self.settings.gguf_file,
                                      self.settings.revision)
+        # The identity a run's requests are scored with: the one seen when the run began
+        # (prefetch), else the files' at each request.
+        self._run_identity: CheckpointIdentity | None = None
         self.request_cache = RequestCache(cache_config, commit_every=256)
         self.cache = self.request_cache
         self._prefetched: dict[str, Mapping] = {}  # prompt -> cache key, of the current run
@@ -220,7 +223,7 @@ class SyntaxGymClient(CachingClient):
                     "batch_size": computed.pass_prompts}
 
         try:
-            identity = self.watch.current()
+            identity = self._run_identity or self.watch.current()
             note_use(request.model_deployment, identity)
             response, cached = self.request_cache.get(self._cache_key(request, identity.digest),
                                                       wrap_request_time(compute),
@@ -236,7 +239,9 @@ class SyntaxGymClient(CachingClient):
         return result_of_response(response, cached)
 
     def flush(self) -> None:
-        """Commit the request cache's pending writes (done after each HELM run and at exit)."""
+        """Commit the request cache's pending writes (done after each HELM run and at exit);
+        the run's identity is forgotten (the next run looks at the files again)."""
+        self._run_identity = None
         self.request_cache.commit()
 
     def engine_counts(self) -> Counter[str]:
@@ -249,18 +254,19 @@ class SyntaxGymClient(CachingClient):
         """Queue the prompts of ``requests`` that the cache lacks, before HELM asks for them, so
         that they are computed in full batches; returns how many distinct prompts were queued."""
         wanted = [r for r in requests if self.unsupported(r) is None]
-        checkpoint = self.checkpoint
+        self._run_identity = identity = self.watch.current()
+        checkpoint = identity.digest
         if wanted:
             cached = self.request_cache.contains([self._cache_key(r, checkpoint) for r in wanted])
             wanted = [r for r, hit in zip(wanted, cached, strict=False) if not hit]
         if not wanted:
             return 0
         self._prefetched = {r.prompt: self._cache_key(r, checkpoint) for r in wanted}
-        queued = self.server.reserve(r.prompt for r in wanted)
+        queued = self._server_for(identity).reserve(r.prompt for r in wanted)
         # The model loads in the engine thread; wait here, so that a run's execution starts
         # with the model ready (and HELM's timing of it leaves the loading out, as it does for
         # its own clients). A failed load raises, and each request reports it.
-        self.server.wait_ready()
+        self._server_for(identity).wait_ready()
         hlog(f"syntaxgym local engine: scoring {queued} distinct prompts of {len(wanted)} requests "
              "in batches")
         return queued
