@@ -84,6 +84,8 @@ def resolve_model(model: str, known_to_helm: bool = False, *, revision: str | No
     are checked against HELM's registry as it is: register a ``local_path``'s YAML first
     (:func:`resolved_model` does). Raises :class:`CheckpointError` naming the path and what to
     do."""
+    from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT
+
     base, variant = split_variant(model)
     base, revision = split_revision(base, revision)
     if not Path(base).expanduser().exists() and (known_to_helm or not looks_like_hub_id(base)):
@@ -95,8 +97,6 @@ def resolve_model(model: str, known_to_helm: bool = False, *, revision: str | No
     identity = identify(checkpoint.source, checkpoint.gguf_file,
                         checkpoint.commit or checkpoint.revision)
     check_checkpoint(checkpoint, (chosen,), identity)
-    from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT
-
     with _LOCK:
         chosen_name = free_name(checkpoint, identity, chosen, name)
         # A deployment of this name is of this checkpoint (free_name): its settings are kept.
