@@ -684,6 +684,8 @@ def test_every_run_and_row_names_the_checkpoint_it_scored(runs: Runs, tmp_path: 
     assert {run.checkpoint_source for run in every if run.model == SMOLLM_FAST} == {
         f"{gguf.parent} / {gguf.name}"}
     assert main(["report", str(runs.output), "--suite", RUN_SUITE, "-o", str(tmp_path)]) == 0
+    summary = (tmp_path / RUN_SUITE / "summary.md").read_text()
+    assert f"{SMOLLM_FAST}: `{expected.digest}` ({gguf.parent} / {gguf.name})" in summary
     for table in ("accuracy.csv", "predictions.csv", "regions.csv"):
         with (tmp_path / RUN_SUITE / table).open(newline="") as stream:
             rows = [row for row in csv.DictReader(stream) if "smollm2" in row["model"]]
