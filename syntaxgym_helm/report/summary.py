@@ -278,7 +278,7 @@ def ties_markdown(runs: Sequence[RunRecord]) -> str:
 
 def checkpoints_markdown(runs: Sequence[RunRecord]) -> str:
     """Per column, the identity of the checkpoint its runs scored and where it was ('' when no
-    run says: served models, runs scored again from HELM's files)."""
+    run says: served models, runs whose kept items are gone)."""
     found: dict[str, dict[str, str]] = {}
     for run in runs:
         if run.checkpoint:
