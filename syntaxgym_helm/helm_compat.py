@@ -16,6 +16,11 @@ shapes it needs (methods, their parameters, attributes, registries):
   through HELM's static ``HuggingFaceTokenizer.get_tokenizer``
   (:mod:`syntaxgym_helm.clients.embedded.clients`);
 - ``huggingface_client``: the embedded client passes its arguments to ``HuggingFaceClient``;
+- ``huggingface_loaded_models``: when a checkpoint's files change, the plugin's HuggingFace client
+  and tokenizer drop what HELM keeps loaded per model and tokenizer name
+  (``HuggingFaceServerFactory._servers``, ``HuggingFaceTokenizer._tokenizers``) and set the
+  client's ``_pretrained_model_name_or_path`` and ``_wrapped_tokenizer`` again
+  (:mod:`syntaxgym_helm.clients.huggingface`);
 - ``openai_legacy_completions``: :mod:`syntaxgym_helm.clients.served` overrides the private
   ``_get_cache_key`` and calls ``_to_raw_completion_request`` and ``self.client``;
 - ``metric``: the metric overrides ``ReferenceMetric.evaluate`` and ``evaluate_references``, and
@@ -128,6 +133,17 @@ def _model_expander_is_registered() -> list[str]:
     return []
 
 
+def _huggingface_client_attributes() -> list[str]:
+    """The attributes of HELM's ``HuggingFaceClient`` that the plugin sets again, by name in
+    its source (they are made in ``__init__``; ``make_request`` reads them)."""
+    from helm.clients.huggingface_client import HuggingFaceClient
+
+    source = inspect.getsource(HuggingFaceClient)
+    return [f"HuggingFaceClient no longer keeps self.{name}" for name in
+            ("_pretrained_model_name_or_path", "_wrapped_tokenizer")
+            if f"self.{name}" not in source]
+
+
 HOOKS: dict[str, Hook] = {hook.name: hook for hook in (
     Hook("executor", "syntaxgym_helm/clients/local/prefetch.py",
          "hand the local engine a run's requests before HELM sends them",
@@ -159,6 +175,13 @@ HOOKS: dict[str, Hook] = {hook.name: hook for hook in (
          (Shape("helm.clients.huggingface_client:HuggingFaceClient.__init__",
                 ("self", "cache_config", "tokenizer", "pretrained_model_name_or_path",
                  "end_of_text_token", "apply_chat_template")),)),
+    Hook("huggingface_loaded_models", "syntaxgym_helm/clients/huggingface.py",
+         "load a checkpoint again when its files change",
+         (Shape("helm.clients.huggingface_client:HuggingFaceServerFactory",
+                attributes=("_servers", "_servers_lock", "get_server")),
+          Shape("helm.tokenizers.huggingface_tokenizer:HuggingFaceTokenizer",
+                attributes=("_tokenizers", "_tokenizers_lock"))),
+         _huggingface_client_attributes),
     Hook("openai_legacy_completions", "syntaxgym_helm/clients/served.py",
          "send echo requests through HELM's OpenAI legacy-completions client",
          (Shape("helm.clients.openai_client:OpenAILegacyCompletionsClient.__init__",

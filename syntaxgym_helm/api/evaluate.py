@@ -24,6 +24,7 @@ from syntaxgym_helm.api.helm_engine import executor, local_path_of, model_deploy
 from syntaxgym_helm.api.model_resolution import resolved_model
 from syntaxgym_helm.api.results import ConditionScore, SuiteResult, item_result
 from syntaxgym_helm.clients.cache_dirs import cache_root
+from syntaxgym_helm.clients.checkpoint_identity import used_checkpoint
 from syntaxgym_helm.core.context import spec_from_args
 from syntaxgym_helm.core.errors import clip
 from syntaxgym_helm.core.options import check_value, option_names
@@ -101,8 +102,10 @@ def evaluate(
                                 item_cost(by_instance[instance.id]),
                                 loaded.notes.get(items[instance.id].item_number, ()))
                     for instance in instances)
+    used = used_checkpoint(run_spec.adapter_spec.model_deployment)
     return SuiteResult(loaded.name, model, loaded.meta.main_metric,
-                       run_spec.adapter_spec.global_prefix, results)
+                       run_spec.adapter_spec.global_prefix, results,
+                       used.digest if used is not None else "")
 
 
 def api_options(options: RunOptions | None, values: Mapping[str, Any]) -> RunOptions:

@@ -65,15 +65,21 @@ def local_path_of(local_path: str | Path | None) -> Path:
         return _SCRATCH[0]
 
 
-def model_deployment(model: str, local_path: Path) -> str:
-    """The deployment HELM would use for ``model`` (as ``helm-run``'s ``model=`` does): the
-    plugin's embedded models, the models of ``local_path``'s YAML files, then HELM's own."""
-    global _HELM_BUILTINS
+def prepare_registry(local_path: Path) -> None:
+    """The plugin's run hooks and embedded models, and ``local_path``'s YAML files, registered
+    with HELM (each folder once per process)."""
     install_run_hooks()
     with _LOCK:
         if local_path.resolve() not in _REGISTERED_PATHS:
             register_local_configs(local_path)
             _REGISTERED_PATHS.add(local_path.resolve())
+
+
+def model_deployment(model: str, local_path: Path) -> str:
+    """The deployment HELM would use for ``model`` (as ``helm-run``'s ``model=`` does): the
+    plugin's embedded models, the models of ``local_path``'s YAML files, then HELM's own."""
+    global _HELM_BUILTINS
+    prepare_registry(local_path)
     deployment = get_default_model_deployment_for_model(model)
     if deployment is None:
         with _LOCK:

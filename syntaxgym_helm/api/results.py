@@ -96,13 +96,16 @@ class SuiteResult:
     """A suite scored on one model: every item, in suite order.
 
     ``prefix`` is the text each sentence was scored after (``prefix=auto`` resolved for the
-    model), ``metric`` the region statistic predictions compare."""
+    model), ``metric`` the region statistic predictions compare, ``checkpoint`` the identity of
+    the checkpoint scored (what its files held, or a Hub commit; empty for a model whose client
+    does not say, a served one: :mod:`syntaxgym_helm.clients.checkpoint_identity`)."""
 
     suite: str
     model: str
     metric: str
     prefix: str
     items: tuple[ItemResult, ...]
+    checkpoint: str = ""
 
     @property
     def scored_items(self) -> int:

@@ -10,7 +10,9 @@ the checkpoint's kind (:mod:`.model_kind`): the plugin's local engine for causal
 :class:`~.seq2seq.client.Seq2SeqClient` (one deployment per convention).
 
 Model names: ``local/<label>`` for a folder or GGUF file (``<label>``: the folder's or file's
-name, or ``--name``), the Hub id for a Hub model; a masked LM scored with ``within_word_l2r`` is
+name, or ``--name``), the Hub id for a Hub model (``<id>@<revision>`` at a revision other than
+the default branch: :data:`REVISION_MARK`); a Hub model's deployment loads the commit its
+revision resolved to. A masked LM scored with ``within_word_l2r`` is
 ``<name>~within_word_l2r`` (:data:`VARIANT_MARK`), its own leaderboard row, and so is an
 encoder-decoder LM scored under BabyLM's conventions (``<name>~enc_dec_mask``,
 ``<name>~enc_dec_prefix``).
@@ -36,6 +38,8 @@ from syntaxgym_helm.clients.model_kind import Checkpoint
 #: Separates a model name from the scoring variant it is deployed with
 #: (``local/bert~within_word_l2r``).
 VARIANT_MARK = "~"
+#: Separates a Hub id from a revision (``EleutherAI/pythia-160m@step1000``).
+REVISION_MARK = "@"
 DEFAULT_VARIANT = "original"
 KIND_WORDS = {"causal": "causal LM", "masked": "masked LM", "seq2seq": "encoder-decoder LM"}
 
@@ -47,7 +51,10 @@ def model_name_for(checkpoint: Checkpoint, name: str | None = None) -> str:
     if Path(checkpoint.source).is_dir():
         label = re.sub(r"[^\w.-]+", "-", checkpoint.label).strip("-") or "checkpoint"
         return f"local/{label}"
-    return checkpoint.source if "/" in checkpoint.source else f"hub/{checkpoint.source}"
+    name = checkpoint.source if "/" in checkpoint.source else f"hub/{checkpoint.source}"
+    if checkpoint.revision and checkpoint.revision != "main":
+        name += REVISION_MARK + checkpoint.revision
+    return name
 
 
 def variant_name(model_name: str, variant: str) -> str:
@@ -74,6 +81,8 @@ def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
     weights = {"pretrained_model_name_or_path": checkpoint.source}
     if checkpoint.gguf_file:
         weights["gguf_file"] = checkpoint.gguf_file
+    if checkpoint.commit or checkpoint.revision:  # a Hub model: the commit named, pinned
+        weights["revision"] = str(checkpoint.commit or checkpoint.revision)
     entries: dict[str, list[dict[str, Any]]] = {
         "model_deployments": [], "models": [],
         "tokenizer_configs": [{
@@ -101,6 +110,7 @@ def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
             "display_name": _display_name(checkpoint, base, variant),
             "description": f"{KIND_WORDS[checkpoint.kind]} from {checkpoint.source}"
                            + (f" ({checkpoint.gguf_file})" if checkpoint.gguf_file else "")
+                           + (f" at commit {checkpoint.commit}" if checkpoint.commit else "")
                            + (f", pseudo-log-likelihood {variant}"
                               if checkpoint.kind == "masked" else "")
                            + (f", BabyLM's {variant}"

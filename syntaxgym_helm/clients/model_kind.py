@@ -5,17 +5,20 @@ The kind comes from ``config.json``: its ``architectures`` (``...ForMaskedLM``, 
 / ``...LMHeadModel``, ``...ForConditionalGeneration`` with ``is_encoder_decoder``), else its
 ``model_type`` looked up in transformers' auto-model mappings (an encoder-decoder config is
 scored as one; a model type with a masked-LM class and no ``is_decoder`` as masked). A GGUF file
-is a causal LM (llama.cpp's format holds decoder-only models). Every refusal names the path and
-what to do (:class:`CheckpointError`).
+is a causal LM (llama.cpp's format holds decoder-only models). A Hub id is read at a revision
+(default: its default branch), resolved to the commit it is now
+(:func:`~.hub_revisions.hub_commit`), which the deployment then loads. Every refusal names
+the path and what to do (:class:`CheckpointError`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from syntaxgym_helm.clients.hub_revisions import hub_commit, looks_like_hub_id
 
 ModelKind = Literal["causal", "masked", "seq2seq"]
 MODEL_KINDS: tuple[ModelKind, ...] = ("causal", "masked", "seq2seq")
@@ -23,7 +26,6 @@ MODEL_KINDS: tuple[ModelKind, ...] = ("causal", "masked", "seq2seq")
 WEIGHTS_PATTERNS = ("*.safetensors", "pytorch_model*.bin", "model*.bin", "tf_model.h5",
                     "flax_model.msgpack")
 GGUF_MAGIC = b"GGUF"
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 class CheckpointError(ValueError):
@@ -38,6 +40,8 @@ class Checkpoint:
     kind: ModelKind
     gguf_file: str | None = None  # a GGUF file in ``source``
     model_type: str = ""
+    revision: str | None = None  # a Hub id's revision, as asked (None: the default branch)
+    commit: str | None = None  # the commit a Hub id's revision resolved to
 
     @property
     def label(self) -> str:
@@ -48,15 +52,12 @@ class Checkpoint:
         return path.name if path.is_dir() else self.source
 
 
-def looks_like_hub_id(text: str) -> bool:
-    """Whether ``text`` can be a Hugging Face Hub id (``org/name`` or ``name``), not a path."""
-    return bool(_HUB_ID.match(text)) and not Path(text).exists()
-
-
-def inspect_checkpoint(source: str | Path, kind: str | None = None) -> Checkpoint:
+def inspect_checkpoint(source: str | Path, kind: str | None = None,
+                       revision: str | None = None) -> Checkpoint:
     """The :class:`Checkpoint` at ``source``: a folder with ``config.json`` and weights, a GGUF
-    file (or a folder holding exactly one), or a Hub id (its config is fetched by transformers).
-    ``kind`` overrides what the config says."""
+    file (or a folder holding exactly one), or a Hub id at ``revision`` (its config is fetched by
+    transformers, at the commit the revision resolves to). ``kind`` overrides what the config
+    says."""
     text = str(source)
     path = Path(text).expanduser()
     if kind is not None and kind not in MODEL_KINDS:
@@ -66,7 +67,7 @@ def inspect_checkpoint(source: str | Path, kind: str | None = None) -> Checkpoin
     if path.is_dir():
         return _folder(path, kind)
     if looks_like_hub_id(text):
-        return _hub(text, kind)
+        return _hub(text, kind, revision)
     raise CheckpointError(f"{text}: no such file or folder, and not a Hugging Face Hub id; give "
                           "a folder with config.json and weights, a .gguf file or a Hub id")
 
@@ -107,30 +108,43 @@ def _folder(path: Path, kind: str | None) -> Checkpoint:
                       model_type=str(config.get("model_type", "")))
 
 
-def _hub(hub_id: str, kind: str | None) -> Checkpoint:
-    """A Hub id's checkpoint, its config read from the local Hub cache when it is there, else
-    fetched; when it is not cached and the Hub cannot be reached (offline mode, no network), a
-    :class:`CheckpointError` at once, not after the Hub client's retries (23 s offline)."""
-    from transformers import AutoConfig
-
-    try:
-        config = AutoConfig.from_pretrained(hub_id, local_files_only=True).to_dict()
-    except Exception:  # noqa: BLE001 - not in the local cache: ask the Hub, if it can be reached
+def _hub(hub_id: str, kind: str | None, revision: str | None) -> Checkpoint:
+    """A Hub id's checkpoint, its config read at the commit its revision resolves to. When the
+    config is not in the local Hub cache and the Hub cannot be reached (offline mode, no
+    network), a :class:`CheckpointError` at once, not after the Hub client's retries (23 s
+    offline)."""
+    at = f" at revision {revision}" if revision else ""
+    if not _cached_config(hub_id, revision):
         unreachable = hub_unreachable()
         if unreachable:
             raise CheckpointError(
                 f"{hub_id}: no such local file or folder, and not in the local Hugging Face "
-                f"cache; the Hub cannot be asked ({unreachable}): check the name, or download "
-                "the model and give its folder") from None
-        try:
-            config = AutoConfig.from_pretrained(hub_id).to_dict()
-        except Exception as error:  # noqa: BLE001 - unknown id, gated, network: say which
-            raise CheckpointError(
-                f"{hub_id}: neither a local path nor a Hub model whose config could be read "
-                f"({type(error).__name__}: {error}); check the id, the network, or download "
-                "the model and give its folder") from None
+                f"cache{at}; the Hub cannot be asked ({unreachable}): check the name, or "
+                "download the model and give its folder")
+    commit = hub_commit(hub_id, revision)
+    try:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(hub_id, revision=commit or revision).to_dict()
+    except Exception as error:  # noqa: BLE001 - offline, unknown id, gated: say which
+        raise CheckpointError(
+            f"{hub_id}: neither a local path nor a Hub model whose config could be read{at} "
+            f"({type(error).__name__}: {error}); check the id, the revision, the network, or "
+            "download the model and give its folder") from None
     return Checkpoint(hub_id, _kind(config, hub_id, kind),
-                      model_type=str(config.get("model_type", "")))
+                      model_type=str(config.get("model_type", "")), revision=revision,
+                      commit=commit)
+
+
+def _cached_config(hub_id: str, revision: str | None) -> bool:
+    """Whether the local Hub cache holds the model's config (nothing is asked of the Hub)."""
+    try:
+        from transformers import AutoConfig
+
+        AutoConfig.from_pretrained(hub_id, revision=revision, local_files_only=True)
+    except Exception:  # noqa: BLE001 - not cached (or not loadable: the Hub is asked)
+        return False
+    return True
 
 
 #: How long the check that the Hub can be reached waits for a connection (seconds).

@@ -26,6 +26,7 @@ from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hwarn
 from helm.common.request import RequestResult
 
+from syntaxgym_helm.clients.checkpoint_identity import used_checkpoint
 from syntaxgym_helm.core.errors import clip
 from syntaxgym_helm.core.item_evaluation import (
     ConditionResult,
@@ -103,8 +104,14 @@ class SyntaxGymMetric(ReferenceMetric):
             scored.sort(key=lambda entry: entry[1].item_number)
             suite = merge_one_item_suites([read_item_payload(instance.extra_data[ITEM_KEY])
                                            for instance, _ in scored])
-            run = {"name": current_run_name(),
-                   "adapter_spec_sha256": adapter_digest(scenario_state.adapter_spec)}
+            run: dict[str, Any] = {"name": current_run_name(),
+                                   "adapter_spec_sha256": adapter_digest(
+                                       scenario_state.adapter_spec)}
+            # What the model's files held when its client scored the run (none for a served
+            # model): the report's rows name it.
+            used = used_checkpoint(scenario_state.adapter_spec.model_deployment)
+            if used is not None:
+                run["checkpoint"] = used.record()
             write_scored_items(folder, self.options.first_token, suite,
                                [(instance.id, evaluation) for instance, evaluation in scored],
                                run=run, notes=[instance_notes(instance) for instance, _ in scored])

@@ -77,6 +77,10 @@ class RunRecord:
     context: ContextSpec = ContextSpec()  # what was put before each item (none: nothing)
     suite_source: str = ""  # the run entry's suite argument (a name, a path or a URL)
     notes: tuple[tuple[str, ...], ...] = ()  # per item: what was changed in its text
+    # The checkpoint scored (syntaxgym_helm.clients.checkpoint_identity) and where it was; empty
+    # where the run does not say (a served model, a run whose kept items are gone).
+    checkpoint: str = ""
+    checkpoint_source: str = ""
 
     @property
     def weights(self) -> str:
@@ -185,9 +189,31 @@ def load_run(run_dir: Path, rescore: bool = False) -> RunRecord:
             print(f"warning: {run_dir / SCORED_ITEMS} cannot be read ({error}); scoring the "
                   "run again from scenario_state.json", file=sys.stderr)
     if record is None:
-        record = _rescored_run(run_dir, spec, warn=not rescore)
+        record = _with_checkpoint(_rescored_run(run_dir, spec, warn=not rescore),
+                                  _kept_checkpoint(run_dir, spec))
     check_against_helm(record, recorded, spec)
     return record
+
+
+def _kept_checkpoint(run_dir: Path, spec: dict[str, Any]) -> dict[str, Any]:
+    """The checkpoint this run's kept items name (HELM's own files do not); else empty."""
+    try:
+        kept = read_scored_items(run_dir / SCORED_ITEMS)
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    if (kept.run.get("name"), kept.run.get("adapter_spec_sha256")) != (
+            spec.get("name"), adapter_digest(spec["adapter_spec"])):
+        return {}
+    return dict(kept.run.get("checkpoint") or {})
+
+
+def _with_checkpoint(record: RunRecord, checkpoint: dict[str, Any]) -> RunRecord:
+    """``record`` with the checkpoint a run keeps (``run.checkpoint`` of its scored items)."""
+    source = str(checkpoint.get("source") or "") + (
+        f" / {checkpoint['gguf_file']}" if checkpoint.get("gguf_file") else "") + (
+        f" at commit {checkpoint['commit']}" if checkpoint.get("commit") else "")
+    return replace(record, checkpoint=str(checkpoint.get("digest") or ""),
+                   checkpoint_source=source)
 
 
 def _rescored_run(run_dir: Path, spec: dict[str, Any], warn: bool) -> RunRecord:
@@ -240,8 +266,9 @@ def _scored_run(run_dir: Path, spec: dict[str, Any]) -> RunRecord:
         raise RunsError(f"its {SCORED_ITEMS} is of {what}, not of the run its run_spec.json "
                         f"names ({spec.get('name')!r}): the folder mixes files of two runs; "
                         f"{run_again(run_dir, spec)}")
-    return _record(run_dir, spec, kept.suite, kept.evaluations, kept.instance_ids,
-                   kept.first_token, kept.notes)
+    return _with_checkpoint(_record(run_dir, spec, kept.suite, kept.evaluations,
+                                    kept.instance_ids, kept.first_token, kept.notes),
+                            dict(kept.run.get("checkpoint") or {}))
 
 
 def _record(run_dir: Path, spec: dict[str, Any], suite: Suite,
@@ -335,7 +362,9 @@ def unreadable_run(run_dir: Path, error: Exception) -> UnreadableRun:
 def assign_labels(runs: Sequence[RunRecord]) -> list[RunRecord]:
     """Name each run by its model, adding its settings (and run suite) where that alone is
     ambiguous: the same model run on the same suite under two settings gets two columns. A run
-    with a context always says which (``[context=unrelated, 3 sentences, seed 0]``)."""
+    with a context always says which (``[context=unrelated, 3 sentences, seed 0]``); a model
+    whose runs scored more than one checkpoint (a name re-pointed, a folder saved again) gets a
+    column per checkpoint (``[checkpoint 1a2b3c4d]``), never one that mixes them."""
     def clashes(group: Callable[[RunRecord], tuple], key: Callable[[RunRecord], Hashable]
                 ) -> set[str]:
         """Models (the second part of a group) with runs in one group that differ in key."""
@@ -345,6 +374,7 @@ def assign_labels(runs: Sequence[RunRecord]) -> list[RunRecord]:
         return {g[1] for g, values in seen.items() if len(values) > 1}
 
     by_settings = clashes(lambda run: (run.suite_name, run.model), lambda run: run.settings)
+    by_checkpoint = clashes(lambda run: ("", run.model), lambda run: run.checkpoint)
     by_run_suite = clashes(lambda run: (run.suite_name, run.model, run.settings, run.context),
                            lambda run: run.run_suite)
     labelled = []
@@ -352,6 +382,8 @@ def assign_labels(runs: Sequence[RunRecord]) -> list[RunRecord]:
         label = run.model
         if run.model in by_settings:
             label += f" [{run.settings}]"
+        if run.model in by_checkpoint:
+            label += f" [checkpoint {run.checkpoint[:8] or 'unknown'}]"
         if run.context.active:
             label += f" [context={run.context.describe()}]"
         if run.model in by_run_suite:

@@ -276,6 +276,22 @@ def ties_markdown(runs: Sequence[RunRecord]) -> str:
         "says `ties=pass`; the HELM stat `syntaxgym_tie`"))
 
 
+def checkpoints_markdown(runs: Sequence[RunRecord]) -> str:
+    """Per column, the identity of the checkpoint its runs scored and where it was ('' when no
+    run says: served models, runs whose kept items are gone)."""
+    found: dict[str, dict[str, str]] = {}
+    for run in runs:
+        if run.checkpoint:
+            found.setdefault(run.name, {})[run.checkpoint] = run.checkpoint_source
+    if not found:
+        return ""
+    return ("Checkpoints (what each column's files held, docs/models.md \"What names a "
+            "checkpoint\"; the `checkpoint` column of the CSV files): " + "; ".join(
+                f"{_escape(label)}: " + ", ".join(f"`{digest}` ({_escape(source)})"
+                                                  for digest, source in checkpoints.items())
+                for label, checkpoints in found.items()) + ".")
+
+
 def unreadable_markdown(unreadable: Sequence[UnreadableRun]) -> str:
     """The list of runs that could not be read, and why ('' when there is none)."""
     if not unreadable:
@@ -319,5 +335,6 @@ def summary_markdown(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableR
         accuracy_table(runs, unreadable).markdown() + "\n\n" + INTERVALS_NOTE,
         coverage_table(runs, unreadable).markdown(),
         ties_markdown(runs) if runs else "",
+        checkpoints_markdown(runs),
         *notes,
     ] if part) + "\n"

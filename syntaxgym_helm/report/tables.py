@@ -26,6 +26,7 @@ class PredictionRow:
     """One prediction of one item: ``holds`` is None when it could not be evaluated."""
 
     model: str  # the run's label: the HELM model name, plus settings where needed
+    checkpoint: str  # what the model's files held (see RunRecord.checkpoint); empty: unknown
     suite: str
     item: int
     prediction: int
@@ -43,6 +44,7 @@ class RegionRow:
     """One region of one condition of one item, in bits."""
 
     model: str
+    checkpoint: str
     suite: str
     item: int
     condition: str
@@ -69,8 +71,8 @@ def prediction_rows(run: RunRecord) -> list[PredictionRow]:
         for prediction in run.suite.predictions:
             outcome = outcomes.get(prediction.index)
             rows.append(PredictionRow(
-                model=run.name, suite=run.suite_name, item=score.item_number,
-                prediction=prediction.index, formula=prediction.source,
+                model=run.name, checkpoint=run.checkpoint, suite=run.suite_name,
+                item=score.item_number, prediction=prediction.index, formula=prediction.source,
                 holds=outcome.holds if outcome else None, item_passed=score.passed,
                 item_scorable=score.scorable, problem=problem))
     return rows
@@ -91,8 +93,8 @@ def region_rows(run: RunRecord) -> Iterator[RegionRow]:
                 # region before) has NaN values here rather than an error.
                 stats = scored.statistics(number)
                 yield RegionRow(
-                    model=run.name, suite=run.suite_name, item=item.item_number,
-                    condition=condition.condition_name, region=number,
+                    model=run.name, checkpoint=run.checkpoint, suite=run.suite_name,
+                    item=item.item_number, condition=condition.condition_name, region=number,
                     region_name=run.suite.region_meta.get(number, ""), content=region.content,
                     tokens=len(scored.region_surprisals(number)),
                     surprisal=stats["sum"], surprisal_mean=stats["mean"],

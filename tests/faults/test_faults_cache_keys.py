@@ -16,24 +16,25 @@ import yaml
 
 from fault_helpers import BIN, overwrite, private_env, save_tiny_checkpoint
 from script_processes import run_script
-from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
+from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity, identify
 
 
 def test_the_identity_follows_the_files_not_the_name(tmp_path: Path) -> None:
     gguf = tmp_path / "a" / "model.gguf"
     gguf.parent.mkdir()
-    gguf.write_bytes(bytes(range(256)) * 8192)  # 2 MiB: a header and a tail
+    gguf.write_bytes(bytes(range(256)) * 8192)  # 2 MiB
     first = checkpoint_identity(str(gguf.parent), "model.gguf")
     assert first == checkpoint_identity(str(gguf.parent), "model.gguf")  # stable
     copy = tmp_path / "b" / "model.gguf"
     copy.parent.mkdir()
     shutil.copy2(gguf, copy)
-    assert checkpoint_identity(str(copy.parent), "model.gguf") != first  # another checkpoint
+    # What the files hold, not where they are: a copy is the same checkpoint (its answers too).
+    assert checkpoint_identity(str(copy.parent), "model.gguf") == first
     stat = gguf.stat()
-    overwrite(gguf, 100, b"other weights")  # same size, same modification time
+    overwrite(gguf, 1 << 20, b"other weights")  # past the first MiB, same size and times
     os.utime(gguf, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert checkpoint_identity(str(gguf.parent), "model.gguf") != first
-    # A hub name: its name and revision are all there is.
+    # A hub name that neither the Hub nor the local cache knows: its name and revision.
     assert checkpoint_identity("org/model") == checkpoint_identity("org/model")
     assert checkpoint_identity("org/model", revision="v2") != checkpoint_identity("org/model")
 
@@ -55,6 +56,7 @@ def test_two_deployments_of_one_name_on_two_checkpoints_have_different_keys(tmp_
 
     first = save_tiny_checkpoint(tmp_path / "first")
     second = save_tiny_checkpoint(tmp_path / "second")
+    overwrite(second / "model.safetensors", 4000, bytes(64))  # other weights, same layout
     request = Request(model="mylab/model", model_deployment="mylab/model", prompt="the keys",
                       echo_prompt=True, max_tokens=0)
     keys = [SyntaxGymClient(BlackHoleCacheConfig(), str(folder), progress=False,
@@ -134,3 +136,7 @@ def test_helm_run_repointed_at_another_checkpoint_computes_again(tmp_path: Path)
     assert not {"torch", "transformers", "syntaxgym_helm.clients.local.model_loading"} & imported
     (run,) = (tmp_path / "benchmark_output" / "runs" / "keys").glob("syntaxgym:*")
     assert json.loads((run / "stats.json").read_text())
+    # The run keeps what it scored: the identity of the second checkpoint's files.
+    kept = json.loads((run / "syntaxgym_scored_items.json").read_text())["run"]["checkpoint"]
+    assert (kept["digest"], kept["source"]) == (identify(second).digest, str(second))
+    assert kept["files"]["model.safetensors"] == dict(identify(second).files)["model.safetensors"]

@@ -668,6 +668,35 @@ def test_labels_tell_apart_one_model_under_two_settings(runs: Runs) -> None:
 
 
 @slow
+def test_every_run_and_row_names_the_checkpoint_it_scored(runs: Runs, tmp_path: Path) -> None:
+    """Each run keeps the identity of the checkpoint its client scored (the embedded GGUF file's
+    SHA-256, through either backend); the tidy tables carry it on every row; runs of one model
+    that scored two checkpoints get a column each, never one that mixes them."""
+    from syntaxgym_helm.cli.main import main
+    from syntaxgym_helm.clients.checkpoint_identity import identify
+    from syntaxgym_helm.clients.embedded.catalogue import installed_embedded_model
+    from syntaxgym_helm.report.runs import assign_labels, find_run_dirs, load_runs
+
+    gguf = installed_embedded_model("smollm2-135m-instruct-q4_1").gguf_path()
+    expected = identify(gguf.parent, gguf.name)
+    every = load_runs(find_run_dirs(runs.output), progress=False)
+    assert {run.checkpoint for run in every if "smollm2" in run.model} == {expected.digest}
+    assert {run.checkpoint_source for run in every if run.model == SMOLLM_FAST} == {
+        f"{gguf.parent} / {gguf.name}"}
+    assert main(["report", str(runs.output), "--suite", RUN_SUITE, "-o", str(tmp_path)]) == 0
+    summary = (tmp_path / RUN_SUITE / "summary.md").read_text()
+    assert f"{SMOLLM_FAST}: `{expected.digest}` ({gguf.parent} / {gguf.name})" in summary
+    for table in ("accuracy.csv", "predictions.csv", "regions.csv"):
+        with (tmp_path / RUN_SUITE / table).open(newline="") as stream:
+            rows = [row for row in csv.DictReader(stream) if "smollm2" in row["model"]]
+        assert rows and {row["checkpoint"] for row in rows} == {expected.digest}, table
+    one = next(run for run in every if run.model == SMOLLM and run.run_suite == RUN_SUITE)
+    two = assign_labels([one, replace(one, suite_name="fgd_subject", checkpoint="f" * 16)])
+    assert [run.label for run in two] == [f"{SMOLLM} [checkpoint {expected.digest[:8]}]",
+                                          f"{SMOLLM} [checkpoint ffffffff]"]
+
+
+@slow
 def test_unscorable_items_are_reported_not_scored(runs: Runs, tmp_path: Path) -> None:
     """A copy of a real run with one failed request and one token the alignment cannot place:
     both items are reported (null values, the reason), counted in no accuracy, left out of

@@ -35,7 +35,7 @@ from helm.tokenizers.tokenizer import Tokenizer
 
 from syntaxgym_helm.clients.cache_dirs import cache_root
 from syntaxgym_helm.clients.checked_folders import save_folder, usable_folder
-from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
+from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity, files_digest
 from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.embedded.catalogue import EmbeddedModel, installed_embedded_model
 
@@ -147,10 +147,13 @@ class EmbeddedHuggingFaceClient(CheckedHuggingFaceClient):
 
 
 def _identity(model: EmbeddedModel) -> str:
-    """What names an embedded model's weights in cache keys, without assembling them: for an
-    assembled file its key and the checksum its package expects, else the file's identity."""
+    """What names an embedded model's weights in cache keys, without assembling them: the
+    identity of its GGUF file (:mod:`~syntaxgym_helm.clients.checkpoint_identity`), from the
+    SHA-256 its package expects for a file assembled from parts; the same as the local engine's
+    client computes from the file."""
     import importlib
 
     if model.assembled:
-        return f"{model.key}-{importlib.import_module(model.package).EXPECTED_SHA256[:16]}"
+        expected = importlib.import_module(model.package).EXPECTED_SHA256
+        return files_digest([(model.gguf_file, expected)])
     return checkpoint_identity(str(model.directory()), model.gguf_file)

@@ -51,7 +51,11 @@ from helm.common.request import (
 )
 
 from syntaxgym_helm.clients import interruption
-from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
+from syntaxgym_helm.clients.checkpoint_identity import (
+    CheckpointIdentity,
+    CheckpointWatch,
+    note_use,
+)
 from syntaxgym_helm.clients.failed_request import failed_request
 from syntaxgym_helm.clients.local.engine_settings import EngineSettings
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
@@ -87,10 +91,15 @@ class SyntaxGymClient(CachingClient):
         self.pretrained_model_name_or_path = pretrained_model_name_or_path
         self.model_name = model_name
         self._server: ModelServer | None = None
-        # The checkpoint's files, in every cache key: another checkpoint under this model name
-        # gets its own entries.
-        self.checkpoint = checkpoint_identity(pretrained_model_name_or_path,
-                                              self.settings.gguf_file, self.settings.revision)
+        self._server_key: tuple | None = None
+        # What the checkpoint's files hold, in every cache key (another checkpoint under this
+        # model name gets its own entries) and in the key of the loaded model (a folder saved
+        # again is loaded again).
+        self.watch = CheckpointWatch(pretrained_model_name_or_path, self.settings.gguf_file,
+                                     self.settings.revision)
+        # The identity a run's requests are scored with: the one seen when the run began
+        # (prefetch), else the files' at each request.
+        self._run_identity: CheckpointIdentity | None = None
         self.request_cache = RequestCache(cache_config, commit_every=256)
         self.cache = self.request_cache
         self._prefetched: dict[str, Mapping] = {}  # prompt -> cache key, of the current run
@@ -122,25 +131,54 @@ class SyntaxGymClient(CachingClient):
         return resolve_device(self.settings.device)
 
     @property
+    def checkpoint(self) -> str:
+        """The checkpoint's identity now (:mod:`~syntaxgym_helm.clients.checkpoint_identity`)."""
+        return self.watch.current().digest
+
+    @property
     def _model_key(self) -> tuple:
-        """What one loaded model is shared by (:class:`~.server.ModelServerFactory`)."""
+        """What one loaded model of the files as they are now is shared by
+        (:class:`~.server.ModelServerFactory`)."""
+        return self._model_key_of(self.watch.current())
+
+    def _model_key_of(self, identity: CheckpointIdentity) -> tuple:
+        """The model key of ``identity``: the checkpoint's path and identity, and the settings
+        that change the loaded weights."""
         settings = self.settings
-        return (self.pretrained_model_name_or_path, settings.gguf_file, settings.revision,
+        return (self.pretrained_model_name_or_path, identity.digest, settings.gguf_file,
                 self.device, settings.dtype, settings.trust_remote_code)
 
     @property
     def server(self) -> ModelServer:
-        """This client's model server (made on first use; it loads the model in its thread)."""
-        if self._server is None:
+        """The model server of the checkpoint's files as they are now (made on first use, and
+        again when the files change: the server loads the model in its thread)."""
+        return self._server_for(self.watch.current())
+
+    def _server_for(self, identity: CheckpointIdentity) -> ModelServer:
+        """The server of the model loaded from the files ``identity`` names (checked before
+        and after the load: tokenizer files, the vocabulary against the embeddings, and that
+        the files did not change meanwhile)."""
+        key = self._model_key_of(identity)
+        if self._server is None or key != self._server_key:
             from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
             from syntaxgym_helm.clients.local.server import ModelServerFactory
+            from syntaxgym_helm.clients.tokenizer_checks import check_before_load, check_loaded
+
+            where = self.pretrained_model_name_or_path
+
+            def load() -> tuple[Any, Any]:
+                check_before_load(where, self.settings.gguf_file)
+                # A Hub revision is loaded at the commit it resolved to: the weights named.
+                args = {**self.settings.load_args(),
+                        "revision": identity.commit or self.settings.revision}
+                model, tokenizer = load_model_and_tokenizer(where, device=self.device, **args)
+                check_loaded(model, tokenizer, where)
+                self.watch.confirm(identity)
+                return model, tokenizer
 
             self._server = ModelServerFactory.get_server(
-                self._model_key,
-                lambda: load_model_and_tokenizer(self.pretrained_model_name_or_path,
-                                                 device=self.device,
-                                                 **self.settings.load_args()),
-                self.settings.engine_args(), self.settings.server_args())
+                key, load, self.settings.engine_args(), self.settings.server_args())
+            self._server_key = key
         return self._server
 
     # -- requests -------------------------------------------------------------------------------
@@ -162,13 +200,15 @@ class SyntaxGymClient(CachingClient):
             return "the prompt is empty: there is nothing to score"
         return None
 
-    def _cache_key(self, request: Request) -> Mapping:
+    def _cache_key(self, request: Request, checkpoint: str | None = None) -> Mapping:
+        """The request-cache key of ``request``: the prompt, the settings that change its
+        logprobs, and ``checkpoint`` (default: the identity now)."""
         raw = {"format": CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
                **({"word_boundary": True} if self.settings.word_boundary else {}),
                **({"boundary_end_of_text": False} if self.settings.word_boundary
                   and not self.settings.boundary_end_of_text else {}),
                "echo_prompt": True, "max_tokens": 0, "bos_text": self.bos_text,
-               "dtype": self.dtype, "checkpoint": self.checkpoint}
+               "dtype": self.dtype, "checkpoint": checkpoint or self.checkpoint}
         return CachingClient.make_cache_key(raw, request)
 
     def make_request(self, request: Request) -> RequestResult:
@@ -177,13 +217,15 @@ class SyntaxGymClient(CachingClient):
             return failed_request(f"SyntaxGymClient: {problem}")
 
         def compute() -> dict[str, Any]:
-            computed = self.server.prompt_logprobs(request.prompt)
+            computed = self._server_for(identity).prompt_logprobs(request.prompt)
             return {"tokens": list(computed.texts), "logprobs": list(computed.logprobs),
                     "batch_request_time": computed.pass_seconds,
                     "batch_size": computed.pass_prompts}
 
         try:
-            response, cached = self.request_cache.get(self._cache_key(request),
+            identity = self._run_identity or self.watch.current()
+            note_use(request.model_deployment, identity)
+            response, cached = self.request_cache.get(self._cache_key(request, identity.digest),
                                                       wrap_request_time(compute),
                                                       check=impossible_logprob)
         except PromptError as exc:
@@ -197,7 +239,9 @@ class SyntaxGymClient(CachingClient):
         return result_of_response(response, cached)
 
     def flush(self) -> None:
-        """Commit the request cache's pending writes (done after each HELM run and at exit)."""
+        """Commit the request cache's pending writes (done after each HELM run and at exit);
+        the run's identity is forgotten (the next run looks at the files again)."""
+        self._run_identity = None
         self.request_cache.commit()
 
     def engine_counts(self) -> Counter[str]:
@@ -210,17 +254,19 @@ class SyntaxGymClient(CachingClient):
         """Queue the prompts of ``requests`` that the cache lacks, before HELM asks for them, so
         that they are computed in full batches; returns how many distinct prompts were queued."""
         wanted = [r for r in requests if self.unsupported(r) is None]
+        self._run_identity = identity = self.watch.current()
+        checkpoint = identity.digest
         if wanted:
-            cached = self.request_cache.contains([self._cache_key(r) for r in wanted])
+            cached = self.request_cache.contains([self._cache_key(r, checkpoint) for r in wanted])
             wanted = [r for r, hit in zip(wanted, cached, strict=False) if not hit]
         if not wanted:
             return 0
-        self._prefetched = {r.prompt: self._cache_key(r) for r in wanted}
-        queued = self.server.reserve(r.prompt for r in wanted)
+        self._prefetched = {r.prompt: self._cache_key(r, checkpoint) for r in wanted}
+        queued = self._server_for(identity).reserve(r.prompt for r in wanted)
         # The model loads in the engine thread; wait here, so that a run's execution starts
         # with the model ready (and HELM's timing of it leaves the loading out, as it does for
         # its own clients). A failed load raises, and each request reports it.
-        self.server.wait_ready()
+        self._server_for(identity).wait_ready()
         hlog(f"syntaxgym local engine: scoring {queued} distinct prompts of {len(wanted)} requests "
              "in batches")
         return queued

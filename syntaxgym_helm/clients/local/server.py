@@ -4,6 +4,11 @@ one server per model and settings, loading each model once (:class:`ModelServerF
 
 Shaped like HELM's ``HuggingFaceServer`` and ``HuggingFaceServerFactory``
 (``helm/clients/huggingface_client.py``); the thin HELM client is :mod:`.client`.
+
+Why one thread owns a model: with OpenMP, as PyTorch's CPU builds use, a second thread that has
+run parallel work keeps a team of worker threads of its own; with more such threads than cores,
+all teams stop spinning between parallel regions, which cost a sixth of the computing time on two
+cores.
 """
 
 from __future__ import annotations
@@ -51,10 +56,7 @@ class ModelServer:
 
     ``make_engine`` makes the :class:`~.logprob_engine.LogprobEngine` (loads the model) first
     thing in the engine thread, so that every torch computation of the model happens on that one
-    thread. (With OpenMP, as PyTorch's CPU builds use, a second thread that has run parallel work
-    keeps a team of worker threads of its own; with more such threads than cores, all teams stop
-    spinning between parallel regions, which cost a sixth of the computing time on two cores.)
-    :meth:`wait_ready` waits for it.
+    thread (see the module doc); :meth:`wait_ready` waits for it.
     """
 
     CALLER_TTL_S = 2.0
@@ -80,6 +82,7 @@ class ModelServer:
         self._waiting: set[threading.Thread] = set()
         self._callers: dict[threading.Thread, float] = {}
         self._bar: tqdm[Any] | None = None
+        self._closed: str | None = None  # why the server was closed
         self._thread = threading.Thread(target=self._run, name="syntaxgym-local-engine",
                                         daemon=True)
         self._thread.start()
@@ -155,24 +158,33 @@ class ModelServer:
         must not wait on a busy engine)."""
         if not self._cond.acquire(timeout=timeout_s):
             return {}
-        try:
-            return {**self._memo, **self._kept}
-        finally:
-            self._cond.release()
+        found = {**self._memo, **self._kept}
+        self._cond.release()
+        return found
 
     def _submit(self, prompt: str) -> Future:
         future = self._pending.get(prompt)
         if future is None:
             future = Future()
+            if self._closed is not None:
+                future.set_exception(RuntimeError(self._closed))
+                return future
             self._pending[prompt] = future
             self._queue.append(prompt)
         return future
 
+    def close(self, reason: str) -> None:
+        """Stop serving: what waits fails with ``reason``, and the engine thread ends after the
+        pass it is computing, dropping the model (freed with its last reference)."""
+        with self._cond:
+            self._closed, pending, self._pending, self._queue = reason, self._pending, {}, []
+            self._cond.notify_all()
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(RuntimeError(reason))
+
     def _remember(self, prompt: str, result: PromptLogprobs | PromptError) -> None:
-        self._memo[prompt] = result
-        self._memo.move_to_end(prompt)
-        while len(self._memo) > self.memo_size:
-            self._memo.popitem(last=False)
+        remember(self._memo, prompt, result, self.memo_size)
 
     # -- engine thread --------------------------------------------------------------------------
 
@@ -186,10 +198,13 @@ class ModelServer:
                 del self._callers[thread]
         return len(self._waiting) >= len(self._callers)
 
-    def _gather_batch(self) -> list[str]:
+    def _gather_batch(self) -> list[str] | None:
+        """The next batch of prompts; None once the server is closed."""
         with self._cond:
-            while not self._queue:
+            while not self._queue and self._closed is None:
                 self._cond.wait()
+            if self._closed is not None:
+                return None
             deadline = time.monotonic() + self.max_wait_s
             batch_size = self.engine.batch_size if self.engine is not None else 1
             while len(self._queue) < batch_size and not self._all_callers_waiting():
@@ -211,8 +226,7 @@ class ModelServer:
         except BaseException as exc:  # noqa: BLE001 - every request will report it
             self._setup_error = exc
         self._ready.set()
-        while True:
-            prompts = self._gather_batch()
+        while (prompts := self._gather_batch()) is not None:
             try:
                 if self._setup_error is not None:
                     raise self._setup_error
@@ -226,12 +240,14 @@ class ModelServer:
                 for future in futures:
                     if not future.done():
                         future.set_exception(failure)
+        self.engine = None  # closed: the model goes with its last reference
 
     def _compute_batch(self, prompts: list[str]) -> None:
         """Encode ``prompts``, answer those that cannot be computed, and run the engine's forward
         passes over the rest, answering each pass's prompts as soon as it is done."""
         assert self.engine is not None
-        bar = self._progress_bar(len(prompts))
+        if self.progress:
+            self._bar = grown_progress_bar(self._bar, len(prompts))
         encoded = self.engine.encoder.encode_many(prompts)
         errors = [
             (p, e) for p, e in zip(prompts, encoded, strict=False) if isinstance(e, PromptError)
@@ -256,8 +272,8 @@ class ModelServer:
 
         if usable:
             self.engine.logprobs_of_encoded(usable, on_pass=pass_done)
-        if bar is not None and errors:
-            bar.update(len(errors))
+        if self._bar is not None and errors:
+            self._bar.update(len(errors))
 
     def _complete(self, results: Sequence[tuple[str, PromptLogprobs | PromptError]]) -> None:
         with self._cond:
@@ -276,25 +292,38 @@ class ModelServer:
         if self._bar is not None:
             self._bar.update(sum(1 for _, r in results if isinstance(r, PromptLogprobs)))
 
-    def _progress_bar(self, count: int) -> tqdm[Any] | None:
-        if not self.progress:
-            return None
-        if self._bar is None:
-            from tqdm import tqdm
 
-            # disable=None: shown on a terminal, silent when the output goes to a file.
-            self._bar = tqdm(total=0, desc="syntaxgym local engine", unit=" prompts",
-                             disable=None, dynamic_ncols=True)
-        self._bar.total = (self._bar.total or 0) + count
-        self._bar.refresh()
-        return self._bar
+
+def remember(memo: OrderedDict, prompt: str, result: Any, size: int) -> None:
+    """Keep ``result`` as the latest of ``memo``'s at most ``size`` entries."""
+    memo[prompt] = result
+    memo.move_to_end(prompt)
+    while len(memo) > size:
+        memo.popitem(last=False)
+
+
+def grown_progress_bar(bar: tqdm[Any] | None, count: int) -> tqdm[Any]:
+    """``bar`` (made on first use) with ``count`` more prompts to go."""
+    if bar is None:
+        from tqdm import tqdm
+
+        # disable=None: shown on a terminal, silent when the output goes to a file.
+        bar = tqdm(total=0, desc="syntaxgym local engine", unit=" prompts", disable=None,
+                   dynamic_ncols=True)
+    bar.total = (bar.total or 0) + count
+    bar.refresh()
+    return bar
 
 
 class ModelServerFactory:
     """The process's model servers, one per model and settings, and their loaded models, one per
     checkpoint whatever the settings (as HELM's ``HuggingFaceServerFactory``).
 
-    A model key names a checkpoint as loaded (path, GGUF file, revision, device, dtype...).
+    A model key names a checkpoint as loaded: its path and identity first
+    (:mod:`~syntaxgym_helm.clients.checkpoint_identity`: what its files hold), then the settings
+    that change the loaded weights. A server made for a path's new identity (the folder was saved
+    again) closes those of its earlier identities, and their models are dropped: their files are
+    gone, and a model whose weights map the file would read a mix of old and new bytes.
     """
 
     _servers: ClassVar[dict[tuple, ModelServer]] = {}
@@ -317,9 +346,26 @@ class ModelServerFactory:
         with cls._servers_lock:
             server = cls._servers.get(key)
             if server is None:
+                cls._forget_other_versions(model_key)
                 server = ModelServer(make_engine, **server_args)
                 cls._servers[key] = server
             return server
+
+    @classmethod
+    def _forget_other_versions(cls, model_key: tuple) -> None:
+        """Close the servers, and drop the models, of ``model_key``'s path under another
+        identity (called with the servers' lock held)."""
+        path, identity = model_key[:2]
+
+        def stale(key: tuple) -> bool:
+            return key[0] == path and key[1] != identity
+
+        for key in [key for key in cls._servers if stale(key[0])]:
+            cls._servers.pop(key).close(f"{path}: its files changed (checkpoint {key[0][1]}, "
+                                        f"now {identity}); the model was loaded again")
+        with cls._models_lock:
+            for key in [key for key in cls._models if stale(key)]:
+                del cls._models[key]
 
     @classmethod
     def loaded_model(cls, model_key: tuple, load: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:

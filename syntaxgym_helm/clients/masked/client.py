@@ -53,7 +53,7 @@ class MaskedLMClient(BatchScoringClient):
         )
 
         where = self.pretrained_model_name_or_path
-        tokenizer = AutoTokenizer.from_pretrained(where, revision=self.revision,
+        tokenizer = AutoTokenizer.from_pretrained(where, revision=self.load_revision,
                                                   trust_remote_code=self.trust_remote_code)
         try:
             check_tokenizer(tokenizer, self.pll, where)
@@ -61,7 +61,7 @@ class MaskedLMClient(BatchScoringClient):
             raise CheckpointUnusable(str(error)) from None
         try:
             model = AutoModelForMaskedLM.from_pretrained(
-                where, dtype=self._torch_dtype(), revision=self.revision,
+                where, dtype=self._torch_dtype(), revision=self.load_revision,
                 trust_remote_code=self.trust_remote_code)
         except ValueError as error:  # transformers: no masked-LM class for this config
             raise CheckpointUnusable(

@@ -50,14 +50,14 @@ class Seq2SeqClient(BatchScoringClient):
         from syntaxgym_helm.clients.seq2seq.decoder_scoring import source_ids
 
         where = self.pretrained_model_name_or_path
-        tokenizer = AutoTokenizer.from_pretrained(where, revision=self.revision,
+        tokenizer = AutoTokenizer.from_pretrained(where, revision=self.load_revision,
                                                   trust_remote_code=self.trust_remote_code)
         if not getattr(tokenizer, "is_fast", False):
             raise CheckpointUnusable(f"{where}: the tokenizer gives no character offsets (a slow "
                                      "tokenizer); save the checkpoint with tokenizer.json")
         try:
             model = AutoModelForSeq2SeqLM.from_pretrained(
-                where, dtype=self._torch_dtype(), revision=self.revision,
+                where, dtype=self._torch_dtype(), revision=self.load_revision,
                 trust_remote_code=self.trust_remote_code)
         except ValueError as error:
             raise CheckpointUnusable(f"{where}: cannot be loaded as an encoder-decoder LM "
