@@ -29,7 +29,6 @@ from syntaxgym_helm.clients.local.client import (
     impossible_logprob,
     result_of_response,
 )
-from syntaxgym_helm.clients.local.freed_memory import map_large_blocks_apart
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
 
@@ -118,9 +117,6 @@ class BatchScoringClient(CachingClient):
             if self._load_error is not None:
                 raise self._load_error
             if not self._loaded:
-                # A pass's activations handed back when freed, not kept in the heap beside
-                # the next pass's (freed_memory).
-                map_large_blocks_apart()
                 try:
                     self._load()
                 except CheckpointUnusable as error:

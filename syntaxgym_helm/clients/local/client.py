@@ -126,7 +126,8 @@ class SyntaxGymClient(CachingClient):
         """What one loaded model is shared by (:class:`~.server.ModelServerFactory`)."""
         settings = self.settings
         return (self.pretrained_model_name_or_path, settings.gguf_file, settings.revision,
-                self.device, settings.dtype, settings.trust_remote_code)
+                self.device, settings.dtype, settings.trust_remote_code,
+                settings.stock)  # a fast engine patches the model it is set up on
 
     @property
     def server(self) -> ModelServer:

@@ -62,6 +62,9 @@ class EngineSettings:
     revision: str | None = option(None, "the checkpoint's revision (from_pretrained)")
     trust_remote_code: bool = option(False, "passed to from_pretrained")
     model_kwargs: Mapping[str, Any] | None = option(None, "more from_pretrained arguments")
+    stock: bool = option(False, "score with stock transformers, torch and gguf paths: every "
+                         "reach into their internals off (clients/reaches.py; SYNTAXGYM_STOCK=1 "
+                         "for every model)")
 
     def __post_init__(self) -> None:
         try:
@@ -97,7 +100,8 @@ class EngineSettings:
         device."""
         return dict(gguf_file=self.gguf_file, dtype=self.dtype, revision=self.revision,
                     trust_remote_code=self.trust_remote_code,
-                    weights_cache_dir=self.weights_cache_dir, model_kwargs=self.model_kwargs)
+                    weights_cache_dir=self.weights_cache_dir, model_kwargs=self.model_kwargs,
+                    stock=self.stock)
 
     def engine_args(self) -> dict[str, Any]:
         """The :class:`~.logprob_engine.LogprobEngine`'s keyword arguments."""
@@ -108,7 +112,7 @@ class EngineSettings:
                     max_batch_positions=self.max_batch_positions,
                     max_sequence_length=self.max_sequence_length, onednn=self.onednn,
                     workers=self.workers, word_boundary=self.word_boundary,
-                    boundary_end_of_text=self.boundary_end_of_text)
+                    boundary_end_of_text=self.boundary_end_of_text, stock=self.stock)
 
     def server_args(self) -> dict[str, Any]:
         """The :class:`~.server.ModelServer`'s keyword arguments."""

@@ -22,6 +22,7 @@ from dataclasses import replace
 import torch
 from helm.common.hierarchical_logger import hlog, hwarn
 
+from syntaxgym_helm.clients import reaches
 from syntaxgym_helm.clients.local import cpu_kernels, inplace_mlp
 from syntaxgym_helm.clients.local.forward_passes import (
     OnPass,
@@ -74,7 +75,9 @@ class LogprobEngine:
 
     With ``word_boundary``, the logprobs are corrected for word boundaries (:mod:`.word_boundary`;
     a tokenizer that marks no word beginnings is refused; ``boundary_end_of_text=False``: the end
-    of text is not a word boundary, as in minicons).
+    of text is not a word boundary, as in minicons). ``stock``: no reach into torch's or
+    transformers' internals (:mod:`syntaxgym_helm.clients.reaches`): their own forwards and
+    kernels.
     """
 
     def __init__(
@@ -94,6 +97,7 @@ class LogprobEngine:
         workers: int = 1,
         word_boundary: bool = False,
         boundary_end_of_text: bool = True,
+        stock: bool = False,
     ) -> None:
         if batch_size < 1 or max_row_nodes < 1 or max_batch_positions < 1:
             raise ValueError("batch_size, max_row_nodes and max_batch_positions must be positive")
@@ -120,13 +124,15 @@ class LogprobEngine:
         self._workers: PassWorkers | None = None
         self.workers = int(workers)
         self.prefix_store: PrefixStore | None = None
-        self.onednn = onednn and cpu_kernels.available(self.device, self.dtype)
-        inplace_mlp.install(self.model)  # gated MLP blocks: in place, the same floats
+        self.onednn = (onednn and cpu_kernels.available(self.device, self.dtype)
+                       and reaches.active("onednn_packed_weights", stock))
+        if reaches.active("inplace_gated_mlp", stock):
+            inplace_mlp.install(self.model)  # gated MLP blocks: in place, the same floats
         self.prefix_sharing = prefix_sharing and self._set_up_prefix_sharing(
             prefix_cache_mb, check_prefix_sharing)
         if prefix_sharing:
             self.counts.clear()  # the probe's passes are not the caller's
-        return_freed_memory()  # the probes' activations, before the first scoring pass
+        return_freed_memory(stock)  # the probes' activations, before the first scoring pass
 
     @property
     def batch_size(self) -> int:

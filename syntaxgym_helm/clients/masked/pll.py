@@ -26,11 +26,13 @@ length of the sentences. The output head is computed at each copy's masked posit
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 
+from syntaxgym_helm.clients import reaches
 from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptError,
     PromptLogprobs,
@@ -145,18 +147,22 @@ class TargetLogits:
     compares that with the full logits when the model loads and turns it off for a model whose
     head is not found or not position-wise."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model, stock: bool = False) -> None:
         self.model = model
         self._positions: torch.Tensor | None = None
         base = getattr(model, "base_model", None)
         heads = [module for _, module in model.named_children()
                  if module is not base and not isinstance(module, torch.nn.Dropout)]
-        self._handle = heads[0].register_forward_pre_hook(self._slice) if heads else None
-        layer = last_bert_layer(model) if self._handle is not None else None
+        self._handle = (heads[0].register_forward_pre_hook(self._slice)
+                        if heads and reaches.active("masked_head_at_targets", stock) else None)
+        on = self._handle is not None
+        layer = (last_bert_layer(model)
+                 if on and reaches.active("bert_last_layer_at_targets", stock) else None)
         self._last_layer = TargetRowsLayer(layer, lambda: self._positions) if layer else None
-        vocabulary = vocabulary_layer(model) if self._handle is not None else None
+        vocabulary = (vocabulary_layer(model)
+                      if on and reaches.active("masked_output_blocks", stock) else None)
         self._blocks = BlockwiseOutputLayer(vocabulary) if vocabulary is not None else None
-        layers = bert_layers(model) if self._handle is not None else []
+        layers = bert_layers(model) if on and reaches.active("bert_workspace", stock) else []
         self._workspace = (WorkspaceLayers(layers, lambda: self._positions is not None)
                            if layers else None)
 
@@ -219,9 +225,10 @@ class TargetLogits:
     @torch.inference_mode()
     def check(self, sentence: MaskedSentence, mask_id: int, device: str,
               tolerance: float = 1e-4) -> bool:
-        """Whether the head at the targets equals the full logits on (two of) ``sentence``'s
-        masked copies, two rows with their targets at different positions; turns it off when
-        not (or when the head cannot take it). Returns whether it stays on."""
+        """Whether the head at the targets equals transformers' own full logits (every patched
+        forward taken off) on (two of) ``sentence``'s masked copies, two rows with their targets
+        at different positions; turns it off when not (or when the head cannot take it).
+        Returns whether it stays on."""
         if self._handle is None:
             return False
         rows = range(min(2, len(sentence.targets)))
@@ -237,12 +244,28 @@ class TargetLogits:
             return False
         if self._handle is None:
             return False
-        handle, self._handle = self._handle, None
-        full = self(ids, attention, positions)
-        self._handle = handle
+        with self._unpatched():
+            logits = self.model(input_ids=ids, attention_mask=attention).logits
+        full = logits[torch.arange(ids.shape[0], device=logits.device),
+                      positions.to(logits.device)]
         if not torch.allclose(sliced.float(), full.float(), atol=tolerance, rtol=0):
             self.off()
         return self.active
+
+    @contextmanager
+    def _unpatched(self) -> Iterator[None]:
+        """Within the block, the model computes with transformers' own forwards: the patched
+        ones (the last layer, the output blocks, the workspace) taken off, the head's hook
+        inert (no positions)."""
+        patched = [*([self._last_layer.layer] if self._last_layer else []),
+                   *([self._blocks.layer] if self._blocks else []),
+                   *(self._workspace.patched if self._workspace else [])]
+        saved = [module.__dict__.pop("forward") for module in patched]
+        try:
+            yield
+        finally:
+            for module, forward in zip(patched, saved, strict=True):
+                module.forward = forward
 
 
 #: Most positions (copies x length) in one forward pass, by default. A pass's largest

@@ -124,7 +124,7 @@ class WorkspaceLayers:
 
     def __init__(self, layers: list[Any], active: Callable[[], bool]) -> None:
         self.workspace = Workspace()
-        self._patched: list[Any] = []
+        self.patched: list[Any] = []
         space = self.workspace
 
         def projection(role: str):
@@ -173,9 +173,9 @@ class WorkspaceLayers:
 
     def _install(self, module: Any, forward) -> None:
         module.forward = MethodType(forward, module)
-        self._patched.append(module)
+        self.patched.append(module)
 
     def remove(self) -> None:
-        for module in self._patched:
+        for module in self.patched:
             module.__dict__.pop("forward", None)
-        self._patched = []
+        self.patched = []
