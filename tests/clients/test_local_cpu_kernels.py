@@ -157,27 +157,3 @@ def test_a_table_handed_back_for_sparse_reads_is_read_whole_again_with_read_ahea
     assert cpu_kernels.release_for_sparse_reads(table) > 3.8 * 2**20
     assert _random_read_advice(inner)
     assert not cpu_kernels.prepare_for_dense_reads(torch.from_numpy(values.copy()))  # not mapped
-
-
-@pytest.mark.limit(120)
-def test_the_set_up_cache_is_bounded_before_torch_loads_unless_the_user_set_it():
-    """torch reads its two caches' sizes when its library loads or first uses them: the package
-    sets the engine's bound on import, before torch, where the environment has none, and keeps a
-    user's value."""
-    import os
-    import subprocess
-    import sys
-
-    import syntaxgym_helm
-
-    names = ("LRU_CACHE_CAPACITY", "ONEDNN_PRIMITIVE_CACHE_CAPACITY")
-    script = ("import os, sys; import syntaxgym_helm; "
-              f"print('torch' in sys.modules, *(os.environ[name] for name in {names}))")
-    environment = {k: v for k, v in os.environ.items() if k not in names}
-    bound = str(syntaxgym_helm.SET_UP_CACHE_ENTRIES)
-    for given, expected in (({}, [bound, bound]), ({names[0]: "8"}, ["8", bound]),
-                            ({names[1]: "9"}, [bound, "9"])):
-        done = subprocess.run([sys.executable, "-c", script], env={**environment, **given},
-                              capture_output=True, text=True, timeout=100)
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert done.stdout.split() == ["False", *expected]
