@@ -210,7 +210,7 @@ def main() -> None:
                 results.append(one_run(workload, arm, labelled[arm], work, env, index))
                 index += 1
                 (work / "results.json").write_text(json.dumps(results, indent=1))
-    lines = [f"## Reaches into other libraries' internals: what each gains", "",
+    lines = ["## Reaches into other libraries' internals: what each gains", "",
              f"{started:%Y-%m-%d %H:%M} to {dt.datetime.now():%H:%M}, commit "
              f"{_commit()}, {_machine()}. `python {SCRIPT} --workloads {args.workloads} "
              f"--rounds {args.rounds}` (its docstring describes the workloads and arms). CPU "

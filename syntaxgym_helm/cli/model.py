@@ -18,9 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from syntaxgym_helm.clients.masked import PLL_VARIANTS
 from syntaxgym_helm.clients.model_kind import MODEL_KINDS
-from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
+from syntaxgym_helm.core.scoring_variants import DEFAULT_VARIANT, PLL_VARIANTS, SEQ2SEQ_VARIANTS
 
 FILES = {"model_deployments": "model_deployments.yaml", "models": "model_metadata.yaml",
          "tokenizer_configs": "tokenizer_configs.yaml"}
@@ -66,10 +65,12 @@ def _add(args: argparse.Namespace) -> int:
             variants = PLL_VARIANTS if args.pll == "both" else (args.pll,)
             for variant in variants:
                 check_masked_tokenizer(checkpoint, variant)
-        else:
+        elif checkpoint.kind == "seq2seq":
             variants = SEQ2SEQ_VARIANTS if args.seq2seq == "all" else (args.seq2seq,)
-            if checkpoint.kind == "seq2seq" and variants != SEQ2SEQ_VARIANTS[:1]:
+            if variants != SEQ2SEQ_VARIANTS[:1]:
                 check_babylm_tokenizer(checkpoint)
+        else:
+            variants = (DEFAULT_VARIANT,)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -16,21 +16,17 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
 from typing import Any, TypeVar
 
 from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig
-from helm.common.request import Request, RequestResult, wrap_request_time
+from helm.common.request import Request
 
+from syntaxgym_helm.clients.batch_settings import BatchScoringSettings
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
-from syntaxgym_helm.clients.failed_request import failed_request
-from syntaxgym_helm.clients.local.client import (
-    SyntaxGymClient,
-    impossible_logprob,
-    result_of_response,
-)
+from syntaxgym_helm.clients.echo_client import EchoScoringClient
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
-from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
 
 Encoded = TypeVar("Encoded")
 
@@ -49,41 +45,61 @@ class CheckpointUnusable(ValueError):
     """The checkpoint cannot be scored by this client (the message says why and what to do)."""
 
 
-class BatchScoringClient(CachingClient):
+class BatchScoringClient(EchoScoringClient):
     """Base of :class:`~.masked.client.MaskedLMClient` and :class:`~.seq2seq.client.Seq2SeqClient`.
 
-    Args: ``pretrained_model_name_or_path`` (folder or Hub id), ``device`` (``auto``: CUDA when
-    available), ``dtype`` (``float32``), ``max_batch_tokens`` (most positions in one forward
-    pass, which bounds its memory; default 4096), ``prefetch`` (default True), ``revision``,
-    ``trust_remote_code``. HELM passes ``cache_config`` and ``model_name``.
+    Args: ``pretrained_model_name_or_path`` (folder or Hub id) and the client's settings, given as
+    ``settings`` (a :attr:`SETTINGS`, :mod:`.batch_settings`) or as keywords, which build one
+    (YAML's ``args:``). HELM passes ``cache_config`` and ``model_name``.
     """
 
     #: Part of every cache key; a subclass bumps it when its scores change.
     CACHE_FORMAT = ""
+    #: The settings' class (a subclass of :class:`~.batch_settings.BatchScoringSettings`).
+    SETTINGS: type[BatchScoringSettings] = BatchScoringSettings
+    REFUSALS = (PromptError, CheckpointUnusable)
 
-    def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str,
-                 device: str = "auto", dtype: str = "float32", max_batch_tokens: int = 4096,
-                 prefetch: bool = True, revision: str | None = None,
-                 trust_remote_code: bool = False, model_name: str | None = None) -> None:
-        super().__init__(cache_config=cache_config)
+    def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str, *,
+                 settings: BatchScoringSettings | None = None, model_name: str | None = None,
+                 **setting_values: Any) -> None:
+        super().__init__(cache_config)
+        if settings is not None and not isinstance(settings, self.SETTINGS):
+            raise TypeError(f"{type(self).__name__}: settings must be a "
+                            f"{self.SETTINGS.__name__}, not {type(settings).__name__}")
+        given = ({} if settings is None else
+                 {field.name: getattr(settings, field.name) for field in fields(settings)})
+        self.settings = self.SETTINGS.from_args({**given, **setting_values},
+                                                type(self).__name__)
         self.pretrained_model_name_or_path = str(pretrained_model_name_or_path)
-        self.requested_device = device
-        self.dtype = str(dtype).replace("torch.", "")
-        self.max_batch_tokens = int(max_batch_tokens)
-        if self.max_batch_tokens < 1:
-            raise ValueError(f"max_batch_tokens={max_batch_tokens} must be 1 or more")
-        self.prefetch_enabled = bool(prefetch)
-        self.revision = revision
-        self.trust_remote_code = bool(trust_remote_code)
         self.model_name = model_name
-        self.checkpoint = checkpoint_identity(self.pretrained_model_name_or_path, None, revision)
-        self.request_cache = RequestCache(cache_config, commit_every=256)
-        self.cache = self.request_cache
+        self.checkpoint = checkpoint_identity(self.pretrained_model_name_or_path, None,
+                                              self.settings.revision)
         self._lock = threading.Lock()
         self._loaded = False
         self._load_error: CheckpointUnusable | None = None
         self._ready: dict[str, PromptLogprobs | PromptError] = {}
         self.counts: Counter[str] = Counter()
+
+    @property
+    def dtype(self) -> str:
+        return self.settings.dtype
+
+    @property
+    def revision(self) -> str | None:
+        return self.settings.revision
+
+    @property
+    def trust_remote_code(self) -> bool:
+        return self.settings.trust_remote_code
+
+    @property
+    def max_batch_tokens(self) -> int:
+        return self.settings.max_batch_tokens
+
+    @property
+    def prefetch_enabled(self) -> bool:
+        """Whether the executor hook hands this client its run's requests first."""
+        return self.settings.prefetch
 
     # -- what a subclass provides --------------------------------------------------------------
 
@@ -105,7 +121,7 @@ class BatchScoringClient(CachingClient):
     def device(self) -> str:
         from syntaxgym_helm.clients.local.model_loading import resolve_device
 
-        return resolve_device(self.requested_device)
+        return resolve_device(self.settings.device)
 
     def _torch_dtype(self):
         from syntaxgym_helm.clients.local.model_loading import resolve_dtype
@@ -135,36 +151,15 @@ class BatchScoringClient(CachingClient):
                "checkpoint": self.checkpoint, **self._key_fields()}
         return CachingClient.make_cache_key(raw, request)
 
-    def make_request(self, request: Request) -> RequestResult:
-        name = type(self).__name__
-        problem = SyntaxGymClient.unsupported(request)
-        if problem:
-            return failed_request(f"{name}: {problem}")
-
-        def compute() -> dict[str, Any]:
-            result = self._ready.get(request.prompt) or self._compute([request.prompt])[0]
-            if isinstance(result, PromptError):
-                raise result
-            return {"tokens": list(result.texts), "logprobs": list(result.logprobs)}
-
-        try:
-            response, cached = self.request_cache.get(self._cache_key(request),
-                                                      wrap_request_time(compute),
-                                                      check=impossible_logprob)
-        except (PromptError, CheckpointUnusable) as error:
-            return failed_request(f"{name}: {error}")
-        except RefusedAnswer as error:
-            return failed_request(f"{name}: the model's answer cannot be used: {error}; are "
-                                  "its weights or its computation broken?")
-        return result_of_response(response, cached)
+    def _response(self, request: Request) -> dict[str, Any]:
+        result = self._ready.get(request.prompt) or self._compute([request.prompt])[0]
+        if isinstance(result, PromptError):
+            raise result
+        return {"tokens": list(result.texts), "logprobs": list(result.logprobs)}
 
     def prefetch(self, requests: Sequence[Request]) -> int:
         """Score the uncached prompts of ``requests`` now, in batches; returns how many."""
-        wanted = [r for r in requests if SyntaxGymClient.unsupported(r) is None]
-        if wanted:
-            hits = self.request_cache.contains([self._cache_key(r) for r in wanted])
-            wanted = [r for r, hit in zip(wanted, hits, strict=True) if not hit]
-        prompts = list(dict.fromkeys(r.prompt for r in wanted))
+        prompts = list(dict.fromkeys(r.prompt for r in self.uncached(requests)))
         if not prompts:
             return 0
         try:
@@ -173,9 +168,6 @@ class BatchScoringClient(CachingClient):
             return 0  # each request reports it
         self._ready = dict(zip(prompts, results, strict=True))  # this run's, kept for repeats
         return len(prompts)
-
-    def flush(self) -> None:
-        self.request_cache.commit()
 
     def engine_counts(self) -> Counter[str]:
         return Counter(self.counts)

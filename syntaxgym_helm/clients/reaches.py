@@ -22,6 +22,7 @@ another library's internals is registered, the switch turns everything off).
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections.abc import Callable
@@ -53,8 +54,17 @@ class Reach:
     why: str
     gain: str
     checked_on: tuple[str, ...]
-    probe: Callable[[], list[str]]
+    probe: Callable[[], list[str]] | str
     at_load: str = ""
+
+    def problems(self) -> list[str]:
+        """What the probe finds (``probe``: a function, or ``"module:function"`` where the
+        module that uses the reach knows what it needs)."""
+        probe = self.probe
+        if isinstance(probe, str):
+            module, _, function = probe.partition(":")
+            probe = getattr(importlib.import_module(module), function)
+        return list(probe())
 
 
 def _onednn_problems() -> list[str]:
@@ -65,24 +75,6 @@ def _onednn_problems() -> list[str]:
     return [f"torch.ops.mkldnn.{name} is missing" for name in
             ("_reorder_linear_weight", "_linear_pointwise")
             if not hasattr(torch.ops.mkldnn, name)]
-
-
-def _gguf_parse_problems() -> list[str]:
-    from syntaxgym_helm.clients.local.gguf_parsing import missing_names
-
-    return missing_names()
-
-
-def _gguf_copy_problems() -> list[str]:
-    from syntaxgym_helm.clients.local.gguf_copy import missing_names
-
-    return missing_names()
-
-
-def _malloc_trim_problems() -> list[str]:
-    from syntaxgym_helm.clients.local.freed_memory import has_malloc_trim
-
-    return [] if has_malloc_trim() else ["the C library has no malloc_trim (not glibc)"]
 
 
 def _no_problems() -> list[str]:
@@ -114,7 +106,7 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           "transformers parses a GGUF file afresh for the config, the tokenizer and the weights, "
           "element by element: a first load of a GGUF file parses it once, reading arrays in "
           "one walk",
-          f"{MEASURED}: to be measured", _CHECKED_ON[1:3], _gguf_parse_problems,
+          f"{MEASURED}: to be measured", _CHECKED_ON[1:3], "syntaxgym_helm.clients.local.gguf_parsing:missing_names",
           "tests/clients/test_gguf_parsing.py compares every value with an unreplaced parse"),
     Reach("gguf_streamed_copy",
           ("syntaxgym_helm/clients/local/gguf_copy.py",),
@@ -126,7 +118,7 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           "file written by hand",
           "transformers' loader holds every dequantised tensor and the model's copy of it at "
           "once: the copy kept in the weights cache is written a tensor at a time instead",
-          f"{MEASURED}: to be measured", _CHECKED_ON[1:3], _gguf_copy_problems,
+          f"{MEASURED}: to be measured", _CHECKED_ON[1:3], "syntaxgym_helm.clients.local.gguf_copy:missing_names",
           "a file whose tensors are not the model's, or whose saving would convert them, is "
           "loaded whole by transformers (tests/clients/test_gguf_copy.py: the same bytes as "
           "transformers' loader and save_pretrained)"),
@@ -140,11 +132,13 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           "on each block: its patched forward against transformers' on a probe, float for "
           "float; a block that differs keeps transformers' forward"),
     Reach("malloc_trim",
-          ("syntaxgym_helm/clients/local/freed_memory.py",),
-          "glibc's malloc_trim, called through ctypes after a load and the engine's set-up",
+          ("syntaxgym_helm/clients/local/freed_memory.py",
+           "syntaxgym_helm/clients/local/prefetch.py"),
+          "glibc's malloc_trim, called through ctypes after a load, the engine's set-up and "
+          "each run of a helm-run",
           "a load frees far more than it keeps (a tokenizer's parse, a GGUF file's conversion); "
           "glibc keeps what is freed in its heaps, so later peaks would come on top of it",
-          f"{MEASURED}: to be measured", _CHECKED_ON[3:], _malloc_trim_problems),
+          f"{MEASURED}: to be measured", _CHECKED_ON[3:], "syntaxgym_helm.clients.local.freed_memory:malloc_trim_problems"),
     Reach("tokenizer_build_inputs",
           ("syntaxgym_helm/clients/local/freed_memory.py",),
           "the private _vocab and _merges attributes of transformers' tokenizers, set to None "
@@ -221,7 +215,7 @@ def problems(name: str) -> list[str]:
     with _LOCK:
         if name not in _PROBED:
             try:
-                _PROBED[name] = REACHES[name].probe()
+                _PROBED[name] = REACHES[name].problems()
             except Exception as error:  # noqa: BLE001 - a probe that fails is a problem found
                 _PROBED[name] = [f"its probe failed ({type(error).__name__}: {error})"]
         return list(_PROBED[name])

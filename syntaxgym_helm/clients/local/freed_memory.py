@@ -38,17 +38,23 @@ def _malloc_trim():
     return getattr(_libc, "malloc_trim", None) if _libc is not None else None
 
 
-def has_malloc_trim() -> bool:
-    """Whether the C library has ``malloc_trim`` (glibc's)."""
-    return _malloc_trim() is not None
+def malloc_trim_problems() -> list[str]:
+    """The probe of the reach ``malloc_trim``: the C library must have it (glibc's)."""
+    return [] if _malloc_trim() is not None else ["the C library has no malloc_trim (not glibc)"]
 
 
 def return_freed_memory(stock: bool = False) -> bool:
-    """Collect garbage (objects in reference cycles, e.g. a model just replaced) and, unless the
-    reach ``malloc_trim`` is off (``stock``), return the C heaps' free pages to the operating
-    system; returns whether ``malloc_trim`` was called. Takes milliseconds: call it after a
-    load, not in a loop."""
+    """Collect garbage (objects in reference cycles, e.g. a model just replaced) and return the
+    C heaps' free pages to the operating system (:func:`trim_heaps`); returns whether
+    ``malloc_trim`` was called. Takes milliseconds: call it after a load, not in a loop."""
     gc.collect()
+    return trim_heaps(stock)
+
+
+def trim_heaps(stock: bool = False) -> bool:
+    """Return the C heaps' free pages to the operating system (``malloc_trim(0)``), unless the
+    reach ``malloc_trim`` is off (``stock``) or the C library has none; returns whether it was
+    called."""
     trim = _malloc_trim()
     if trim is None or not reaches.active("malloc_trim", stock):
         return False

@@ -18,11 +18,11 @@ from typing import Any, Literal
 import torch
 from helm.common.hierarchical_logger import hlog, hwarn
 
+from syntaxgym_helm.clients import reaches
 from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
 from syntaxgym_helm.clients.checked_folders import reject, save_folder, usable_folder
 from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.local.dtype_names import dtype_attribute
-from syntaxgym_helm.clients import reaches
 from syntaxgym_helm.clients.local.freed_memory import (
     drop_tokenizer_build_inputs,
     return_freed_memory,

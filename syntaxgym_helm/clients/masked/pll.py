@@ -1,6 +1,6 @@
 """Pseudo-log-likelihood of a sentence under a masked LM: each token scored with itself masked.
 
-Two variants, chosen per deployment (:data:`PLL_VARIANTS`):
+Two variants, chosen per deployment (``pll``, :mod:`syntaxgym_helm.core.scoring_variants`):
 
 - ``original`` (Salazar et al. 2020, "Masked Language Model Scoring"): token *t* is replaced by
   the mask token, every other token is seen;
@@ -33,25 +33,20 @@ from dataclasses import dataclass
 import torch
 
 from syntaxgym_helm.clients import reaches
+from syntaxgym_helm.clients.batch_settings import MAX_BATCH_TOKENS
 from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptError,
     PromptLogprobs,
     texts_from_offsets,
 )
-from syntaxgym_helm.clients.masked import PLL_VARIANTS, PllVariant
 from syntaxgym_helm.clients.masked.last_layer import TargetRowsLayer, last_bert_layer
 from syntaxgym_helm.clients.masked.output_blocks import BlockwiseOutputLayer, vocabulary_layer
 from syntaxgym_helm.clients.masked.workspace import WorkspaceLayers, bert_layers
+from syntaxgym_helm.core.scoring_variants import PllVariant
 
 
 class UnscorableTokenizer(ValueError):
     """The tokenizer cannot do what the scoring needs (no mask token, no offsets, no words)."""
-
-
-def check_variant(variant: str) -> PllVariant:
-    if variant not in PLL_VARIANTS:
-        raise ValueError(f"pll={variant!r} is not one of {', '.join(PLL_VARIANTS)}")
-    return variant
 
 
 @dataclass(frozen=True)
@@ -267,11 +262,6 @@ class TargetLogits:
             for module, forward in zip(patched, saved, strict=True):
                 module.forward = forward
 
-
-#: Most positions (copies x length) in one forward pass, by default. A pass's largest
-#: activations are the feed-forward block's, positions x its width (RoBERTa-base: 3,072) twice
-#: over: 25 MB at 1,024 positions, 100 MB at 4,096.
-MAX_BATCH_TOKENS = 1024
 
 #: Rows of a pass's logits put through the log-softmax at once (:func:`chosen_logprobs`).
 ROWS_AT_ONCE = 32

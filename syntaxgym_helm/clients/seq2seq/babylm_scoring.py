@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import torch
 
+from syntaxgym_helm.clients.batch_settings import MAX_BATCH_TOKENS
 from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptError,
     PromptLogprobs,
@@ -108,7 +109,7 @@ def encode_sentences(tokenizer, prompts: Sequence[str], convention: str, start_t
 
 @torch.inference_mode()
 def score_mask(model, sentences: Sequence[BabyLMSentence], ids: SpecialIds, *, pad_id: int,
-               device: str, max_batch_tokens: int = 4096,
+               device: str, max_batch_tokens: int = MAX_BATCH_TOKENS,
                counts: Counter[str] | None = None) -> list[PromptLogprobs]:
     """``enc_dec_mask``: each sentence's token logprobs (nats), one masked encoder copy per
     token, at most ``max_batch_tokens`` encoder positions a pass."""
@@ -133,7 +134,7 @@ def score_mask(model, sentences: Sequence[BabyLMSentence], ids: SpecialIds, *, p
 
 @torch.inference_mode()
 def score_prefix(model, sentences: Sequence[BabyLMSentence], ids: SpecialIds, *, pad_id: int,
-                 device: str, max_batch_tokens: int = 4096,
+                 device: str, max_batch_tokens: int = MAX_BATCH_TOKENS,
                  counts: Counter[str] | None = None) -> list[PromptLogprobs]:
     """``enc_dec_prefix``: each sentence's token logprobs (nats), sentences sorted by length,
     at most ``max_batch_tokens`` decoder positions a pass."""

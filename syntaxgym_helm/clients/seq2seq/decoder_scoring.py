@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
+from syntaxgym_helm.clients.batch_settings import MAX_BATCH_TOKENS
 from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptError,
     PromptLogprobs,
@@ -95,7 +96,7 @@ def padded_batches(rows: Sequence[Sequence[int]], pad_id: int, max_batch_tokens:
 
 @torch.inference_mode()
 def score_sentences(model, sentences: Sequence[DecoderSentence], source: Sequence[int], *,
-                    pad_id: int, device: str, max_batch_tokens: int = 4096,
+                    pad_id: int, device: str, max_batch_tokens: int = MAX_BATCH_TOKENS,
                     counts: Counter[str] | None = None) -> list[PromptLogprobs]:
     """Each sentence's token logprobs (nats) after the decoder start token, in order."""
     results: list[PromptLogprobs | None] = [None] * len(sentences)
