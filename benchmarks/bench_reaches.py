@@ -9,7 +9,10 @@ each round in another order, so that a change in the machine's load falls on all
 Each process is measured by ``os.wait4``'s resource usage: CPU seconds (user + system), page
 faults (minor + major) and the peak resident set size. Wall time is printed but not compared: on
 a shared machine it measures the other jobs. A reach's gain is what turning it off costs: the
-median of its ``-NAME`` arm against the median of ``fast``.
+median of its ``-NAME`` arm against the median of ``fast``. With ``--paired`` (for a machine
+others share, whose load moves CPU seconds by a fifth and more: the cores' other threads, their
+caches), each arm runs at the same time as a ``fast`` run, so that both see the same load, and
+the gain is the median over the rounds of each pair's ratio.
 
 Workloads (``--workloads``):
 
@@ -26,7 +29,8 @@ Workloads (``--workloads``):
 torch's oneDNN cache bounds, set by the user). From the repository root::
 
     python benchmarks/bench_reaches.py --workdir $TMPDIR/reaches --blimp-dir ../shared/blimp \\
-        [--workloads causal,causal-cold,gemma,masked] [--rounds 2] [--output BENCHMARKS.md]
+        [--workloads causal,causal-cold,gemma,masked] [--rounds 2] [--paired] \\
+        [--output BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,20 +88,28 @@ def workloads(args: argparse.Namespace) -> dict[str, Workload]:
     )}
 
 
-def measured(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> dict[str, Any]:
-    """Run ``command``; its CPU seconds, page faults and peak resident set size (``wait4``)."""
+def measured(command: list[str], cwd: Path, env: dict[str, str],
+             log: Path) -> Callable[[], dict[str, Any]]:
+    """Start ``command``; returns what waits for it and gives its CPU seconds, page faults and
+    peak resident set size (``wait4``)."""
     started = time.monotonic()
+    load = os.getloadavg()[0]
     with open(log, "w") as out:
         process = subprocess.Popen(command, cwd=cwd, env=env, stdout=out,
                                    stderr=subprocess.STDOUT)
+
+    def wait() -> dict[str, Any]:
         _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode:
-        raise SystemExit(f"{' '.join(command[:4])}... failed ({process.returncode}); see {log}")
-    return {"cpu_s": usage.ru_utime + usage.ru_stime, "user_s": usage.ru_utime,
-            "system_s": usage.ru_stime, "faults": usage.ru_minflt + usage.ru_majflt,
-            "major_faults": usage.ru_majflt, "peak_kb": usage.ru_maxrss,
-            "wall_s": time.monotonic() - started, "load": os.getloadavg()[0]}
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode:
+            raise SystemExit(f"{' '.join(command[:4])}... failed ({process.returncode}); see "
+                             f"{log}")
+        return {"cpu_s": usage.ru_utime + usage.ru_stime, "user_s": usage.ru_utime,
+                "system_s": usage.ru_stime, "faults": usage.ru_minflt + usage.ru_majflt,
+                "major_faults": usage.ru_majflt, "peak_kb": usage.ru_maxrss,
+                "wall_s": time.monotonic() - started, "load": load}
+
+    return wait
 
 
 def arms(workload: Workload, extra: list[str]) -> dict[str, dict[str, str]]:
@@ -127,6 +140,13 @@ def masked_prod_env(work: Path, env: dict[str, str]) -> Path:
 
 def one_run(workload: Workload, arm: str, added: dict[str, str], work: Path,
             env: dict[str, str], index: int) -> dict[str, Any]:
+    return started_run(workload, arm, added, work, env, index)()
+
+
+def started_run(workload: Workload, arm: str, added: dict[str, str], work: Path,
+                env: dict[str, str], index: int) -> Callable[[], dict[str, Any]]:
+    """Start one ``helm-run`` of ``workload`` under ``arm``; returns what waits for it and
+    gives its measurement."""
     folder = work / "runs" / f"{workload.name}-{index:03d}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
@@ -140,14 +160,41 @@ def one_run(workload: Workload, arm: str, added: dict[str, str], work: Path,
     command = [str(BIN / "helm-run"), "--run-entries",
                f"syntaxgym:suite={workload.suite},model={workload.model}", "--suite", "x",
                "--max-eval-instances", str(workload.items)]
-    result = measured(command, folder, run_env, work / "runs" / f"{workload.name}-{index:03d}.log")
-    result.update(workload=workload.name, arm=arm, index=index)
-    print(f"{workload.name} {arm}: CPU {result['cpu_s']:.1f} s, {result['faults']:,} faults, "
-          f"peak {result['peak_kb']:,} kB (wall {result['wall_s']:.0f} s, load "
-          f"{result['load']:.1f})", flush=True)
-    shutil.rmtree(folder / "benchmark_output", ignore_errors=True)
-    shutil.rmtree(folder / "cache", ignore_errors=True)
+    wait = measured(command, folder, run_env, work / "runs" / f"{workload.name}-{index:03d}.log")
+
+    def result() -> dict[str, Any]:
+        found = wait()
+        found.update(workload=workload.name, arm=arm, index=index)
+        print(f"{workload.name} {arm}: CPU {found['cpu_s']:.1f} s, {found['faults']:,} faults, "
+              f"peak {found['peak_kb']:,} kB (wall {found['wall_s']:.0f} s, load "
+              f"{found['load']:.1f})", flush=True)
+        shutil.rmtree(folder / "benchmark_output", ignore_errors=True)
+        shutil.rmtree(folder / "cache", ignore_errors=True)
+        return found
+
     return result
+
+
+def paired_table(workload: Workload, results: list[dict[str, Any]]) -> list[str]:
+    """Per arm: each pair's ratio to the fast run beside it, for CPU seconds, page faults and
+    peak memory, and their medians."""
+    runs = [r for r in results if r["workload"] == workload.name]
+    ratios: dict[str, list[tuple[float, float, float]]] = {}
+    for arm_run, fast_run in zip(runs[::2], runs[1::2], strict=True):
+        ratios.setdefault(arm_run["arm"], []).append(tuple(
+            arm_run[key] / fast_run[key] - 1 for key in ("cpu_s", "faults", "peak_kb")))
+    lines = ["| arm (off) | CPU vs fast, each pair | CPU | page faults | peak memory |",
+             "|---|---|---:|---:|---:|"]
+    for arm, values in ratios.items():
+        medians = [statistics.median(v[k] for v in values) for k in range(3)]
+        lines.append(f"| {arm} | {', '.join(f'{v[0]:+.1%}' for v in values)} | "
+                     + " | ".join(f"{m:+.1%}" for m in medians) + " |")
+    fast = [r for r in runs if r["arm"] == "fast"]
+    if fast:
+        lines += ["", f"fast runs: CPU {statistics.median(r['cpu_s'] for r in fast):.1f} s, "
+                  f"{statistics.median(r['faults'] for r in fast):,.0f} page faults, peak "
+                  f"{statistics.median(r['peak_kb'] for r in fast):,.0f} kB (medians)"]
+    return lines
 
 
 def table(workload: Workload, results: list[dict[str, Any]]) -> list[str]:
@@ -185,6 +232,8 @@ def main() -> None:
     parser.add_argument("--masked-pairs", type=int, default=100)
     parser.add_argument("--extra-arm", action="append", default=[])
     parser.add_argument("--arms", default="", help="only these arms (comma-separated labels)")
+    parser.add_argument("--paired", action="store_true",
+                        help="run each arm at the same time as a fast run (see the docstring)")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     work = args.workdir.resolve()
@@ -207,18 +256,29 @@ def main() -> None:
             order = list(labelled)
             shift = round_number % len(order)
             for arm in order[shift:] + order[:shift]:
-                results.append(one_run(workload, arm, labelled[arm], work, env, index))
-                index += 1
+                if args.paired and arm == "fast":
+                    continue
+                if args.paired:  # the arm and fast at once: the same load on both
+                    pair = [started_run(workload, name, labelled[name], work, env, index + k)
+                            for k, name in enumerate((arm, "fast"))]
+                    measured_pair = [wait() for wait in pair]
+                    measured_pair[1]["pair_of"] = arm
+                    results += measured_pair
+                    index += 2
+                else:
+                    results.append(one_run(workload, arm, labelled[arm], work, env, index))
+                    index += 1
                 (work / "results.json").write_text(json.dumps(results, indent=1))
     lines = ["## Reaches into other libraries' internals: what each gains", "",
              f"{started:%Y-%m-%d %H:%M} to {dt.datetime.now():%H:%M}, commit "
              f"{_commit()}, {_machine()}. `python {SCRIPT} --workloads {args.workloads} "
-             f"--rounds {args.rounds}` (its docstring describes the workloads and arms). CPU "
+             f"--rounds {args.rounds}{' --paired' if args.paired else ''}` (its docstring "
+             "describes the workloads and arms). CPU "
              "seconds (user + system), page faults and peak resident memory of each whole "
              "process (`wait4`), medians over the rounds; wall time is not compared. A reach's "
              "gain is what its `-NAME` arm costs against `fast`."]
     for workload in chosen:
-        rows = table(workload, results)
+        rows = (paired_table if args.paired else table)(workload, results)
         if rows:
             lines += ["", f"`{workload.name}`: `{workload.model}` on `{workload.suite}`, "
                       f"{workload.items} items" + (", cold" if workload.cold else ", warm"), "",

@@ -145,11 +145,12 @@ def score_prefix(model, sentences: Sequence[BabyLMSentence], ids: SpecialIds, *,
         encoder = torch.tensor([source] * len(chunk))
         logits = model(input_ids=encoder.to(device), decoder_input_ids=decoder.to(device),
                        decoder_attention_mask=attention.to(device)).logits
-        logprobs = torch.log_softmax(logits.float(), dim=-1)
         for row, index in enumerate(chunk):
             sentence = sentences[index]
             own = torch.tensor(sentence.ids)
-            every = logprobs[row, torch.arange(1, len(own) + 1), own].tolist()
+            # One row's log-softmax at a time (not a second copy of the pass's logits).
+            logprobs = torch.log_softmax(logits[row, 1:len(own) + 1].float(), dim=-1)
+            every = logprobs[torch.arange(len(own)), own].tolist()
             results[index] = PromptLogprobs(sentence.prompt, sentence.texts,
                                             (0.0, *(every[t] for t in sentence.targets)))
     return [results[i] for i in range(len(sentences))]
