@@ -12,7 +12,11 @@ a shared machine it measures the other jobs. A reach's gain is what turning it o
 median of its ``-NAME`` arm against the median of ``fast``. With ``--paired`` (for a machine
 others share, whose load moves CPU seconds by a fifth and more: the cores' other threads, their
 caches), each arm runs at the same time as a ``fast`` run, so that both see the same load, and
-the gain is the median over the rounds of each pair's ratio.
+the gain is the median over the rounds of each pair's ratio. Each process runs ``--threads``
+torch threads (default 1, through ``OMP_NUM_THREADS``): with two, a thread that waits at a
+barrier for the other spins, and on a loaded machine that spinning, not the work, fills the CPU
+seconds (a masked LM computing its head over the whole vocabulary at every position took as many
+CPU seconds as one computing it at one position a copy).
 
 Workloads (``--workloads``):
 
@@ -232,13 +236,15 @@ def main() -> None:
     parser.add_argument("--masked-pairs", type=int, default=100)
     parser.add_argument("--extra-arm", action="append", default=[])
     parser.add_argument("--arms", default="", help="only these arms (comma-separated labels)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads of each measured process (OMP_NUM_THREADS)")
     parser.add_argument("--paired", action="store_true",
                         help="run each arm at the same time as a fast run (see the docstring)")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     work = args.workdir.resolve()
     work.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT),
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(args.threads),
            "SYNTAXGYM_BLIMP_DIR": str(args.blimp_dir.resolve())}
     chosen = [workloads(args)[name] for name in args.workloads.split(",")]
     results: list[dict[str, Any]] = []
@@ -272,7 +278,8 @@ def main() -> None:
     lines = ["## Reaches into other libraries' internals: what each gains", "",
              f"{started:%Y-%m-%d %H:%M} to {dt.datetime.now():%H:%M}, commit "
              f"{_commit()}, {_machine()}. `python {SCRIPT} --workloads {args.workloads} "
-             f"--rounds {args.rounds}{' --paired' if args.paired else ''}` (its docstring "
+             f"--rounds {args.rounds} --threads {args.threads}"
+             f"{' --paired' if args.paired else ''}` (its docstring "
              "describes the workloads and arms). CPU "
              "seconds (user + system), page faults and peak resident memory of each whole "
              "process (`wait4`), medians over the rounds; wall time is not compared. A reach's "

@@ -106,7 +106,8 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           "transformers parses a GGUF file afresh for the config, the tokenizer and the weights, "
           "element by element: a first load of a GGUF file parses it once, reading arrays in "
           "one walk",
-          f"{MEASURED}: to be measured", _CHECKED_ON[1:3], "syntaxgym_helm.clients.local.gguf_parsing:missing_names",
+          f"{MEASURED}: to be measured", _CHECKED_ON[1:3],
+          "syntaxgym_helm.clients.local.gguf_parsing:missing_names",
           "tests/clients/test_gguf_parsing.py compares every value with an unreplaced parse"),
     Reach("gguf_streamed_copy",
           ("syntaxgym_helm/clients/local/gguf_copy.py",),
@@ -118,7 +119,8 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           "file written by hand",
           "transformers' loader holds every dequantised tensor and the model's copy of it at "
           "once: the copy kept in the weights cache is written a tensor at a time instead",
-          f"{MEASURED}: to be measured", _CHECKED_ON[1:3], "syntaxgym_helm.clients.local.gguf_copy:missing_names",
+          f"{MEASURED}: to be measured", _CHECKED_ON[1:3],
+          "syntaxgym_helm.clients.local.gguf_copy:missing_names",
           "a file whose tensors are not the model's, or whose saving would convert them, is "
           "loaded whole by transformers (tests/clients/test_gguf_copy.py: the same bytes as "
           "transformers' loader and save_pretrained)"),
@@ -138,7 +140,8 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           "each run of a helm-run",
           "a load frees far more than it keeps (a tokenizer's parse, a GGUF file's conversion); "
           "glibc keeps what is freed in its heaps, so later peaks would come on top of it",
-          f"{MEASURED}: to be measured", _CHECKED_ON[3:], "syntaxgym_helm.clients.local.freed_memory:malloc_trim_problems"),
+          f"{MEASURED}: to be measured", _CHECKED_ON[3:],
+          "syntaxgym_helm.clients.local.freed_memory:malloc_trim_problems"),
     Reach("tokenizer_build_inputs",
           ("syntaxgym_helm/clients/local/freed_memory.py",),
           "the private _vocab and _merges attributes of transformers' tokenizers, set to None "
