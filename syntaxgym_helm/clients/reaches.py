@@ -124,15 +124,6 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           "a file whose tensors are not the model's, or whose saving would convert them, is "
           "loaded whole by transformers (tests/clients/test_gguf_copy.py: the same bytes as "
           "transformers' loader and save_pretrained)"),
-    Reach("inplace_gated_mlp",
-          ("syntaxgym_helm/clients/local/inplace_mlp.py",),
-          "the forward of transformers' gated MLP modules (gate_proj, up_proj, down_proj, "
-          "act_fn: Llama, Gemma, Mistral, Qwen...) replaced on the instance",
-          "the activation and the product taken in place: two tensors of positions x the "
-          "block's width fewer a layer",
-          f"{MEASURED}: to be measured", _CHECKED_ON[:2], _no_problems,
-          "on each block: its patched forward against transformers' on a probe, float for "
-          "float; a block that differs keeps transformers' forward"),
     Reach("malloc_trim",
           ("syntaxgym_helm/clients/local/freed_memory.py",
            "syntaxgym_helm/clients/local/prefetch.py"),
@@ -167,21 +158,6 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           "scaling, num_attention_heads, attention_head_size",
           "only the last layer's keys and values are needed at every position: the rest of it "
           "is computed at each copy's target",
-          f"{MEASURED}: to be measured", _CHECKED_ON[:2], _no_problems,
-          "checked with the head at the targets, against transformers' full logits"),
-    Reach("masked_output_blocks",
-          ("syntaxgym_helm/clients/masked/output_blocks.py",),
-          "the forward of a masked LM's output layer (an nn.Linear) replaced on the instance",
-          "the vocabulary's product computed 1,024 words at a time: in one product, MKL keeps "
-          "buffers that grow with rows x vocabulary for the rest of the process",
-          f"{MEASURED}: to be measured", _CHECKED_ON[:2], _no_problems,
-          "checked with the head at the targets, against transformers' full logits"),
-    Reach("bert_workspace",
-          ("syntaxgym_helm/clients/masked/workspace.py",),
-          "the forward of every BERT-family layer's query, key, value, attention output, "
-          "intermediate and output modules replaced on the instance",
-          "each layer's matrix products written into one buffer a pass (addmm with out=), "
-          "instead of a new tensor each",
           f"{MEASURED}: to be measured", _CHECKED_ON[:2], _no_problems,
           "checked with the head at the targets, against transformers' full logits"),
 )}

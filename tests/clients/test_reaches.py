@@ -43,15 +43,16 @@ def test_each_reach_says_what_why_its_gain_and_the_versions(name: str) -> None:
 
 def test_a_failed_probe_turns_the_reach_off_with_one_warning(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    broken = REACHES["inplace_gated_mlp"]
-    monkeypatch.setitem(REACHES, "inplace_gated_mlp", type(broken)(
-        **{**broken.__dict__, "probe": lambda: ["transformers' LlamaMLP has no act_fn"]}))
+    broken = REACHES["bert_last_layer_at_targets"]
+    monkeypatch.setitem(REACHES, "bert_last_layer_at_targets", type(broken)(
+        **{**broken.__dict__, "probe": lambda: ["BertLayer has no feed_forward_chunk"]}))
     with caplog.at_level("WARNING"):
-        assert not reaches.active("inplace_gated_mlp")
-        assert not reaches.active("inplace_gated_mlp")
+        assert not reaches.active("bert_last_layer_at_targets")
+        assert not reaches.active("bert_last_layer_at_targets")
     out = caplog.text
-    assert out.count("LlamaMLP has no act_fn") == 1
-    assert "stock path instead of inplace_gated_mlp" in out and "transformers 5.24.0" in out
+    assert out.count("BertLayer has no feed_forward_chunk") == 1
+    assert "stock path instead of bert_last_layer_at_targets" in out
+    assert "transformers 5.24.0" in out
 
 
 def test_a_probe_that_raises_is_a_problem_found(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,7 +68,7 @@ def test_a_probe_that_raises_is_a_problem_found(monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.parametrize(("value", "off"), [
     ("1", set(REACHES)), ("all", set(REACHES)), ("0", set()), ("", set()),
-    ("malloc_trim, bert_workspace", {"malloc_trim", "bert_workspace"}),
+    ("malloc_trim, gguf_parse_once", {"malloc_trim", "gguf_parse_once"}),
 ])
 def test_the_environment_turns_all_or_the_named_reaches_off(
         monkeypatch: pytest.MonkeyPatch, value: str, off: set[str]) -> None:
@@ -127,7 +128,7 @@ def test_a_stock_masked_head_patches_nothing() -> None:
     stock = TargetLogits(model, stock=True)
     assert not stock.active and _patched_modules(model) == []
     fast = TargetLogits(model)
-    assert fast.active and fast.last_layer_active and fast.workspace_active
+    assert fast.active and fast.last_layer_active
     assert _patched_modules(model)
     fast.off()
     assert _patched_modules(model) == []

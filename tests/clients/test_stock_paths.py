@@ -91,7 +91,7 @@ def _causal_scores(source: str, stock: bool, gguf_file: str | None = None):
     return [(s.texts, s.logprobs) for s in engine.prompt_logprobs(SENTENCES)]
 
 
-@pytest.mark.parametrize("architecture", ["llama", "gpt2"])
+@pytest.mark.parametrize("architecture", ["llama", pytest.param("gpt2", marks=pytest.mark.slow)])
 def test_a_causal_folder_scores_alike_stock_and_fast(tmp_path: Path, architecture: str) -> None:
     folder = str(_causal_folder(architecture, tmp_path / architecture))
     _same(_causal_scores(folder, False), _causal_scores(folder, True))
@@ -121,8 +121,9 @@ def _client_scores(client_class, folder: Path, stock: bool, **settings):
     return client, [(r.texts, r.logprobs) for r in results]
 
 
-@pytest.mark.parametrize("kind", ["bert", "roberta"])
-@pytest.mark.parametrize("variant", ["original", "within_word_l2r"])
+@pytest.mark.parametrize(("kind", "variant"), [
+    ("bert", "original"), pytest.param("bert", "within_word_l2r", marks=pytest.mark.slow),
+    pytest.param("roberta", "original", marks=pytest.mark.slow), ("roberta", "within_word_l2r")])
 def test_a_masked_lm_scores_alike_stock_and_fast(checkpoints, kind: str, variant: str) -> None:
     from syntaxgym_helm.clients.masked.client import MaskedLMClient
 
@@ -132,7 +133,9 @@ def test_a_masked_lm_scores_alike_stock_and_fast(checkpoints, kind: str, variant
     _same(fast, stock)
 
 
-@pytest.mark.parametrize("convention", ["original", "enc_dec_mask", "enc_dec_prefix"])
+@pytest.mark.parametrize("convention", [
+    "original", *(pytest.param(c, marks=pytest.mark.slow) for c in ("enc_dec_mask",
+                                                                     "enc_dec_prefix"))])
 def test_an_encoder_decoder_lm_scores_alike_stock_and_fast(checkpoints, convention: str) -> None:
     """No reach applies to encoder-decoder LMs: the two give the same floats."""
     from syntaxgym_helm.clients.seq2seq.client import Seq2SeqClient

@@ -23,7 +23,7 @@ import torch
 from helm.common.hierarchical_logger import hlog, hwarn
 
 from syntaxgym_helm.clients import reaches
-from syntaxgym_helm.clients.local import cpu_kernels, inplace_mlp
+from syntaxgym_helm.clients.local import cpu_kernels
 from syntaxgym_helm.clients.local.forward_passes import (
     OnPass,
     PassLimits,
@@ -70,14 +70,12 @@ class LogprobEngine:
     square of a row's length, padding to the longest row costs linear layers). With ``workers``
     above 1 (default 1), a call's prompts are cut into that many stretches of their order, each
     computed by a worker thread with its own store (``prefix_cache_mb`` shared out among them)
-    and its share of torch's threads (:mod:`.pass_workers`). Calls are
-    serialised by a lock.
+    and its share of torch's threads (:mod:`.pass_workers`). Calls are serialised by a lock.
 
     With ``word_boundary``, the logprobs are corrected for word boundaries (:mod:`.word_boundary`;
     a tokenizer that marks no word beginnings is refused; ``boundary_end_of_text=False``: the end
-    of text is not a word boundary, as in minicons). ``stock``: no reach into torch's or
-    transformers' internals (:mod:`syntaxgym_helm.clients.reaches`): their own forwards and
-    kernels.
+    of text is not a word boundary, as in minicons). ``stock``: no reach into torch's internals
+    (:mod:`syntaxgym_helm.clients.reaches`).
     """
 
     def __init__(
@@ -115,8 +113,7 @@ class LogprobEngine:
         self.counts: Counter[str] = Counter()
         """Totals of ``prompts``, ``tokens`` (with the beginning-of-text token), ``positions``
         (computed, padding included), ``reused`` (positions served by the store), forward
-        ``passes`` and ``packed_passes`` (those with oneDNN kernels), over
-        :meth:`logprobs_of_encoded` calls."""
+        ``passes`` and ``packed_passes`` (with oneDNN), over :meth:`logprobs_of_encoded` calls."""
         self._lock = threading.Lock()
         self._plain = PlainPasses(model, self.encoder.bos_id, self.counts)
         self._plain.boundary_mask = self.boundary_mask
@@ -126,8 +123,6 @@ class LogprobEngine:
         self.prefix_store: PrefixStore | None = None
         self.onednn = (onednn and cpu_kernels.available(self.device, self.dtype)
                        and reaches.active("onednn_packed_weights", stock))
-        if reaches.active("inplace_gated_mlp", stock):
-            inplace_mlp.install(self.model)  # gated MLP blocks: in place, the same floats
         self.prefix_sharing = prefix_sharing and self._set_up_prefix_sharing(
             prefix_cache_mb, check_prefix_sharing)
         if prefix_sharing:

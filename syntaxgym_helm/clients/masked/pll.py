@@ -40,8 +40,6 @@ from syntaxgym_helm.clients.local.prompt_encoding import (
     texts_from_offsets,
 )
 from syntaxgym_helm.clients.masked.last_layer import TargetRowsLayer, last_bert_layer
-from syntaxgym_helm.clients.masked.output_blocks import BlockwiseOutputLayer, vocabulary_layer
-from syntaxgym_helm.clients.masked.workspace import WorkspaceLayers, bert_layers
 from syntaxgym_helm.core.scoring_variants import PllVariant
 
 
@@ -136,11 +134,10 @@ class TargetLogits:
     hidden state of each row's target (a forward pre-hook) instead of every position: the head's
     matrix product over the vocabulary, the largest single cost of a small masked LM, and the
     ``rows x length x vocabulary`` logits are not computed. In a BERT-family model the last
-    encoder layer is computed at the targets only too (:mod:`.last_layer`), and every layer's
-    products are written into memory kept for them (:mod:`.workspace`); in any model, the
-    output layer a block of the vocabulary at a time (:mod:`.output_blocks`). :meth:`check`
-    compares that with the full logits when the model loads and turns it off for a model whose
-    head is not found or not position-wise."""
+    encoder layer is computed at the targets only too (:mod:`.last_layer`). :meth:`check` compares
+    that with transformers' own full logits when the model loads and turns it off for a model
+    whose head is not found or not position-wise. Each is a reach of
+    :mod:`syntaxgym_helm.clients.reaches`, used where it is active (``stock``: none)."""
 
     def __init__(self, model, stock: bool = False) -> None:
         self.model = model
@@ -154,12 +151,6 @@ class TargetLogits:
         layer = (last_bert_layer(model)
                  if on and reaches.active("bert_last_layer_at_targets", stock) else None)
         self._last_layer = TargetRowsLayer(layer, lambda: self._positions) if layer else None
-        vocabulary = (vocabulary_layer(model)
-                      if on and reaches.active("masked_output_blocks", stock) else None)
-        self._blocks = BlockwiseOutputLayer(vocabulary) if vocabulary is not None else None
-        layers = bert_layers(model) if on and reaches.active("bert_workspace", stock) else []
-        self._workspace = (WorkspaceLayers(layers, lambda: self._positions is not None)
-                           if layers else None)
 
     def _slice(self, module, args):
         if self._positions is None or not args or not torch.is_tensor(args[0]):
@@ -175,11 +166,6 @@ class TargetLogits:
         return self._handle is not None
 
     @property
-    def workspace_active(self) -> bool:
-        """Whether the layers' products go into kept memory (:mod:`.workspace`)."""
-        return self._workspace is not None
-
-    @property
     def last_layer_active(self) -> bool:
         """Whether the last encoder layer is computed at the targets only (:mod:`.last_layer`)."""
         return self._last_layer is not None
@@ -191,26 +177,16 @@ class TargetLogits:
         if self._last_layer is not None:
             self._last_layer.remove()
             self._last_layer = None
-        if self._blocks is not None:
-            self._blocks.remove()
-            self._blocks = None
-        if self._workspace is not None:
-            self._workspace.remove()
-            self._workspace = None
 
     def __call__(self, ids: torch.Tensor, attention: torch.Tensor,
                  positions: torch.Tensor) -> torch.Tensor:
         """``(rows, vocabulary)`` logits at ``positions`` (one per row)."""
         if self._handle is not None:
             self._positions = positions
-            if self._workspace is not None:
-                self._workspace.reserve(ids.numel(), self.model.get_input_embeddings().weight)
             try:
                 logits = self.model(input_ids=ids, attention_mask=attention).logits
             finally:
                 self._positions = None
-                if self._workspace is not None:
-                    self._workspace.workspace.release()
             if logits.shape[1] == 1:
                 return logits[:, 0]
             self.off()  # the hook did not reach the head: full logits from now on
@@ -250,11 +226,10 @@ class TargetLogits:
     @contextmanager
     def _unpatched(self) -> Iterator[None]:
         """Within the block, the model computes with transformers' own forwards: the patched
-        ones (the last layer, the output blocks, the workspace) taken off, the head's hook
+        one (the last layer) taken off, the head's hook
         inert (no positions)."""
         patched = [*([self._last_layer.layer] if self._last_layer else []),
-                   *([self._blocks.layer] if self._blocks else []),
-                   *(self._workspace.patched if self._workspace else [])]
+]
         saved = [module.__dict__.pop("forward") for module in patched]
         try:
             yield
