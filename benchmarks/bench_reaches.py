@@ -79,11 +79,11 @@ def workloads(args: argparse.Namespace) -> dict[str, Workload]:
     blimp = f"blimp_{args.paradigm}"
     return {w.name: w for w in (
         Workload("causal", SMOLLM2, blimp, args.causal_pairs, False,
-                 ("onednn_packed_weights", "malloc_trim", "tokenizer_build_inputs")),
+                 ("malloc_trim", "tokenizer_build_inputs")),
         Workload("causal-cold", SMOLLM2, SUITE, 20, True,
                  ("gguf_parse_once", "gguf_streamed_copy", "malloc_trim")),
         Workload("gemma", GEMMA, SUITE, 20, False,
-                 ("tokenizer_build_inputs", "malloc_trim", "onednn_packed_weights")),
+                 ("tokenizer_build_inputs", "malloc_trim")),
         Workload("masked", MASKED, blimp, args.masked_pairs, False,
                  ("masked_head_at_targets", "bert_last_layer_at_targets")),
     )}

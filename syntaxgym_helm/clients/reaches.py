@@ -67,16 +67,6 @@ class Reach:
         return list(probe())
 
 
-def _onednn_problems() -> list[str]:
-    import torch
-
-    if not torch.backends.mkldnn.is_available():
-        return ["this torch build has no oneDNN (mkldnn)"]
-    return [f"torch.ops.mkldnn.{name} is missing" for name in
-            ("_reorder_linear_weight", "_linear_pointwise")
-            if not hasattr(torch.ops.mkldnn, name)]
-
-
 def _no_problems() -> list[str]:
     return []
 
@@ -84,19 +74,6 @@ def _no_problems() -> list[str]:
 _CHECKED_ON = ("torch 2.13.0", "transformers 5.24.0", "gguf 0.19.0", "glibc 2.36")
 
 REACHES: dict[str, Reach] = {reach.name: reach for reach in (
-    Reach("onednn_packed_weights",
-          ("syntaxgym_helm/clients/local/cpu_kernels.py",
-           "syntaxgym_helm/clients/local/output_layer.py"),
-          "torch's private oneDNN ops (torch.ops.mkldnn._reorder_linear_weight, "
-          "_linear_pointwise); the model's nn.Linear children swapped for PackedLinear; the "
-          "original weights' file pages handed back (madvise through ctypes, read in "
-          "/proc/self/maps and /proc/self/pagemap, posix_fadvise)",
-          "the causal engine's matrix products on CPU in float32 run on weights packed once for "
-          "oneDNN's kernels, faster than MKL's at the engine's shapes; each original is handed "
-          "back as its packed copy is made, so the weights are not held twice",
-          f"{MEASURED}: to be measured", _CHECKED_ON[:2] + ("Linux 6.18",), _onednn_problems,
-          "on each model: prefix-shared passes with oneDNN against plain passes on probe "
-          "prompts; past 1e-3 nats, the default kernels"),
     Reach("gguf_parse_once",
           ("syntaxgym_helm/clients/local/gguf_parsing.py",),
           "five attributes of gguf's and transformers' GGUF readers (gguf.GGUFReader, "

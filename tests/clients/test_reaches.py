@@ -79,43 +79,37 @@ def test_the_environment_turns_all_or_the_named_reaches_off(
 
 def test_an_unknown_name_in_the_environment_is_refused_naming_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(reaches.STOCK_VARIABLE, "malloc_trim,onednn")
-    with pytest.raises(StockSettingError, match=r"onednn is not a reach.*onednn_packed_weights"):
+    monkeypatch.setenv(reaches.STOCK_VARIABLE, "malloc_trim,workspace")
+    with pytest.raises(StockSettingError, match=r"workspace is not a reach.*gguf_parse_once"):
         reaches.active("malloc_trim")
 
 
 def _patched_modules(model) -> list[str]:
-    """Modules whose forward is replaced on the instance, or swapped for a packed layer."""
-    from syntaxgym_helm.clients.local.cpu_kernels import PackedLinear
-
+    """Modules whose forward is replaced on the instance, or hooked."""
     return [name for name, module in model.named_modules()
-            if "forward" in vars(module) or isinstance(module, PackedLinear)
-            or module._forward_pre_hooks]
+            if "forward" in vars(module) or module._forward_pre_hooks]
 
 
-def test_a_stock_engine_patches_nothing_and_a_fast_one_does() -> None:
+def test_the_causal_engine_patches_nothing_in_the_model() -> None:
     from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
 
-    sizes = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                 num_attention_heads=2, num_key_value_heads=2, bos_token_id=1)
-    tokenizer = _word_tokenizer()
-    for stock in (True, False):
-        torch.manual_seed(0)
-        model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**sizes)).eval()
-        LogprobEngine(model, tokenizer, stock=stock)
-        assert bool(_patched_modules(model)) is not stock
-
-
-def test_the_environment_makes_the_engine_stock(monkeypatch: pytest.MonkeyPatch) -> None:
-    from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
-
-    monkeypatch.setenv(reaches.STOCK_VARIABLE, "1")
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
-        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
         num_attention_heads=2, num_key_value_heads=2, bos_token_id=1)).eval()
     engine = LogprobEngine(model, _word_tokenizer())
-    assert _patched_modules(model) == [] and not engine.onednn
+    assert engine.prefix_sharing and _patched_modules(model) == []
+
+
+def test_the_environment_turns_the_loaders_reaches_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
+    from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
+
+    assert return_freed_memory()
+    monkeypatch.setenv(reaches.STOCK_VARIABLE, "1")
+    assert not return_freed_memory()
+    with gguf_parsed_once() as replaced:
+        assert not replaced
 
 
 def test_a_stock_masked_head_patches_nothing() -> None:

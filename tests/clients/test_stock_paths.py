@@ -1,16 +1,15 @@
 """Stock and fast paths score alike, for every kind of model.
 
 With ``stock`` (``SYNTAXGYM_STOCK=1``, or a client's ``stock: true``) no reach of
-``syntaxgym_helm/clients/reaches.py`` is used: transformers' own forwards and loaders, torch's
-default kernels. Each kind is scored both ways on the same sentences, each a fresh load of the same
-checkpoint: a causal LM (a tiny Llama and a tiny GPT-2 folder; SmolLM2-135M from its GGUF file,
-slow), a masked LM in both pseudo-log-likelihood variants (BERT and RoBERTa), an encoder-decoder
-LM under its three conventions (T5). Token texts are the same, every token's logprob is within
-:data:`TOLERANCE_NATS` (oneDNN's and MKL's summation orders differ; the masked LM's head at the
-targets and its last layer there round otherwise than the whole model), and every minimal pair's
-verdict is the same. The GGUF loading itself, stock (transformers' loader and ``save_pretrained``)
-and fast (the copy written a tensor at a time), gives the same bytes:
-``tests/clients/test_gguf_copy.py``.
+``syntaxgym_helm/clients/reaches.py`` is used: transformers' own forwards and loaders. Each kind
+is scored both ways on the same sentences, each a fresh load of the same checkpoint: a causal LM
+(a tiny Llama and a tiny GPT-2 folder; SmolLM2-135M from its GGUF file, slow), a masked LM in
+both pseudo-log-likelihood variants (BERT and RoBERTa), an encoder-decoder LM under its three
+conventions (T5). Token texts are the same, every token's logprob is within
+:data:`TOLERANCE_NATS` (the masked LM's head at the targets and its last layer there round
+otherwise than the whole model), and every minimal pair's verdict is the same. The GGUF loading
+itself, stock (transformers' loader and ``save_pretrained``) and fast (one parse of the file, the
+copy written a tensor at a time), gives the same bytes: ``tests/clients/test_gguf_copy.py``.
 """
 
 from __future__ import annotations
@@ -87,7 +86,6 @@ def _causal_scores(source: str, stock: bool, gguf_file: str | None = None):
     model, tokenizer = load_model_and_tokenizer(source, gguf_file=gguf_file, device="cpu",
                                                 stock=stock)
     engine = LogprobEngine(model, tokenizer, stock=stock)
-    assert engine.onednn is not stock  # the fast path is not the stock one here
     return [(s.texts, s.logprobs) for s in engine.prompt_logprobs(SENTENCES)]
 
 

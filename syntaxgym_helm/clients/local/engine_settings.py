@@ -46,7 +46,6 @@ class EngineSettings:
     max_row_nodes: int = option(128, "about how many positions one row of a pass holds",
                                 minimum=1)
     max_wait_ms: float = option(20.0, "how long a batch waits for more requests", minimum=0)
-    onednn: bool = option(True, "on CPU in float32, multiply with oneDNN-packed weights")
     workers: int = option(1, "worker threads computing passes at once, each with its share of "
                           "torch's threads and of prefix_cache_mb", minimum=1)
     word_boundary: bool = option(False, "correct the logprobs for word boundaries (Pimentel & "
@@ -110,7 +109,7 @@ class EngineSettings:
                     prefix_cache_mb=float(self.prefix_cache_mb),
                     max_row_nodes=self.max_row_nodes,
                     max_batch_positions=self.max_batch_positions,
-                    max_sequence_length=self.max_sequence_length, onednn=self.onednn,
+                    max_sequence_length=self.max_sequence_length,
                     workers=self.workers, word_boundary=self.word_boundary,
                     boundary_end_of_text=self.boundary_end_of_text, stock=self.stock)
 

@@ -113,9 +113,9 @@ def load_model_and_tokenizer(
                                  extra, stock)
         if (cache_folder is not None and gguf_file  # (a copy is kept of GGUF weights only)
                 and _save_dequantised(model, tokenizer, cache_folder)):
-            # Read back from the copy just saved: mapped from its file, weights the engine has
-            # packed can hand their memory back (cpu_kernels), as on every later load. The
-            # dequantised model goes first, so that the two are never in memory together.
+            # Read back from the copy just saved: mapped from its file (pages the kernel can
+            # reclaim and share), as on every later load. The dequantised model goes first, so
+            # that the two are never in memory together.
             del model
             return_freed_memory(stock)
             again = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,
