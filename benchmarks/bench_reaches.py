@@ -238,16 +238,20 @@ def main() -> None:
     parser.add_argument("--paired", action="store_true",
                         help="run each arm at the same time as a fast run (see the docstring)")
     parser.add_argument("--output", type=Path)
+    parser.add_argument("--from-results", type=Path, action="append", default=[],
+                        help="report the runs of these results.json files (of workloads run "
+                        "apart) instead of running anything")
     args = parser.parse_args()
     work = args.workdir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(args.threads),
            "SYNTAXGYM_BLIMP_DIR": str(args.blimp_dir.resolve())}
     chosen = [workloads(args)[name] for name in args.workloads.split(",")]
-    results: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = [
+        run for path in args.from_results for run in json.loads(path.read_text())]
     started = dt.datetime.now()
     index = 0
-    for workload in chosen:
+    for workload in chosen if not args.from_results else []:
         labelled = arms(workload, args.extra_arm)
         if args.arms:
             labelled = {arm: labelled[arm] for arm in args.arms.split(",") if arm in labelled}
@@ -272,9 +276,10 @@ def main() -> None:
                     results.append(one_run(workload, arm, labelled[arm], work, env, index))
                     index += 1
                 (work / "results.json").write_text(json.dumps(results, indent=1))
+    when = (f"{started:%Y-%m-%d %H:%M} to {dt.datetime.now():%H:%M}, commit {_commit()}"
+            if not args.from_results else "runs read from their results.json files")
     lines = ["## Reaches into other libraries' internals: what each gains", "",
-             f"{started:%Y-%m-%d %H:%M} to {dt.datetime.now():%H:%M}, commit "
-             f"{_commit()}, {_machine()}. `python {SCRIPT} --workloads {args.workloads} "
+             f"{when}, {_machine()}. `python {SCRIPT} --workloads {args.workloads} "
              f"--rounds {args.rounds} --threads {args.threads}"
              f"{' --paired' if args.paired else ''}` (its docstring "
              "describes the workloads and arms). CPU "
