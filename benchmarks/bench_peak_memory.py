@@ -8,16 +8,21 @@ is a RoBERTa-base-sized ``RobertaForMaskedLM`` (hidden 768, 12 layers, vocabular
 seeded random weights and a byte-level BPE tokenizer trained on the package's suites
 (``tests/clients/tiny_checkpoints.py``), so that, like RoBERTa's own, it makes about one token of
 each word of the suite's sentences; saved once to ``WORKDIR/roberta-base-sized`` and added with
-``syntaxgym-helm model add``. The
-floor is a process that imports torch, transformers, HELM's ``helm-run`` module and the plugin,
-and loads no model; a model's bound is the floor plus 1.5 times its float32 weights.
+``syntaxgym-helm model add``. The encoder-decoder LM (``seq2seq``) is a
+``T5ForConditionalGeneration`` at t5-base's size (d_model 768, 12 + 12 layers, vocabulary
+32,128), made and added the same way with a Unigram tokenizer trained on the suites. The floor
+is a process that imports torch, transformers, HELM's ``helm-run`` module and the plugin, and
+loads no model; a model's bound is the floor plus twice its float32 weights (:data:`BOUND`),
+what the stock allocators give (no allocator setting is changed by the package). Each model's line
+says its bound and whether the peak is within it; ``--floor-kb`` takes a floor measured before.
 
 ``--phases`` runs each ``helm-run`` in a child that records, at each of HELM's log lines, the
 process's resident memory and its peak so far (``/proc/self/status``: ``VmRSS``, ``VmHWM``), and
 prints the lines at which the peak rose: where the memory goes.
 
     python benchmarks/bench_peak_memory.py --workdir /tmp/peak \\
-        [--parts floor,smollm2,gemma,masked] [--states cold,warm] [--phases] [--code BEFORE]
+        [--parts floor,smollm2,gemma,masked,seq2seq] [--states cold,warm] [--phases] \\
+        [--code BEFORE] [--floor-kb KB]
 """
 
 from __future__ import annotations
@@ -36,7 +41,10 @@ BIN = Path(sys.executable).parent
 EMBEDDED = {"smollm2": "syntaxgym/smollm2-135m-instruct-q4_1",
             "gemma": "syntaxgym/gemma-3-270m-q4_k_m"}
 MASKED = "local/roberta-base-sized"
+SEQ2SEQ = "local/t5-base-sized"
 FLOOR = "import torch, transformers, helm.benchmark.run, syntaxgym_helm.plugin"
+#: A model's peak is at most the floor plus this many times its float32 weights.
+BOUND = 2.0
 
 
 def peak_kb(command: list[str], cwd: Path, env: dict[str, str]) -> int:
@@ -101,6 +109,27 @@ def masked_model(folder: Path) -> Path:
     return folder
 
 
+def seq2seq_model(folder: Path) -> Path:
+    """The t5-base-sized encoder-decoder LM with seeded random weights, saved once."""
+    if (folder / "config.json").is_file():
+        return folder
+    import torch
+    import transformers as tf
+
+    sys.path.insert(0, str(ROOT / "tests" / "clients"))
+    import tiny_checkpoints as tiny
+
+    torch.manual_seed(0)
+    tokenizer = tiny._tokenizer("t5", suite_sentences(), vocab_size=8000)
+    model = tf.T5ForConditionalGeneration(tf.T5Config(
+        vocab_size=32128, d_model=768, d_kv=64, d_ff=3072, num_layers=12, num_decoder_layers=12,
+        num_heads=12, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id))
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
 def weights_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.glob("*.safetensors")) / 1e6
 
@@ -108,19 +137,31 @@ def weights_mb(folder: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workdir", type=Path, required=True)
-    parser.add_argument("--parts", default="floor,smollm2,gemma,masked")
+    parser.add_argument("--parts", default="floor,smollm2,gemma,masked,seq2seq")
     parser.add_argument("--suite", default="sgh_agreement_pp")
     parser.add_argument("--phases", action="store_true")
     parser.add_argument("--code", type=Path, default=ROOT,
                         help="the checkout whose package runs (default: this one)")
     parser.add_argument("--states", default="cold,warm",
                         help="the embedded models' runs (warm alone: the cache of an earlier run)")
+    parser.add_argument("--floor-kb", type=int, help="the floor, measured before (else the "
+                        "floor part measures it)")
     args = parser.parse_args()
     work = args.workdir.resolve()
+    work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(args.code.resolve())}
+    floor = args.floor_kb
+
+    def against_bound(kb: int, weights: float) -> str:
+        if floor is None:
+            return "no floor measured: run the floor part first, or give --floor-kb"
+        bound = floor + BOUND * weights * 1e6 / 1024
+        return (f"bound {bound:,.0f} kB (floor + {BOUND:g}x fp32 weights): "
+                + ("within it" if kb <= bound else f"OVER it by {(kb - bound) / 1024:,.0f} MiB"))
+
     for part in args.parts.split(","):
         if part == "floor":
-            kb = peak_kb([sys.executable, "-c", FLOOR], work, env)
+            floor = kb = peak_kb([sys.executable, "-c", FLOOR], work, env)
             print(f"floor: {kb:,} kB ({FLOOR})", flush=True)
         elif part in EMBEDDED:
             cache = work / f"cache-{part}"
@@ -133,15 +174,18 @@ def main() -> None:
                              {**env, "SYNTAXGYM_HELM_CACHE": str(cache)})
                 copy = next((cache / "weights").iterdir())
                 print(f"{EMBEDDED[part]} {state}: {kb:,} kB (fp32 weights "
-                      f"{weights_mb(copy):,.0f} MB)", flush=True)
-        elif part == "masked":
-            folder = masked_model(work / "roberta-base-sized")
-            here = run_folder(work, "masked")
+                      f"{weights_mb(copy):,.0f} MB; {against_bound(kb, weights_mb(copy))})",
+                      flush=True)
+        elif part in ("masked", "seq2seq"):
+            name, make = (MASKED, masked_model) if part == "masked" else (SEQ2SEQ, seq2seq_model)
+            folder = make(work / name.split("/")[1])
+            here = run_folder(work, part)
             subprocess.run([str(BIN / "syntaxgym-helm"), "model", "add", str(folder), "--name",
-                            MASKED], cwd=here, env=env, check=True, stdout=subprocess.DEVNULL)
-            kb = peak_kb(helm_run(MASKED, args.suite, args.phases), here,
-                         {**env, "SYNTAXGYM_HELM_CACHE": str(work / "cache-masked")})
-            print(f"{MASKED}: {kb:,} kB (fp32 weights {weights_mb(folder):,.0f} MB)", flush=True)
+                            name], cwd=here, env=env, check=True, stdout=subprocess.DEVNULL)
+            kb = peak_kb(helm_run(name, args.suite, args.phases), here,
+                         {**env, "SYNTAXGYM_HELM_CACHE": str(work / f"cache-{part}")})
+            print(f"{name}: {kb:,} kB (fp32 weights {weights_mb(folder):,.0f} MB; "
+                  f"{against_bound(kb, weights_mb(folder))})", flush=True)
         else:
             raise SystemExit(f"unknown part {part!r}")
 
@@ -152,11 +196,8 @@ TRACED = ("syntaxgym_helm.clients.local.model_loading:_load",
           "syntaxgym_helm.clients.local.model_loading:load_model_and_tokenizer",
           "transformers:AutoTokenizer.from_pretrained",
           "transformers:AutoModelForCausalLM.from_pretrained",
-          "syntaxgym_helm.clients.local.cpu_kernels:prepare_for_dense_reads",
           "syntaxgym_helm.clients.local.forward_passes:PlainPasses.one_pass",
           "syntaxgym_helm.clients.local.forward_passes:SharedPasses.run",
-          "syntaxgym_helm.clients.local.cpu_kernels:install",
-          "syntaxgym_helm.clients.local.output_layer:OutputLayer.pack_for_onednn",
           "syntaxgym_helm.clients.local.logprob_engine:LogprobEngine.__init__",
           "syntaxgym_helm.clients.masked.client:MaskedLMClient._load",
           "syntaxgym_helm.clients.masked.client:MaskedLMClient._score",

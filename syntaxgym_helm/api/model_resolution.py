@@ -28,22 +28,19 @@ from typing import Any
 
 from syntaxgym_helm.clients.checkpoint_identity import CheckpointIdentity, identify
 from syntaxgym_helm.clients.checkpoint_models import (
-    DEFAULT_VARIANT,
     REVISION_MARK,
     checkpoint_entries,
     model_name_for,
     register_entries,
-    split_variant,
-    variant_name,
 )
-from syntaxgym_helm.clients.masked import PLL_VARIANTS
 from syntaxgym_helm.clients.model_kind import (
     Checkpoint,
     CheckpointError,
     inspect_checkpoint,
     looks_like_hub_id,
 )
-from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
+from syntaxgym_helm.core import scoring_variants
+from syntaxgym_helm.core.scoring_variants import DEFAULT_VARIANT, split_variant, variant_name
 
 _LOCK = threading.Lock()
 #: HELM model name -> the checkpoint registered under it in this process.
@@ -92,7 +89,10 @@ def resolve_model(model: str, known_to_helm: bool = False, *, revision: str | No
         return model
     checkpoint = inspect_checkpoint(base, revision=revision)
     if variant is not None:
-        check_variant(checkpoint, variant, model)
+        try:
+            scoring_variants.check_variant(checkpoint.kind, variant, model)
+        except ValueError as error:
+            raise CheckpointError(str(error)) from None
     chosen = variant or DEFAULT_VARIANT
     identity = identify(checkpoint.source, checkpoint.gguf_file,
                         checkpoint.commit or checkpoint.revision)
@@ -137,25 +137,6 @@ def check_checkpoint(checkpoint: Checkpoint, variants: tuple[str, ...],
             check_babylm_tokenizer(checkpoint, tokenizer)
     if digest is not None:
         _CHECKED.update((digest, variant) for variant in variants)
-
-
-VARIANTS = {"masked": PLL_VARIANTS, "seq2seq": SEQ2SEQ_VARIANTS}
-_OWNERS = {"masked": "masked LMs (pseudo-log-likelihood)",
-           "seq2seq": "encoder-decoder LMs (BabyLM's conventions)"}
-
-
-def check_variant(checkpoint: Checkpoint, variant: str, model: str) -> None:
-    """Raise :class:`CheckpointError` when ``~variant`` is not one of the checkpoint's kind."""
-    allowed = VARIANTS.get(checkpoint.kind, ())
-    if variant in allowed:
-        return
-    owner = next((kind for kind, names in VARIANTS.items() if variant in names), None)
-    if owner is not None:
-        raise CheckpointError(f"{checkpoint.source}: the variant ~{variant} applies to "
-                              f"{_OWNERS[owner]}; this is a {checkpoint.kind} LM: drop "
-                              f"~{variant}")
-    raise CheckpointError(f"{model}: ~{variant} is not a variant of a {checkpoint.kind} LM ("
-                          + (", ".join(allowed) or "it has none") + ")")
 
 
 def check_babylm_tokenizer(checkpoint: Checkpoint, tokenizer: Any = None) -> None:

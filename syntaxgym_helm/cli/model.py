@@ -21,10 +21,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from syntaxgym_helm.clients.checkpoint_models import VARIANT_MARK
-from syntaxgym_helm.clients.masked import PLL_VARIANTS
 from syntaxgym_helm.clients.model_kind import MODEL_KINDS
-from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
+from syntaxgym_helm.core.scoring_variants import (
+    DEFAULT_VARIANT,
+    PLL_VARIANTS,
+    SEQ2SEQ_VARIANTS,
+    VARIANT_MARK,
+)
 
 FILES = {"model_deployments": "model_deployments.yaml", "models": "model_metadata.yaml",
          "tokenizer_configs": "tokenizer_configs.yaml"}
@@ -72,12 +75,13 @@ def _add(args: argparse.Namespace) -> int:
         checkpoint = inspect_checkpoint(source, args.kind, revision)
         if checkpoint.kind == "masked":
             variants = PLL_VARIANTS if args.pll == "both" else (args.pll,)
-        else:
+        elif checkpoint.kind == "seq2seq":
             variants = SEQ2SEQ_VARIANTS if args.seq2seq == "all" else (args.seq2seq,)
+        else:
+            variants = (DEFAULT_VARIANT,)
         identity = identify(checkpoint.source, checkpoint.gguf_file,
                             checkpoint.commit or checkpoint.revision)
-        check_checkpoint(checkpoint, variants if checkpoint.kind != "causal"
-                         else (variants[0],), identity)
+        check_checkpoint(checkpoint, variants, identity)
         entries = checkpoint_entries(checkpoint, args.name, variants)
         replaced = taken_names(args.local_path, entries, identity)
         if replaced and not args.replace:

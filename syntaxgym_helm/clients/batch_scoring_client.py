@@ -9,10 +9,10 @@ scored alone. The request cache's keys name what the checkpoint's files hold
 (:mod:`~syntaxgym_helm.clients.checkpoint_identity`) and the scoring settings; the loaded model is
 that of the files as they are at each request: a folder saved again is loaded again, and a
 client that loads a folder's new version drops the models other clients loaded from its earlier
-versions. A checkpoint that
-cannot be scored (no mask token, a tokenizer without offsets...) fails each of its requests with
-one clear, non-fatal error, so the other models of the run go on; so does a request whose
-scoring fails otherwise (never raised: HELM's executor would retry it for minutes).
+versions. A checkpoint that cannot be scored (no mask token, a tokenizer without offsets...)
+fails each of its requests with one clear, non-fatal error, so the other models of the run go
+on; so does a request whose scoring fails otherwise (never raised: HELM's executor would retry
+it for minutes).
 """
 
 from __future__ import annotations
@@ -21,27 +21,17 @@ import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
 from typing import Any, TypeVar
 
 from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig
-from helm.common.hierarchical_logger import hexception
-from helm.common.request import Request, RequestResult, wrap_request_time
+from helm.common.request import Request
 
-from syntaxgym_helm.clients.checkpoint_identity import (
-    CheckpointIdentity,
-    CheckpointWatch,
-    note_use,
-)
-from syntaxgym_helm.clients.failed_request import failed_request
-from syntaxgym_helm.clients.local.client import (
-    SyntaxGymClient,
-    impossible_logprob,
-    result_of_response,
-)
-from syntaxgym_helm.clients.local.freed_memory import map_large_blocks_apart
+from syntaxgym_helm.clients.batch_settings import BatchScoringSettings
+from syntaxgym_helm.clients.checkpoint_identity import CheckpointIdentity, CheckpointWatch
+from syntaxgym_helm.clients.echo_client import EchoScoringClient
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
-from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
 
 Encoded = TypeVar("Encoded")
 
@@ -60,50 +50,72 @@ class CheckpointUnusable(ValueError):
     """The checkpoint cannot be scored by this client (the message says why and what to do)."""
 
 
-class BatchScoringClient(CachingClient):
+class BatchScoringClient(EchoScoringClient):
     """Base of :class:`~.masked.client.MaskedLMClient` and :class:`~.seq2seq.client.Seq2SeqClient`.
 
-    Args: ``pretrained_model_name_or_path`` (folder or Hub id), ``device`` (``auto``: CUDA when
-    available), ``dtype`` (``float32``), ``max_batch_tokens`` (most positions in one forward
-    pass, which bounds its memory; default 4096), ``prefetch`` (default True), ``revision``,
-    ``trust_remote_code``. HELM passes ``cache_config`` and ``model_name``.
+    Args: ``pretrained_model_name_or_path`` (folder or Hub id) and the client's settings, given as
+    ``settings`` (a :attr:`SETTINGS`, :mod:`.batch_settings`) or as keywords, which build one
+    (YAML's ``args:``). HELM passes ``cache_config`` and ``model_name``.
     """
 
     #: Part of every cache key; a subclass bumps it when its scores change.
     CACHE_FORMAT = ""
+    #: The settings' class (a subclass of :class:`~.batch_settings.BatchScoringSettings`).
+    SETTINGS: type[BatchScoringSettings] = BatchScoringSettings
+    REFUSALS = (PromptError, CheckpointUnusable)
+    FATAL_FAILURES = False
     #: Every client of the process, to drop models loaded from a folder's earlier versions.
     _INSTANCES: weakref.WeakSet[BatchScoringClient] = weakref.WeakSet()
     _model: Any  # set by a subclass's _load
     _tokenizer: Any
 
-    def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str,
-                 device: str = "auto", dtype: str = "float32", max_batch_tokens: int = 4096,
-                 prefetch: bool = True, revision: str | None = None,
-                 trust_remote_code: bool = False, model_name: str | None = None) -> None:
-        super().__init__(cache_config=cache_config)
+    def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str, *,
+                 settings: BatchScoringSettings | None = None, model_name: str | None = None,
+                 **setting_values: Any) -> None:
+        if settings is not None and not isinstance(settings, self.SETTINGS):
+            raise TypeError(f"{type(self).__name__}: settings must be a "
+                            f"{self.SETTINGS.__name__}, not {type(settings).__name__}")
+        given = ({} if settings is None else
+                 {field.name: getattr(settings, field.name) for field in fields(settings)})
+        self.settings = self.SETTINGS.from_args({**given, **setting_values},
+                                                type(self).__name__)
         self.pretrained_model_name_or_path = str(pretrained_model_name_or_path)
-        self.requested_device = device
-        self.dtype = str(dtype).replace("torch.", "")
-        self.max_batch_tokens = int(max_batch_tokens)
-        if self.max_batch_tokens < 1:
-            raise ValueError(f"max_batch_tokens={max_batch_tokens} must be 1 or more")
-        self.prefetch_enabled = bool(prefetch)
-        self.revision = revision
-        self.trust_remote_code = bool(trust_remote_code)
+        super().__init__(cache_config, CheckpointWatch(self.pretrained_model_name_or_path, None,
+                                                       self.settings.revision))
         self.model_name = model_name
-        self.watch = CheckpointWatch(self.pretrained_model_name_or_path, None, revision)
         self._loaded_identity: CheckpointIdentity | None = None
-        # The identity a run's requests are scored with: the one seen when the run began
-        # (prefetch), else the files' at each request.
-        self._run_identity: CheckpointIdentity | None = None
         BatchScoringClient._INSTANCES.add(self)
-        self.request_cache = RequestCache(cache_config, commit_every=256)
-        self.cache = self.request_cache
         self._lock = threading.Lock()
         self._loaded = False
         self._load_error: CheckpointUnusable | None = None
         self._ready: dict[str, PromptLogprobs | PromptError] = {}
         self.counts: Counter[str] = Counter()
+
+    @property
+    def dtype(self) -> str:
+        return self.settings.dtype
+
+    @property
+    def revision(self) -> str | None:
+        return self.settings.revision
+
+    @property
+    def load_revision(self) -> str | None:
+        """The revision to load: the commit a Hub revision resolved to (the weights named)."""
+        return self.watch.current().commit or self.revision
+
+    @property
+    def trust_remote_code(self) -> bool:
+        return self.settings.trust_remote_code
+
+    @property
+    def max_batch_tokens(self) -> int:
+        return self.settings.max_batch_tokens
+
+    @property
+    def prefetch_enabled(self) -> bool:
+        """Whether the executor hook hands this client its run's requests first."""
+        return self.settings.prefetch
 
     # -- what a subclass provides --------------------------------------------------------------
 
@@ -125,22 +137,12 @@ class BatchScoringClient(CachingClient):
     def device(self) -> str:
         from syntaxgym_helm.clients.local.model_loading import resolve_device
 
-        return resolve_device(self.requested_device)
+        return resolve_device(self.settings.device)
 
     def _torch_dtype(self):
         from syntaxgym_helm.clients.local.model_loading import resolve_dtype
 
         return resolve_dtype(self.dtype)
-
-    @property
-    def checkpoint(self) -> str:
-        """The checkpoint's identity now (:mod:`~syntaxgym_helm.clients.checkpoint_identity`)."""
-        return self.watch.current().digest
-
-    @property
-    def load_revision(self) -> str | None:
-        """The revision to load: the commit a Hub revision resolved to (the weights named)."""
-        return self.watch.current().commit or self.revision
 
     def _compute(self, prompts: Sequence[str],
                  identity: CheckpointIdentity | None = None) -> list[PromptLogprobs | PromptError]:
@@ -167,9 +169,6 @@ class BatchScoringClient(CachingClient):
         from syntaxgym_helm.clients.model_kind import CheckpointError
         from syntaxgym_helm.clients.tokenizer_checks import check_before_load, check_loaded
 
-        # A pass's activations handed back when freed, not kept in the heap beside the next
-        # pass's (freed_memory).
-        map_large_blocks_apart()
         self._loaded_identity, self._load_error = identity, None
         try:
             try:
@@ -200,65 +199,30 @@ class BatchScoringClient(CachingClient):
         for name in ("_model", "_tokenizer"):
             self.__dict__.pop(name, None)
 
-    def _cache_key(self, request: Request, checkpoint: str | None = None) -> Mapping:
+    def _cache_key(self, request: Request, checkpoint: str) -> Mapping:
         raw = {"format": self.CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
                "echo_prompt": True, "max_tokens": 0, "dtype": self.dtype,
-               "checkpoint": checkpoint or self.checkpoint, **self._key_fields()}
+               "checkpoint": checkpoint, **self._key_fields()}
         return CachingClient.make_cache_key(raw, request)
 
-    def make_request(self, request: Request) -> RequestResult:
-        name = type(self).__name__
-        problem = SyntaxGymClient.unsupported(request)
-        if problem:
-            return failed_request(f"{name}: {problem}")
-
-        identity = self._run_identity or self.watch.current()
-        note_use(request.model_deployment, identity)
-
-        def compute() -> dict[str, Any]:
-            ready = self._ready.get(request.prompt) if identity == self._loaded_identity else None
-            result = ready or self._compute([request.prompt], identity)[0]
-            if isinstance(result, PromptError):
-                raise result
-            return {"tokens": list(result.texts), "logprobs": list(result.logprobs)}
-
-        try:
-            response, cached = self.request_cache.get(self._cache_key(request, identity.digest),
-                                                      wrap_request_time(compute),
-                                                      check=impossible_logprob)
-        except (PromptError, CheckpointUnusable) as error:
-            return failed_request(f"{name}: {error}")
-        except RefusedAnswer as error:
-            return failed_request(f"{name}: the model's answer cannot be used: {error}; are "
-                                  "its weights or its computation broken?")
-        except Exception as error:  # noqa: BLE001 - the request fails with the reason
-            # Raised, HELM's executor would retry it for minutes (its backoff: 10 to 160 s).
-            hexception(error)
-            return failed_request(f"{name}: scoring failed: {type(error).__name__}: {error}")
-        return result_of_response(response, cached)
+    def _response(self, request: Request, identity: CheckpointIdentity) -> dict[str, Any]:
+        ready = self._ready.get(request.prompt) if identity == self._loaded_identity else None
+        result = ready or self._compute([request.prompt], identity)[0]
+        if isinstance(result, PromptError):
+            raise result
+        return {"tokens": list(result.texts), "logprobs": list(result.logprobs)}
 
     def prefetch(self, requests: Sequence[Request]) -> int:
         """Score the uncached prompts of ``requests`` now, in batches; returns how many."""
-        wanted = [r for r in requests if SyntaxGymClient.unsupported(r) is None]
-        self._run_identity = identity = self.watch.current()
-        if wanted:
-            hits = self.request_cache.contains([self._cache_key(r, identity.digest)
-                                                for r in wanted])
-            wanted = [r for r, hit in zip(wanted, hits, strict=True) if not hit]
-        prompts = list(dict.fromkeys(r.prompt for r in wanted))
+        prompts = list(dict.fromkeys(r.prompt for r in self.uncached(requests)))
         if not prompts:
             return 0
         try:
-            results = self._compute(prompts, identity)
+            results = self._compute(prompts, self._run_identity)
         except CheckpointUnusable:
             return 0  # each request reports it
         self._ready = dict(zip(prompts, results, strict=True))  # this run's, kept for repeats
         return len(prompts)
-
-    def flush(self) -> None:
-        """Commit the request cache's pending writes; forget the run's identity."""
-        self._run_identity = None
-        self.request_cache.commit()
 
     def engine_counts(self) -> Counter[str]:
         return Counter(self.counts)

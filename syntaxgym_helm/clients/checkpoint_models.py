@@ -12,10 +12,9 @@ the checkpoint's kind (:mod:`.model_kind`): the plugin's local engine for causal
 Model names: ``local/<label>`` for a folder or GGUF file (``<label>``: the folder's or file's
 name, or ``--name``), the Hub id for a Hub model (``<id>@<revision>`` at a revision other than
 the default branch: :data:`REVISION_MARK`); a Hub model's deployment loads the commit its
-revision resolved to. A masked LM scored with ``within_word_l2r`` is
-``<name>~within_word_l2r`` (:data:`VARIANT_MARK`), its own leaderboard row, and so is an
-encoder-decoder LM scored under BabyLM's conventions (``<name>~enc_dec_mask``,
-``<name>~enc_dec_prefix``).
+revision resolved to. A scoring variant is ``<name>~<variant>``, its own leaderboard row
+(``~within_word_l2r`` for a masked LM, ``~enc_dec_mask`` and ``~enc_dec_prefix`` for an
+encoder-decoder LM: :mod:`syntaxgym_helm.core.scoring_variants`).
 """
 
 from __future__ import annotations
@@ -34,13 +33,10 @@ from syntaxgym_helm.clients.class_paths import (
     SEQ2SEQ_CLIENT,
 )
 from syntaxgym_helm.clients.model_kind import Checkpoint
+from syntaxgym_helm.core.scoring_variants import DEFAULT_VARIANT, variant, variant_name
 
-#: Separates a model name from the scoring variant it is deployed with
-#: (``local/bert~within_word_l2r``).
-VARIANT_MARK = "~"
 #: Separates a Hub id from a revision (``EleutherAI/pythia-160m@step1000``).
 REVISION_MARK = "@"
-DEFAULT_VARIANT = "original"
 KIND_WORDS = {"causal": "causal LM", "masked": "masked LM", "seq2seq": "encoder-decoder LM"}
 
 
@@ -57,27 +53,14 @@ def model_name_for(checkpoint: Checkpoint, name: str | None = None) -> str:
     return name
 
 
-def variant_name(model_name: str, variant: str) -> str:
-    """The model name of ``variant``: the name itself for the default (``original``)."""
-    return model_name if variant == DEFAULT_VARIANT else f"{model_name}{VARIANT_MARK}{variant}"
-
-
-def split_variant(model: str) -> tuple[str, str | None]:
-    """``"PATH~within_word_l2r"`` -> ``("PATH", "within_word_l2r")``; no mark: ``(model, None)``."""
-    base, mark, variant = model.rpartition(VARIANT_MARK)
-    return (base, variant) if mark and base and variant else (model, None)
-
-
 def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
                        variants: tuple[str, ...] = (DEFAULT_VARIANT,),
                        client_args: dict[str, Any] | None = None,
                        ) -> dict[str, list[dict[str, Any]]]:
     """The YAML-form entries of ``checkpoint``: ``{"model_deployments": [...], "models": [...],
-    "tokenizer_configs": [...]}``, one deployment and model per variant (masked and
-    encoder-decoder LMs; a causal LM has one)."""
+    "tokenizer_configs": [...]}``, one deployment and model per scoring variant of ``variants``
+    (each one of the checkpoint's kind: KeyError otherwise)."""
     base = model_name_for(checkpoint, name)
-    if checkpoint.kind == "causal":
-        variants = (DEFAULT_VARIANT,)
     weights = {"pretrained_model_name_or_path": checkpoint.source}
     if checkpoint.gguf_file:
         weights["gguf_file"] = checkpoint.gguf_file
@@ -91,13 +74,10 @@ def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
             "end_of_text_token": _special_token(checkpoint, "eos_token") or "",
             "prefix_token": "",
         }]}
-    for variant in variants:
-        model = variant_name(base, variant)
-        args: dict[str, Any] = {**weights, **(client_args or {})}
-        if checkpoint.kind == "masked":
-            args["pll"] = variant
-        elif variant != DEFAULT_VARIANT:
-            args["convention"] = variant
+    for scoring in variants:
+        model = variant_name(base, scoring)
+        args: dict[str, Any] = {**weights, **(client_args or {}),
+                                **variant(checkpoint.kind, scoring).client_args}
         deployment: dict[str, Any] = {
             "name": model, "model_name": model, "tokenizer_name": base,
             "max_sequence_length": _context(checkpoint),
@@ -107,14 +87,14 @@ def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
         entries["model_deployments"].append(deployment)
         entries["models"].append({
             "name": model,
-            "display_name": _display_name(checkpoint, base, variant),
+            "display_name": _display_name(checkpoint, base, scoring),
             "description": f"{KIND_WORDS[checkpoint.kind]} from {checkpoint.source}"
                            + (f" ({checkpoint.gguf_file})" if checkpoint.gguf_file else "")
                            + (f" at commit {checkpoint.commit}" if checkpoint.commit else "")
-                           + (f", pseudo-log-likelihood {variant}"
+                           + (f", pseudo-log-likelihood {scoring}"
                               if checkpoint.kind == "masked" else "")
-                           + (f", BabyLM's {variant}"
-                              if checkpoint.kind == "seq2seq" and variant != DEFAULT_VARIANT
+                           + (f", {variant(checkpoint.kind, scoring).description}"
+                              if checkpoint.kind != "masked" and scoring != DEFAULT_VARIANT
                               else ""),
             "creator_organization_name": base.split("/", 1)[0],
             "access": "open",
@@ -127,14 +107,14 @@ def checkpoint_entries(checkpoint: Checkpoint, name: str | None = None,
 _CLIENTS = {"causal": LOCAL_CLIENT, "masked": MASKED_CLIENT, "seq2seq": SEQ2SEQ_CLIENT}
 
 
-def _display_name(checkpoint: Checkpoint, base: str, variant: str) -> str:
+def _display_name(checkpoint: Checkpoint, base: str, scoring: str) -> str:
     label = base.split("/", 1)[1] if base.startswith(("local/", "hub/")) else base
     if checkpoint.kind == "masked":
-        return f"{label} (PLL {variant})"
+        return f"{label} (PLL {scoring})"
     if checkpoint.kind == "causal":
-        return label
-    return (f"{label} (encoder-decoder)" if variant == DEFAULT_VARIANT
-            else f"{label} (encoder-decoder, {variant})")
+        return label if scoring == DEFAULT_VARIANT else f"{label} ({scoring})"
+    return (f"{label} (encoder-decoder)" if scoring == DEFAULT_VARIANT
+            else f"{label} (encoder-decoder, {scoring})")
 
 
 def register_entries(entries: dict[str, list[dict[str, Any]]]) -> None:

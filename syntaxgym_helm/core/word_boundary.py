@@ -20,14 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-VARIANT_MARK = "~"
-"""Between a model's name and a scoring variant's (``syntaxgym/smollm2-135m-instruct-q4_1~bow``):
-a variant is its own HELM model, deployment and leaderboard row (shared with masked LMs' PLL
-variants)."""
-
-WORD_BOUNDARY_VARIANT = "bow"
-"""The scoring variant of a causal model under the word-boundary correction."""
-
 
 def corrected_logprobs(logprobs: Sequence[float], begins_word: Sequence[bool],
                        boundary: Sequence[float]) -> list[float]:

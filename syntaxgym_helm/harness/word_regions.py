@@ -9,18 +9,10 @@ from collections.abc import Sequence
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.common.hierarchical_logger import hwarn
 
+from syntaxgym_helm.core.scoring_variants import corrects_word_boundaries
 from syntaxgym_helm.core.suite import Suite
-from syntaxgym_helm.core.word_boundary import (
-    VARIANT_MARK,
-    WORD_BOUNDARY_VARIANT,
-    regions_split_inside_words,
-)
+from syntaxgym_helm.core.word_boundary import regions_split_inside_words
 from syntaxgym_helm.harness.scenario import ITEM_KEY, read_item_payload
-
-
-def corrects_word_boundaries(model: str) -> bool:
-    """Whether the model name is a word-boundary-corrected variant (``...~bow``)."""
-    return model.endswith(VARIANT_MARK + WORD_BOUNDARY_VARIANT)
 
 
 def report_words_split_by_regions(states: Sequence[RequestState]) -> list[str]:

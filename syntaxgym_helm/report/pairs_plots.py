@@ -19,14 +19,10 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only: no display, and safe in threads and on servers
-
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import TwoSlopeNorm
+from matplotlib.figure import Figure
 
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS
 from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow
@@ -69,8 +65,10 @@ def plot_pair_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
         first.setdefault(row.paradigm, row)  # positions: the first model's items
     layout = _layout(rows)
     height = ROW_HEIGHT * len(layout) + 2.2
-    figure, axes = plt.subplots(
-        1, 1 + len(models), figsize=(4.2 + 3.4 * len(models) + 3.6, height), sharey=True,
+    # A Figure of its own (no pyplot): the process's backend is left as it is.
+    figure = Figure(figsize=(4.2 + 3.4 * len(models) + 3.6, height))
+    axes = figure.subplots(
+        1, 1 + len(models), sharey=True,
         gridspec_kw={"width_ratios": [1.3] + [1.0] * len(models), "wspace": 0.08},
         squeeze=False)
     y = np.arange(len(layout))
@@ -100,7 +98,6 @@ def plot_pair_regions(rows: Sequence[RegionAnalysisRow], path: Path) -> Path:
                     "comes from (right)", fontsize=11)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(figure)
     return path
 
 

@@ -20,11 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
-
-matplotlib.use("Agg")  # files only: no display, and safe in threads and on servers
-
-import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from scipy.stats import sem
 
 from syntaxgym_helm.report.intervals import suite_estimate
@@ -68,9 +65,11 @@ def plot_suite(runs: Sequence[RunRecord], path: Path) -> Path:
     columns = min(len(runs), MAX_PANELS_PER_ROW)
     rows = math.ceil(len(runs) / columns)
     width = max(5.0, 0.8 * len(region_meta) + 2.0)
-    figure, axes = plt.subplots(rows, columns, figsize=(width * columns, 4.2 * rows + 0.6),
-                                sharey=True, squeeze=False)
-    colours = plt.get_cmap("tab10")
+    # A Figure of its own, drawn by Agg when saved: pyplot's global state and the process's
+    # backend are left as they are.
+    figure = Figure(figsize=(width * columns, 4.2 * rows + 0.6))
+    axes = figure.subplots(rows, columns, sharey=True, squeeze=False)
+    colours = matplotlib.colormaps["tab10"]
     for panel, run in enumerate(runs):
         ax = axes[panel // columns][panel % columns]
         means = region_means(run)
@@ -95,7 +94,6 @@ def plot_suite(runs: Sequence[RunRecord], path: Path) -> Path:
     figure.set_layout_engine(None)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
-    plt.close(figure)
     return path
 
 

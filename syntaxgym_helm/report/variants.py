@@ -1,6 +1,6 @@
 """A model beside its scoring variants: the same weights scored another way, registered as a model
 of its own named ``MODEL~VARIANT`` (the word-boundary correction ``~bow``, a masked LM's
-``~within_word_l2r``; :func:`~syntaxgym_helm.clients.checkpoint_models.split_variant`).
+``~within_word_l2r``; :mod:`syntaxgym_helm.core.scoring_variants`).
 
 When the runs read include a model and at least one of its variants, each such family gets a
 table: per row the plain model's accuracy, each variant's, and the items whose verdict changes
@@ -20,35 +20,19 @@ stay out, as in the accuracy tables.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from syntaxgym_helm.clients.checkpoint_models import VARIANT_MARK, split_variant
+from syntaxgym_helm.core.scoring_variants import VARIANT_MARK, describe_variant, split_variant
 from syntaxgym_helm.core.uncertainty import mcnemar_exact
-from syntaxgym_helm.core.word_boundary import WORD_BOUNDARY_VARIANT
 from syntaxgym_helm.harness.stats import ACCURACY, FIRST_PREDICTION_ACCURACY, item_stat_values
 from syntaxgym_helm.report.paired_tests import format_p
 from syntaxgym_helm.report.pairs_summary import pair_file
 from syntaxgym_helm.report.runs import RunRecord
 from syntaxgym_helm.report.summary import Table, fmt, suite_circuit, suite_order
 
-#: What each known variant is, for the line under its family's table.
-VARIANT_DESCRIPTIONS: Mapping[str, str] = {
-    WORD_BOUNDARY_VARIANT: (
-        "the word-boundary correction (Pimentel & Meister 2024): a word's probability includes "
-        "that the token after it begins a new word (docs/scoring.md, \"Word boundaries\")"),
-    "within_word_l2r": (
-        "pseudo-log-likelihood with the tokens of the same word to the right also masked (Kauf "
-        "& Ivanova 2023), where the plain model masks one token at a time (docs/models.md)"),
-}
-
 SG_SCORE = "SG score"
 LEVELS = ("sg_score", "dataset", "suite")
-
-
-def describe_variant(variant: str) -> str:
-    return VARIANT_DESCRIPTIONS.get(
-        variant, "a scoring variant of the same weights, registered as a model of its own")
 
 
 @dataclass(frozen=True)

@@ -67,43 +67,9 @@ def test_freed_memory_goes_back_to_the_system() -> None:
     libc.free(pin)
 
 
-_LARGE_BLOCKS = """
-import ctypes
-from syntaxgym_helm.clients.local.freed_memory import map_large_blocks_apart
-
-def anonymous_kb():
-    with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("RssAnon:"))
-
-assert map_large_blocks_apart()
-libc = ctypes.CDLL(None)
-libc.malloc.restype = ctypes.c_void_p
-libc.free.argtypes = [ctypes.c_void_p]
-libc.free(libc.malloc(16 << 20))  # would raise glibc's threshold to 16 MB
-before = anonymous_kb()
-blocks = [libc.malloc(4 << 20) for _ in range(30)]  # 120 MB
-for block in blocks:
-    ctypes.memset(block, 1, 4 << 20)
-pin = libc.malloc(512 << 10)  # a block in use above them: the heap's top cannot shrink
-held = anonymous_kb() - before
-for block in blocks:
-    libc.free(block)
-print(held, anonymous_kb() - before)
-"""
-
-
-def test_large_blocks_are_handed_back_when_freed() -> None:
-    """Once a 16 MB block was freed, glibc would serve 4 MB blocks from its heap and keep them
-    resident after they are freed; with the threshold fixed, each is mapped alone and handed
-    back. In a process of its own: free chunks that earlier tests left in this process's heap
-    would serve the blocks before any mapping."""
-    import platform
-    import subprocess
-
-    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
-        pytest.skip("mallopt is glibc's")
-    done = subprocess.run([sys.executable, "-c", _LARGE_BLOCKS], capture_output=True, text=True,
-                          timeout=120, check=True)
-    held, left = map(int, done.stdout.split())
-    assert held > 100 * 1024  # the blocks were resident while in use
-    assert left < 20 * 1024  # and handed back when freed
+def test_with_the_reach_off_the_heaps_are_left_alone_and_the_vocabulary_kept() -> None:
+    """``stock``: no malloc_trim, no private attribute of the tokenizer dropped
+    (syntaxgym_helm/clients/reaches.py)."""
+    assert not return_freed_memory(stock=True)
+    tokenizer = _tokenizer()
+    assert drop_tokenizer_build_inputs(tokenizer, stock=True) == 0

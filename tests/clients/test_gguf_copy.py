@@ -82,7 +82,7 @@ def test_rows_dequantised_a_block_at_a_time_equal_the_whole_tensor_dequantised(
 def test_smollm2s_streamed_copy_is_byte_for_byte_transformers_loader_and_save_pretrained(
         smollm2: tuple[str, str], tmp_path: Path) -> None:
     """The copy written a tensor at a time and the one saved from the model transformers' GGUF
-    loader builds (the way every copy was made before): the same files with the same bytes
+    loader builds (the stock path: ``stock``, no reach): the same files with the same bytes
     (weights, config, generation config, tokenizer), each folder checked by its manifest."""
     from syntaxgym_helm.clients.local import model_loading
 
@@ -92,7 +92,7 @@ def test_smollm2s_streamed_copy_is_byte_for_byte_transformers_loader_and_save_pr
     assert model_loading._save_streamed(source, kwargs, torch.float32, streamed)
     loaded = tmp_path / "loaded"
     model, tokenizer = model_loading._load(f"{source} / {gguf_file}", source, kwargs,
-                                           torch.float32, {})
+                                           torch.float32, {}, stock=True)
     assert model_loading._save_dequantised(model, tokenizer, loaded)
     del model
     names = sorted(p.name for p in streamed.iterdir())

@@ -337,12 +337,7 @@ _PLAIN: dict[str, list[float]] = {}
 def _plain_pass(loaded, prompt: str) -> list[float]:
     import torch
 
-    from syntaxgym_helm.clients.local import cpu_kernels
-
     model, tokenizer = loaded
-    # An engine set up on this model handed its embedding table back to be read a row at a
-    # time; this pass reads it whole (the output layer).
-    cpu_kernels.prepare_for_dense_reads(model.get_output_embeddings().weight)
     ids = [tokenizer.convert_tokens_to_ids(BOS)]
     ids += tokenizer(prompt, add_special_tokens=False)["input_ids"]
     with torch.no_grad():
@@ -394,7 +389,6 @@ def test_logprobs_equal_plain_unbatched_forward_passes(loaded, engine, sentences
     dict(max_row_nodes=8, max_batch_positions=40, batch_size=3, prefix_cache_mb=0),  # padding
     dict(max_row_nodes=8, max_batch_positions=40, batch_size=3, prefix_cache_mb=0.3),  # evicts
     dict(max_row_nodes=4096, max_batch_positions=4096, batch_size=1000),  # one big tree
-    dict(onednn=False),  # the default kernels throughout
     dict(workers=2),  # two workers at once, each with half of torch's threads
     dict(workers=3, max_batch_positions=40, prefix_cache_mb=0.3),  # 3 small stores, evicting
 ])
@@ -403,8 +397,6 @@ def test_prefix_shared_batches_equal_unshared_scoring(loaded, default_scores, fe
     model, tokenizer = loaded
     other = LogprobEngine(model, tokenizer, bos_text=BOS, **settings)
     assert other.prefix_sharing == settings.get("prefix_sharing", True)
-    if settings.get("onednn") is False:
-        assert not other.onednn
     scored = other.prompt_logprobs(fewer_sentences)
     if settings.get("batch_size") == 3:  # several passes, each padded or evicting
         assert other.counts["passes"] >= 5
@@ -414,31 +406,6 @@ def test_prefix_shared_batches_equal_unshared_scoring(loaded, default_scores, fe
     if settings.get("prefix_cache_mb") == 0.3:
         assert 0 < len(other.prefix_store.index) <= other.prefix_store.index.capacity < 20
         assert other.counts["reused"] > 0
-
-
-@pytest.mark.slow
-def test_onednn_passes_all_but_the_one_computing_the_beginning_of_text(loaded, sentences):
-    import torch
-
-    from syntaxgym_helm.clients.local import cpu_kernels
-
-    model, tokenizer = loaded
-    engine = LogprobEngine(model, tokenizer, bos_text=BOS, max_batch_positions=64, batch_size=8)
-    assert engine.onednn == cpu_kernels.available(torch.device("cpu"), torch.float32)
-    if not engine.onednn:
-        pytest.skip("no oneDNN packed kernels in this torch build")
-    scored = engine.prompt_logprobs(sentences)
-    # The beginning-of-text position has huge activations (see cpu_kernels): the engine computes
-    # it with the default kernels when it is set up and stores it; every scoring pass is packed.
-    assert engine.counts["passes"] > 3
-    assert engine.counts["packed_passes"] == engine.counts["passes"]
-    worst = max(max_difference(s.logprobs, plain_logprobs(loaded, s.prompt)) for s in scored)
-    assert worst < TOLERANCE
-    # The model itself still computes with the default kernels outside the engine's passes.
-    layer = model.model.layers[0]
-    assert isinstance(layer.mlp.up_proj, cpu_kernels.PackedLinear)
-    assert type(layer.mlp.down_proj) is torch.nn.Linear  # its huge inputs: default kernels
-    assert not cpu_kernels.packed_kernels_enabled()
 
 
 @pytest.mark.slow
@@ -611,68 +578,6 @@ def test_helm_run_with_the_syntaxgym_client(hu2020_dir, tmp_path):
     tokens = state["request_states"][0]["result"]["completions"][0]["tokens"]
     prompt = state["request_states"][0]["request"]["prompt"]
     assert tokens[0]["text"] == BOS and "".join(t["text"] for t in tokens[1:]) == prompt
-
-
-def _resident_bytes(tensor) -> int:
-    """Bytes of ``tensor``'s pages present in this process's memory (/proc/self/pagemap)."""
-    import mmap
-    import os
-    import struct
-
-    page = mmap.PAGESIZE
-    first = tensor.data_ptr() // page
-    last = (tensor.data_ptr() + tensor.numel() * tensor.element_size() - 1) // page
-    with open("/proc/self/pagemap", "rb") as pagemap:
-        entries = os.pread(pagemap.fileno(), (last - first + 1) * 8, first * 8)
-    return page * sum(entry >> 63 for (entry,) in struct.iter_unpack("<Q", entries))
-
-
-def _private_copy_of_smollm2(root: Path):
-    """SmolLM2-135M loaded from a copy of its dequantised weights that only this test maps. The
-    kernel drops a file's cached pages only where no process maps them: with the shared copy,
-    another process using it (the other test worker, a helm-run) keeps its page cache in large
-    folios, and a lookup maps the folio around it."""
-    import shutil
-
-    from syntaxgym_helm.clients.embedded.catalogue import SMOLLM2_135M
-    from syntaxgym_helm.clients.local.model_loading import dequantised_copy
-
-    source = str(SMOLLM2_135M.directory())
-    shared = dequantised_copy(source, SMOLLM2_135M.gguf_file)  # the user's cache's copy
-    assert shared is not None
-    shutil.copytree(shared, root / shared.name)
-    return load_model_and_tokenizer(source, gguf_file=SMOLLM2_135M.gguf_file, device="cpu",
-                                    weights_cache_dir=str(root))
-
-
-@pytest.mark.slow
-def test_packed_layers_originals_stay_handed_back_while_scoring(sentences, tmp_path):
-    """Each packed layer's original weight is handed back when it is packed and stays so while
-    scoring: the layers left on the default kernels read ordinary memory, not the checkpoint
-    file (whose page cache the kernel maps in folios of up to 2 MB, released neighbours too)."""
-    import os
-
-    import torch
-
-    from syntaxgym_helm.clients.local import cpu_kernels
-
-    if not os.path.exists("/proc/self/pagemap"):
-        pytest.skip("needs Linux's /proc/self/pagemap")
-    model, tokenizer = _private_copy_of_smollm2(tmp_path)
-    engine = LogprobEngine(model, tokenizer, bos_text=BOS)
-    if not engine.onednn:
-        pytest.skip("no oneDNN packed kernels in this torch build")
-    engine.prompt_logprobs(sentences)
-    originals = [m.weight for m in model.modules() if isinstance(m, cpu_kernels.PackedLinear)]
-    total = sum(w.numel() * w.element_size() for w in originals)
-    assert total > 300 * 2**20  # SmolLM2-135M: 180 layers, 318 MB
-    assert sum(_resident_bytes(w) for w in originals) < 0.01 * total
-    down = model.model.layers[0].mlp.down_proj
-    assert type(down) is torch.nn.Linear and not cpu_kernels.release_file_pages([down.weight])
-    assert _resident_bytes(down.weight) >= down.weight.numel() * 4  # in ordinary memory
-    # The embeddings are read back a page per row looked up, not a 2 MB folio around it.
-    table = model.get_input_embeddings().weight
-    assert _resident_bytes(table) < 0.1 * table.numel() * 4
 
 
 # ------------------------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ from syntaxgym_helm.clients.class_paths import (
     NO_TOKENIZER_WINDOW_SERVICE,
 )
 from syntaxgym_helm.clients.content_digest import sha256_of_file
-from syntaxgym_helm.core.word_boundary import VARIANT_MARK, WORD_BOUNDARY_VARIANT
+from syntaxgym_helm.core.scoring_variants import WORD_BOUNDARY_VARIANT, variant, variant_name
 
 
 @dataclass(frozen=True)
@@ -283,9 +283,9 @@ def register_embedded_models(models: Iterable[EmbeddedModel] = EMBEDDED_MODELS) 
             continue
         _register_hf(model)
         names.append(model.hf_name)
-        for variant in SCORING_VARIANTS:
-            _register_syntaxgym(model, variant)
-            names.append(model.syntaxgym_name + variant.suffix)
+        for scoring in EMBEDDED_VARIANTS:
+            _register_syntaxgym(model, scoring)
+            names.append(variant_name(model.syntaxgym_name, scoring))
     return names
 
 
@@ -330,37 +330,27 @@ def _register_hf(model: EmbeddedModel) -> None:
     ))
 
 
-@dataclass(frozen=True)
-class ScoringVariant:
-    """A way of scoring the same weights that is its own HELM model (and so its own leaderboard
-    row and cache entries): ``syntaxgym/<key><suffix>``, served with ``client_args`` added."""
-
-    suffix: str
-    display: str
-    description: str
-    client_args: tuple[tuple[str, object], ...]
-
-
-SCORING_VARIANTS: tuple[ScoringVariant, ...] = (
-    ScoringVariant("", "", "", ()),
-    ScoringVariant(VARIANT_MARK + WORD_BOUNDARY_VARIANT, " + word-boundary correction",
-                   " Word probabilities corrected for word boundaries (Pimentel & Meister 2024).",
-                   (("word_boundary", True),)),
-)
-"""The plain scoring and the word-boundary correction (``~bow``; docs/scoring.md)."""
+#: The causal scoring variants (:mod:`syntaxgym_helm.core.scoring_variants`) each embedded model is
+#: registered under, with what each adds to its display name and description.
+EMBEDDED_VARIANTS: dict[str, tuple[str, str]] = {
+    "original": ("", ""),
+    WORD_BOUNDARY_VARIANT: (" + word-boundary correction",
+                            " Word probabilities corrected for word boundaries (Pimentel & "
+                            "Meister 2024)."),
+}
 
 
-def _register_syntaxgym(model: EmbeddedModel, variant: ScoringVariant = SCORING_VARIANTS[0]
-                        ) -> None:
-    """``syntaxgym/<key>`` (and its scoring variants): the same weights served by SyntaxGymClient,
-    which scores each prompt after the model's beginning-of-text token itself (no run-entry prefix
-    needed)."""
-    name = model.syntaxgym_name + variant.suffix
+def _register_syntaxgym(model: EmbeddedModel, scoring: str = "original") -> None:
+    """``syntaxgym/<key>`` (or its scoring variant ``scoring``): the same weights served by
+    SyntaxGymClient, which scores each prompt after the model's beginning-of-text token itself
+    (no run-entry prefix needed)."""
+    name = variant_name(model.syntaxgym_name, scoring)
+    display, description = EMBEDDED_VARIANTS[scoring]
     register_model_metadata(ModelMetadata(
         name=name,
         creator_organization_name=model.creator,
-        display_name=model.display_name + variant.display,
-        description=model.description + variant.description,
+        display_name=model.display_name + display,
+        description=model.description + description,
         access="open",
         release_date=model.release_date,
         tags=["TEXT_MODEL_TAG"],
@@ -376,7 +366,7 @@ def _register_syntaxgym(model: EmbeddedModel, variant: ScoringVariant = SCORING_
         client_spec=ClientSpec(
             class_name=EMBEDDED_LOCAL_CLIENT if model.assembled else LOCAL_CLIENT,
             args={**_weights_args(model), "bos_text": model.bos_text,
-                  **dict(variant.client_args)}),
+                  **variant("causal", scoring).client_args}),
     ))
 
 

@@ -29,7 +29,6 @@ Below them, the engine the server runs, one concern a module:
 - :mod:`.prefix_store`: the cross-pass store of computed prefixes (keys, values, hidden states,
   normalisers);
 - :mod:`.output_layer`: the model's output layer, a block of the vocabulary at a time;
-- :mod:`.cpu_kernels`: oneDNN-packed linear layers on CPU;
 - :mod:`.freed_memory`: memory a load freed handed back to the system;
 - :mod:`.model_loading`: checkpoints, GGUF files (dequantised once and cached, checked when read),
   devices, dtypes;

@@ -41,31 +41,23 @@ from typing import TYPE_CHECKING, Any
 
 from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig
-from helm.common.hierarchical_logger import hexception, hlog
-from helm.common.request import (
-    GeneratedOutput,
-    Request,
-    RequestResult,
-    Token,
-    wrap_request_time,
-)
+from helm.common.hierarchical_logger import hlog
+from helm.common.request import Request
 
 from syntaxgym_helm.clients import interruption
-from syntaxgym_helm.clients.checkpoint_identity import (
-    CheckpointIdentity,
-    CheckpointWatch,
-    note_use,
+from syntaxgym_helm.clients.checkpoint_identity import CheckpointIdentity, CheckpointWatch
+from syntaxgym_helm.clients.echo_client import (
+    EchoScoringClient,
+    impossible_logprob,
+    result_of_response,
 )
-from syntaxgym_helm.clients.failed_request import failed_request
 from syntaxgym_helm.clients.local.engine_settings import EngineSettings
-from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
-from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
-from syntaxgym_helm.core.logprobs import first_impossible
+from syntaxgym_helm.clients.local.prompt_encoding import PromptLogprobs
 
 if TYPE_CHECKING:
     from syntaxgym_helm.clients.local.server import ModelServer
 
-__all__ = ["SyntaxGymClient"]
+__all__ = ["SyntaxGymClient", "impossible_logprob", "result_of_response"]
 
 CACHE_FORMAT = "syntaxgym-echo-logprobs-v3"
 """Part of every cache key: bump when the logprobs or the stored response change (v2: a character
@@ -73,7 +65,7 @@ split over several tokens goes with the last of them, see ``texts_from_offsets``
 sliding-window model's layers see only their window past it, see ``.local.sliding_window``)."""
 
 
-class SyntaxGymClient(CachingClient):
+class SyntaxGymClient(EchoScoringClient):
     """HELM client scoring echo requests (``echo_prompt=True, max_tokens=0``) locally.
 
     Args (the ``args`` of a model deployment's ``client_spec``): ``pretrained_model_name_or_path``
@@ -86,22 +78,17 @@ class SyntaxGymClient(CachingClient):
     def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str, *,
                  settings: EngineSettings | None = None, model_name: str | None = None,
                  **setting_values: Any) -> None:
-        super().__init__(cache_config=cache_config)
         self.settings = (settings or EngineSettings()).updated(setting_values)
+        # What the checkpoint's files hold, in every cache key (another checkpoint under this
+        # model name gets its own entries) and in the key of the loaded model (a folder saved
+        # again is loaded again).
+        super().__init__(cache_config, CheckpointWatch(pretrained_model_name_or_path,
+                                                       self.settings.gguf_file,
+                                                       self.settings.revision))
         self.pretrained_model_name_or_path = pretrained_model_name_or_path
         self.model_name = model_name
         self._server: ModelServer | None = None
         self._server_key: tuple | None = None
-        # What the checkpoint's files hold, in every cache key (another checkpoint under this
-        # model name gets its own entries) and in the key of the loaded model (a folder saved
-        # again is loaded again).
-        self.watch = CheckpointWatch(pretrained_model_name_or_path, self.settings.gguf_file,
-                                     self.settings.revision)
-        # The identity a run's requests are scored with: the one seen when the run began
-        # (prefetch), else the files' at each request.
-        self._run_identity: CheckpointIdentity | None = None
-        self.request_cache = RequestCache(cache_config, commit_every=256)
-        self.cache = self.request_cache
         self._prefetched: dict[str, Mapping] = {}  # prompt -> cache key, of the current run
         interruption.register(self)
 
@@ -131,11 +118,6 @@ class SyntaxGymClient(CachingClient):
         return resolve_device(self.settings.device)
 
     @property
-    def checkpoint(self) -> str:
-        """The checkpoint's identity now (:mod:`~syntaxgym_helm.clients.checkpoint_identity`)."""
-        return self.watch.current().digest
-
-    @property
     def _model_key(self) -> tuple:
         """What one loaded model of the files as they are now is shared by
         (:class:`~.server.ModelServerFactory`)."""
@@ -146,7 +128,8 @@ class SyntaxGymClient(CachingClient):
         that change the loaded weights."""
         settings = self.settings
         return (self.pretrained_model_name_or_path, identity.digest, settings.gguf_file,
-                self.device, settings.dtype, settings.trust_remote_code)
+                self.device, settings.dtype, settings.trust_remote_code,
+                settings.stock)  # a fast engine patches the model it is set up on
 
     @property
     def server(self) -> ModelServer:
@@ -183,66 +166,21 @@ class SyntaxGymClient(CachingClient):
 
     # -- requests -------------------------------------------------------------------------------
 
-    @staticmethod
-    def unsupported(request: Request) -> str | None:
-        """Why this client cannot serve ``request``; None when it can."""
-        if request.embedding:
-            return "embeddings are not supported"
-        if request.messages or request.multimodal_prompt:
-            return "only plain-text prompts are supported (no chat messages or media)"
-        if not request.echo_prompt or request.max_tokens != 0:
-            return (f"generation is not supported (echo_prompt={request.echo_prompt}, "
-                    f"max_tokens={request.max_tokens}): this client only scores prompts, "
-                    "which needs echo_prompt=True and max_tokens=0")
-        if request.num_completions != 1:
-            return f"num_completions={request.num_completions}: only 1 is supported"
-        if not request.prompt:
-            return "the prompt is empty: there is nothing to score"
-        return None
-
-    def _cache_key(self, request: Request, checkpoint: str | None = None) -> Mapping:
+    def _cache_key(self, request: Request, checkpoint: str) -> Mapping:
         """The request-cache key of ``request``: the prompt, the settings that change its
-        logprobs, and ``checkpoint`` (default: the identity now)."""
+        logprobs, and ``checkpoint`` (the files' identity)."""
         raw = {"format": CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
                **({"word_boundary": True} if self.settings.word_boundary else {}),
                **({"boundary_end_of_text": False} if self.settings.word_boundary
                   and not self.settings.boundary_end_of_text else {}),
                "echo_prompt": True, "max_tokens": 0, "bos_text": self.bos_text,
-               "dtype": self.dtype, "checkpoint": checkpoint or self.checkpoint}
+               "dtype": self.dtype, "checkpoint": checkpoint}
         return CachingClient.make_cache_key(raw, request)
 
-    def make_request(self, request: Request) -> RequestResult:
-        problem = self.unsupported(request)
-        if problem:
-            return failed_request(f"SyntaxGymClient: {problem}")
-
-        def compute() -> dict[str, Any]:
-            computed = self._server_for(identity).prompt_logprobs(request.prompt)
-            return {"tokens": list(computed.texts), "logprobs": list(computed.logprobs),
-                    "batch_request_time": computed.pass_seconds,
-                    "batch_size": computed.pass_prompts}
-
-        try:
-            identity = self._run_identity or self.watch.current()
-            note_use(request.model_deployment, identity)
-            response, cached = self.request_cache.get(self._cache_key(request, identity.digest),
-                                                      wrap_request_time(compute),
-                                                      check=impossible_logprob)
-        except PromptError as exc:
-            return failed_request(f"SyntaxGymClient: {exc}")
-        except RefusedAnswer as exc:
-            return failed_request(f"SyntaxGymClient: the model's answer cannot be used: {exc}; "
-                                  "are its weights or its computation broken?")
-        except Exception as exc:  # noqa: BLE001 - a broken model should stop the run, clearly
-            hexception(exc)
-            return failed_request(f"SyntaxGymClient error: {type(exc).__name__}: {exc}", fatal=True)
-        return result_of_response(response, cached)
-
-    def flush(self) -> None:
-        """Commit the request cache's pending writes (done after each HELM run and at exit);
-        the run's identity is forgotten (the next run looks at the files again)."""
-        self._run_identity = None
-        self.request_cache.commit()
+    def _response(self, request: Request, identity: CheckpointIdentity) -> dict[str, Any]:
+        computed = self._server_for(identity).prompt_logprobs(request.prompt)
+        return {"tokens": list(computed.texts), "logprobs": list(computed.logprobs),
+                "batch_request_time": computed.pass_seconds, "batch_size": computed.pass_prompts}
 
     def engine_counts(self) -> Counter[str]:
         """What this client's engine computed so far (see
@@ -253,12 +191,9 @@ class SyntaxGymClient(CachingClient):
     def prefetch(self, requests: Sequence[Request]) -> int:
         """Queue the prompts of ``requests`` that the cache lacks, before HELM asks for them, so
         that they are computed in full batches; returns how many distinct prompts were queued."""
-        wanted = [r for r in requests if self.unsupported(r) is None]
-        self._run_identity = identity = self.watch.current()
+        wanted = self.uncached(requests)
+        identity = self._run_identity or self.watch.current()
         checkpoint = identity.digest
-        if wanted:
-            cached = self.request_cache.contains([self._cache_key(r, checkpoint) for r in wanted])
-            wanted = [r for r, hit in zip(wanted, cached, strict=False) if not hit]
         if not wanted:
             return 0
         self._prefetched = {r.prompt: self._cache_key(r, checkpoint) for r in wanted}
@@ -286,27 +221,3 @@ class SyntaxGymClient(CachingClient):
                                                           check=impossible_logprob)
         return saved
 
-
-def impossible_logprob(response: Mapping[str, Any]) -> str | None:
-    """Why a response holds a value that cannot be a logprob (NaN from damaged weights, an
-    infinity, a probability above 1); None when it holds none."""
-    try:
-        return first_impossible(response["tokens"], response["logprobs"])
-    except (KeyError, TypeError) as exc:
-        return f"it is malformed ({type(exc).__name__}: {exc})"
-
-
-def result_of_response(response: Mapping[str, Any], cached: bool) -> RequestResult:
-    """HELM's result for a scored prompt's response (its token texts and logprobs, already
-    checked by :func:`impossible_logprob`). ``request_time`` is how long the request waited
-    (HELM's meaning); what it cost is its share of the forward pass that computed it, as HELM
-    records batched inference (absent for clients that do not batch)."""
-    tokens = [Token(text=text, logprob=logprob)
-              for text, logprob in zip(response["tokens"], response["logprobs"], strict=True)]
-    completion = GeneratedOutput(text="".join(response["tokens"]),
-                                 logprob=sum(response["logprobs"]), tokens=tokens)
-    return RequestResult(success=True, cached=cached, request_time=response["request_time"],
-                         request_datetime=response.get("request_datetime"),
-                         batch_request_time=response.get("batch_request_time"),
-                         batch_size=response.get("batch_size"),
-                         completions=[completion], embedding=[])

@@ -46,7 +46,6 @@ class EngineSettings:
     max_row_nodes: int = option(128, "about how many positions one row of a pass holds",
                                 minimum=1)
     max_wait_ms: float = option(20.0, "how long a batch waits for more requests", minimum=0)
-    onednn: bool = option(True, "on CPU in float32, multiply with oneDNN-packed weights")
     workers: int = option(1, "worker threads computing passes at once, each with its share of "
                           "torch's threads and of prefix_cache_mb", minimum=1)
     word_boundary: bool = option(False, "correct the logprobs for word boundaries (Pimentel & "
@@ -62,6 +61,9 @@ class EngineSettings:
     revision: str | None = option(None, "the checkpoint's revision (from_pretrained)")
     trust_remote_code: bool = option(False, "passed to from_pretrained")
     model_kwargs: Mapping[str, Any] | None = option(None, "more from_pretrained arguments")
+    stock: bool = option(False, "score with stock transformers, torch and gguf paths: every "
+                         "reach into their internals off (clients/reaches.py; SYNTAXGYM_STOCK=1 "
+                         "for every model)")
 
     def __post_init__(self) -> None:
         try:
@@ -97,7 +99,8 @@ class EngineSettings:
         device."""
         return dict(gguf_file=self.gguf_file, dtype=self.dtype, revision=self.revision,
                     trust_remote_code=self.trust_remote_code,
-                    weights_cache_dir=self.weights_cache_dir, model_kwargs=self.model_kwargs)
+                    weights_cache_dir=self.weights_cache_dir, model_kwargs=self.model_kwargs,
+                    stock=self.stock)
 
     def engine_args(self) -> dict[str, Any]:
         """The :class:`~.logprob_engine.LogprobEngine`'s keyword arguments."""
@@ -106,9 +109,9 @@ class EngineSettings:
                     prefix_cache_mb=float(self.prefix_cache_mb),
                     max_row_nodes=self.max_row_nodes,
                     max_batch_positions=self.max_batch_positions,
-                    max_sequence_length=self.max_sequence_length, onednn=self.onednn,
+                    max_sequence_length=self.max_sequence_length,
                     workers=self.workers, word_boundary=self.word_boundary,
-                    boundary_end_of_text=self.boundary_end_of_text)
+                    boundary_end_of_text=self.boundary_end_of_text, stock=self.stock)
 
     def server_args(self) -> dict[str, Any]:
         """The :class:`~.server.ModelServer`'s keyword arguments."""

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import torch
 
-from syntaxgym_helm.clients.local import cpu_kernels
 from syntaxgym_helm.clients.local.output_layer import BOUNDARY, OutputLayer
 from syntaxgym_helm.clients.local.pass_packing import logprobs_by_sequence, pack_rows, plan_outputs
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore, cache_keyword, returned_cache
@@ -148,8 +147,7 @@ class SharedPasses:
 
     @torch.inference_mode()
     def run(self, encoded: Sequence[EncodedPrompt], store: PrefixStore, limits: PassLimits,
-            onednn: bool, on_pass: OnPass | None = None) -> list[list[float]]:
-        """``onednn``: multiply with oneDNN-packed weights where a pass allows it."""
+            on_pass: OnPass | None = None) -> list[list[float]]:
         results: list[list[float]] = [[] for _ in encoded]
         store.index.begin_call()
         # With no store, sequences sharing prefixes go together; with one, several streams.
@@ -157,7 +155,7 @@ class SharedPasses:
         for rows, _ in plan_passes([e.ids for e in encoded], store.index,
                                    limits.max_batch_positions, limits.batch_size,
                                    limits.max_row_nodes, streams=streams):
-            computed = self.one_pass(rows, encoded, store, onednn)
+            computed = self.one_pass(rows, encoded, store)
             for index, logprobs in computed.items():
                 results[index] = logprobs
             if on_pass is not None:
@@ -166,14 +164,12 @@ class SharedPasses:
         return results
 
     def one_pass(self, rows: list[PackedRow], encoded: Sequence[EncodedPrompt],
-                 store: PrefixStore, onednn: bool) -> dict[int, list[float]]:
+                 store: PrefixStore) -> dict[int, list[float]]:
         """One forward pass over the rows' new nodes; the logprobs of the rows' sequences."""
         rows = [row for row in rows if row.members]
         computed = [row for row in rows if len(row)]
         hidden = kv = None
         length = past_length = 0
-        # oneDNN, except for a pass computing the beginning-of-text position (see cpu_kernels).
-        packed = onednn and not any(0 in row.depths for row in computed)
         if computed:
             inputs = pack_rows(computed, store.index, self.dtype,
                                self.sliding.window if self.sliding else None)
@@ -183,14 +179,11 @@ class SharedPasses:
             if inputs.sliding_mask is not None:
                 assert self.sliding is not None
                 mask = self.sliding.model_mask(mask, inputs.sliding_mask[:, None].to(self.device))
-            with cpu_kernels.packed_kernels(packed):
-                out = self.base(input_ids=inputs.input_ids.to(self.device),
-                                attention_mask=mask,
-                                position_ids=inputs.positions.to(self.device),
-                                use_cache=True, **{self.cache_keyword: past})
+            out = self.base(input_ids=inputs.input_ids.to(self.device), attention_mask=mask,
+                            position_ids=inputs.positions.to(self.device), use_cache=True,
+                            **{self.cache_keyword: past})
             hidden, kv = out.last_hidden_state, returned_cache(out)
-            self.counts.update(positions=len(computed) * length, passes=1,
-                               packed_passes=int(packed))
+            self.counts.update(positions=len(computed) * length, passes=1)
         # Outputs: of new nodes from this pass's hidden states (all of the vocabulary's logits:
         # the softmax's normaliser), of stored ones from the store (one logit each).
         plan = plan_outputs(rows, computed, length, encoded)
@@ -201,7 +194,7 @@ class SharedPasses:
             new_hidden = hidden.reshape(-1, hidden.shape[-1])[
                 torch.tensor(list(plan.new_rows), device=self.device)]
             new_values, normaliser, boundary = self.output_layer.logprobs(
-                new_hidden, plan.new_source, plan.new_target, packed)
+                new_hidden, plan.new_source, plan.new_target)
             values[plan.new_at] = new_values
         if plan.stored_slot:
             slot = torch.tensor(plan.stored_slot, device=self.device)

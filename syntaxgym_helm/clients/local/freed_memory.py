@@ -9,11 +9,8 @@ resident memory stays at the high-water mark of the load, and every later peak (
 packed weights, its passes) comes on top of it. ``malloc_trim(0)`` returns the free pages of
 every heap. Where the C library has no ``malloc_trim`` (musl, macOS, Windows), nothing is done.
 
-A model's forward passes free their activations the same way, many megabytes at a time: glibc
-raises its threshold for serving a block from its own mapping to the size of the largest such
-block freed (up to 32 MB), so that from the second pass on, activations come from the heap, where
-one still in use keeps the free ones around it resident. :func:`map_large_blocks_apart` fixes the
-threshold, so that each block of a megabyte or more is mapped alone and handed back when freed.
+Both are reaches into other libraries' internals (:mod:`syntaxgym_helm.clients.reaches`:
+``malloc_trim``, ``tokenizer_build_inputs``), used only where they are active.
 """
 
 from __future__ import annotations
@@ -22,6 +19,8 @@ import ctypes
 import ctypes.util
 import gc
 import sys
+
+from syntaxgym_helm.clients import reaches
 
 _libc: ctypes.CDLL | None = None
 _looked_up = False
@@ -39,32 +38,28 @@ def _malloc_trim():
     return getattr(_libc, "malloc_trim", None) if _libc is not None else None
 
 
-def return_freed_memory() -> bool:
+def malloc_trim_problems() -> list[str]:
+    """The probe of the reach ``malloc_trim``: the C library must have it (glibc's)."""
+    return [] if _malloc_trim() is not None else ["the C library has no malloc_trim (not glibc)"]
+
+
+def return_freed_memory(stock: bool = False) -> bool:
     """Collect garbage (objects in reference cycles, e.g. a model just replaced) and return the
-    C heaps' free pages to the operating system; returns whether ``malloc_trim`` was there to
-    call. Takes milliseconds: call it after a load, not in a loop."""
+    C heaps' free pages to the operating system (:func:`trim_heaps`); returns whether
+    ``malloc_trim`` was called. Takes milliseconds: call it after a load, not in a loop."""
     gc.collect()
+    return trim_heaps(stock)
+
+
+def trim_heaps(stock: bool = False) -> bool:
+    """Return the C heaps' free pages to the operating system (``malloc_trim(0)``), unless the
+    reach ``malloc_trim`` is off (``stock``) or the C library has none; returns whether it was
+    called."""
     trim = _malloc_trim()
-    if trim is None:
+    if trim is None or not reaches.active("malloc_trim", stock):
         return False
     trim(0)
     return True
-
-
-_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
-
-#: The size from which :func:`map_large_blocks_apart` has each block mapped alone.
-LARGE_BLOCK = 1 << 20
-
-
-def map_large_blocks_apart(threshold: int = LARGE_BLOCK) -> bool:
-    """Have glibc's ``malloc`` serve every block of ``threshold`` bytes or more from a mapping of
-    its own, returned to the system when it is freed, for the rest of the process (a fixed
-    threshold: glibc stops raising it). Returns whether it was set (False where the C library is
-    not glibc)."""
-    trim = _malloc_trim()  # glibc's malloc_trim: the same library has mallopt
-    mallopt = getattr(_libc, "mallopt", None) if trim is not None else None
-    return bool(mallopt is not None and mallopt(_M_MMAP_THRESHOLD, int(threshold)) == 1)
 
 
 #: Attributes in which transformers' tokenizer classes keep the vocabulary and merges they built
@@ -72,13 +67,15 @@ def map_large_blocks_apart(threshold: int = LARGE_BLOCK) -> bool:
 _BUILD_INPUTS = ("_vocab", "_merges")
 
 
-def drop_tokenizer_build_inputs(tokenizer: object) -> int:
+def drop_tokenizer_build_inputs(tokenizer: object, stock: bool = False) -> int:
     """Drop the Python copies of the vocabulary and merges that a transformers tokenizer built
     its Rust tokenizer (``backend_tokenizer``) from and keeps only for ``__init__`` (Gemma-3's
     262,144 words and 514,906 merges: about 150 MB of Python objects); encoding, decoding and
     ``get_vocab`` read the Rust tokenizer. Only for a tokenizer that has one; saving it afterwards
-    is not supported (save before). Returns how many attributes were dropped."""
-    if getattr(tokenizer, "backend_tokenizer", None) is None:
+    is not supported (save before). Returns how many attributes were dropped (none where the
+    reach ``tokenizer_build_inputs`` is off: ``stock``)."""
+    if (getattr(tokenizer, "backend_tokenizer", None) is None
+            or not reaches.active("tokenizer_build_inputs", stock)):
         return 0
     dropped = 0
     for name in _BUILD_INPUTS:

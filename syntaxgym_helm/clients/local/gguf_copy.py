@@ -39,6 +39,34 @@ from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 ROWS_AT_ONCE = 512
 
 
+#: What this module uses of transformers' GGUF loader beyond its public API: module -> names.
+TRANSFORMERS_NAMES = {
+    "transformers.modeling_gguf_pytorch_utils": ("TENSOR_PROCESSORS", "TensorProcessor",
+                                                 "get_gguf_hf_weights_map",
+                                                 "load_gguf_checkpoint", "read_field"),
+    "transformers.core_model_loading": ("revert_weight_conversion",),
+    "transformers.modeling_utils": ("remove_tied_weights_from_state_dict",),
+    "gguf.quants": ("Q4_0", "Q4_1", "Q8_0", "Q4_K", "Q6_K"),
+}
+
+
+def missing_names() -> list[str]:
+    """What the installed transformers and gguf lack of :data:`TRANSFORMERS_NAMES` (the probe of
+    the reach ``gguf_streamed_copy``, :mod:`syntaxgym_helm.clients.reaches`)."""
+    import importlib
+
+    found = []
+    for module_name, names in TRANSFORMERS_NAMES.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            found.append(f"{module_name} cannot be imported ({error})")
+            continue
+        found += [f"{module_name}.{name} is missing" for name in names
+                  if not hasattr(module, name)]
+    return found
+
+
 class NotStreamable(Exception):
     """The copy of this file cannot be written a tensor at a time (see the module's docstring)."""
 
@@ -56,7 +84,7 @@ class _Stored:
 
 
 def write_streamed_copy(gguf_path: Path, source: str, kwargs: dict[str, Any],
-                        folder: Path) -> None:
+                        folder: Path, stock: bool = False) -> None:
     """Write the float32 dequantised copy of ``gguf_path`` (loaded as ``source`` with
     ``kwargs``: ``gguf_file``, ``trust_remote_code``, ``revision``) into ``folder``: tokenizer,
     config and generation config from one parse of the file, then ``model.safetensors`` a tensor
@@ -70,7 +98,7 @@ def write_streamed_copy(gguf_path: Path, source: str, kwargs: dict[str, Any],
         tokenizer.save_pretrained(folder)
         del tokenizer
         plan.save_config(folder)
-    return_freed_memory()  # the file's parse and the tokenizer's, before the first tensor
+    return_freed_memory(stock)  # the file's parse and the tokenizer's, before the first tensor
     plan.save_weights(gguf_path, folder / "model.safetensors")
 
 

@@ -218,15 +218,42 @@ def _originals() -> dict[tuple[Any, str], Any]:
     return found
 
 
+def missing_names() -> list[str]:
+    """What the installed gguf and transformers lack of :data:`MEMOISED` and of gguf's reader
+    (the probe of the reach ``gguf_parse_once``, :mod:`syntaxgym_helm.clients.reaches`)."""
+    found = []
+    for module_name, names in MEMOISED.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            found.append(f"{module_name} cannot be imported ({error})")
+            continue
+        found += [f"{module_name}.{name} is missing" for name in names
+                  if not callable(getattr(module, name, None))]
+    reader = getattr(sys.modules.get("gguf"), "GGUFReader", None)  # imported above
+    found += [f"gguf.GGUFReader.{name} is missing" for name in READER_NAMES
+              if reader is not None and not hasattr(reader, name)]
+    return found
+
+
+#: What :func:`_array_parts` reads of gguf's reader besides its public fields.
+READER_NAMES = ("_get_field_parts", "_get", "gguf_scalar_to_np")
+
 _active = False
 
 
 @contextmanager
-def gguf_parsed_once() -> Iterator[bool]:
+def gguf_parsed_once(stock: bool = False) -> Iterator[bool]:
     """Within the block, each GGUF file is parsed once by each reader, its metadata converted
     once and each tensor-name table built once; yields whether all of that is in place (False:
-    gguf or transformers lacks a name, and what it lacks goes on unchanged)."""
+    gguf or transformers lacks a name, and what it lacks goes on unchanged; or the reach
+    ``gguf_parse_once`` is off, ``stock``, and nothing is replaced)."""
     global _active
+    from syntaxgym_helm.clients import reaches
+
+    if not reaches.active("gguf_parse_once", stock):
+        yield False
+        return
     with _lock:
         if _active:
             yield True  # a load inside a load keeps the outer memo

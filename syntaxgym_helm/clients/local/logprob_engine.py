@@ -6,8 +6,8 @@ The prompts of a forward pass are packed as prefix trees (:mod:`.prefix_trie`,
 through a tree-shaped 4D attention mask with explicit position ids. Prefixes computed in earlier
 passes (the same item's other conditions, the next suite's identical beginnings) are not
 recomputed but read from a store of their keys, values, final hidden states and softmax
-normalisers (:mod:`.prefix_store`). On CPU the linear layers run on oneDNN-packed weights
-(:mod:`.cpu_kernels`). The results equal plain one-prompt-at-a-time passes up to float rounding;
+normalisers (:mod:`.prefix_store`). The results equal plain one-prompt-at-a-time passes up to
+float rounding;
 that is checked on every model load, and a model that ignores custom masks, position ids or past
 keys and values gets plain padded batches (:mod:`.forward_passes`).
 """
@@ -22,7 +22,6 @@ from dataclasses import replace
 import torch
 from helm.common.hierarchical_logger import hlog, hwarn
 
-from syntaxgym_helm.clients.local import cpu_kernels, inplace_mlp
 from syntaxgym_helm.clients.local.forward_passes import (
     OnPass,
     PassLimits,
@@ -69,12 +68,12 @@ class LogprobEngine:
     square of a row's length, padding to the longest row costs linear layers). With ``workers``
     above 1 (default 1), a call's prompts are cut into that many stretches of their order, each
     computed by a worker thread with its own store (``prefix_cache_mb`` shared out among them)
-    and its share of torch's threads (:mod:`.pass_workers`). Calls are
-    serialised by a lock.
+    and its share of torch's threads (:mod:`.pass_workers`). Calls are serialised by a lock.
 
     With ``word_boundary``, the logprobs are corrected for word boundaries (:mod:`.word_boundary`;
     a tokenizer that marks no word beginnings is refused; ``boundary_end_of_text=False``: the end
-    of text is not a word boundary, as in minicons).
+    of text is not a word boundary, as in minicons). ``stock``: the memory its set-up freed is
+    not handed back with glibc's ``malloc_trim`` (:mod:`syntaxgym_helm.clients.reaches`).
     """
 
     def __init__(
@@ -90,10 +89,10 @@ class LogprobEngine:
         max_row_nodes: int = 128,
         max_sequence_length: int | None = None,
         check_prefix_sharing: bool = True,
-        onednn: bool = True,
         workers: int = 1,
         word_boundary: bool = False,
         boundary_end_of_text: bool = True,
+        stock: bool = False,
     ) -> None:
         if batch_size < 1 or max_row_nodes < 1 or max_batch_positions < 1:
             raise ValueError("batch_size, max_row_nodes and max_batch_positions must be positive")
@@ -111,8 +110,7 @@ class LogprobEngine:
         self.counts: Counter[str] = Counter()
         """Totals of ``prompts``, ``tokens`` (with the beginning-of-text token), ``positions``
         (computed, padding included), ``reused`` (positions served by the store), forward
-        ``passes`` and ``packed_passes`` (those with oneDNN kernels), over
-        :meth:`logprobs_of_encoded` calls."""
+        ``passes``, over :meth:`logprobs_of_encoded` calls."""
         self._lock = threading.Lock()
         self._plain = PlainPasses(model, self.encoder.bos_id, self.counts)
         self._plain.boundary_mask = self.boundary_mask
@@ -120,13 +118,11 @@ class LogprobEngine:
         self._workers: PassWorkers | None = None
         self.workers = int(workers)
         self.prefix_store: PrefixStore | None = None
-        self.onednn = onednn and cpu_kernels.available(self.device, self.dtype)
-        inplace_mlp.install(self.model)  # gated MLP blocks: in place, the same floats
         self.prefix_sharing = prefix_sharing and self._set_up_prefix_sharing(
             prefix_cache_mb, check_prefix_sharing)
         if prefix_sharing:
             self.counts.clear()  # the probe's passes are not the caller's
-        return_freed_memory()  # the probes' activations, before the first scoring pass
+        return_freed_memory(stock)  # the probes' activations, before the first scoring pass
 
     @property
     def batch_size(self) -> int:
@@ -144,10 +140,9 @@ class LogprobEngine:
         custom 4D masks, explicit position ids or past keys/values, or post-processes its logits,
         disagrees and gets plain batches instead.
 
-        The order keeps memory low: the plain probe passes and the beginning-of-text position
-        (stored for every later pass) are computed first, with the default kernels; then each
-        layer's weights are packed for oneDNN and its original handed back at once
-        (:func:`.cpu_kernels.install`), so the two copies never all coexist."""
+        The beginning-of-text position is computed in a pass of all the probes (MKL computes a
+        matrix of one or two rows with other kernels, which move its huge activations by 5e-4
+        nats) and stored for every later pass."""
         try:
             base = self.model.base_model
             head = self.model.get_output_embeddings()
@@ -155,9 +150,6 @@ class LogprobEngine:
                 raise ValueError("no separate linear output layer")
             output_layer = OutputLayer(head)
             output_layer.set_boundary_mask(self.boundary_mask)
-            if self.onednn:  # an engine set up on this model before handed them back
-                for table in self._lookup_tables(output_layer):
-                    cpu_kernels.prepare_for_dense_reads(table)
             with torch.inference_mode():
                 out = base(input_ids=torch.tensor([[self.encoder.bos_id] * 2], device=self.device),
                            use_cache=True)
@@ -175,22 +167,11 @@ class LogprobEngine:
             plain = [self._plain.one_pass([probe])[0] for probe in probes] if check else []
             worker_budget = cache_mb * 2**20 / self.workers
             prefix_store = store(worker_budget)  # the first worker's
-            # A store too small to keep the beginning-of-text position has every pass compute it,
-            # with the default kernels (see cpu_kernels): packed copies would only cost memory.
-            self.onednn = self.onednn and prefix_store.index.capacity > 0
-            if self.onednn:
-                # In a pass of all the probes: MKL computes a matrix of one or two rows with other
-                # kernels, which move the beginning-of-text position's huge activations by 5e-4.
-                shared.run(probes, prefix_store, self.limits, onednn=False)
-            packed_layers = self._set_up_onednn(output_layer) if self.onednn else 0
+            if prefix_store.index.capacity:  # (none: every pass computes it)
+                shared.run(probes, prefix_store, self.limits)
             if check:
                 tolerance = 1e-3 if self.dtype == torch.float32 else 5e-2
                 worst = self._probe_disagreement(shared, store, probes, plain, prefix_store)
-                if worst > tolerance and self.onednn:
-                    hwarn(f"{LOG} with oneDNN kernels the logprobs differ by up to {worst:.3g} "
-                          "nats from plain scoring; using the default kernels")
-                    self.onednn = False
-                    worst = self._probe_disagreement(shared, store, probes, plain, prefix_store)
                 if worst > tolerance:
                     raise ValueError(f"its logprobs differ by up to {worst:.3g} nats from plain "
                                      "scoring")
@@ -199,10 +180,7 @@ class LogprobEngine:
             self._workers = self._make_workers(shared, prefix_store,
                                                lambda: store(worker_budget))
             hlog(f"{LOG} prefix sharing on ({self.workers} worker(s), "
-                 f"{self.prefix_store.index.capacity} prefixes stored at most by each); "
-                 + (f"oneDNN kernels for {packed_layers} linear layers and the output layer, "
-                    "whose original weights were handed back as they were packed"
-                    if self.onednn else "default kernels"))
+                 f"{self.prefix_store.index.capacity} prefixes stored at most by each)")
             return True
         except Exception as exc:  # noqa: BLE001 - plain batches score any model the same
             hwarn(f"{LOG} prefix sharing is off for this model, which is scored in "
@@ -238,44 +216,9 @@ class LogprobEngine:
         # from the store). Once: a second time would repeat the same passes (each reads every
         # weight, however few its positions) and add nothing it checks.
         limits = replace(self.limits, batch_size=2, max_row_nodes=4)
-        computed = shared.run(probes, scratch, limits, self.onednn)
+        computed = shared.run(probes, scratch, limits)
         pairs = zip(computed, plain, strict=True)
         return max(abs(a - b) for x, y in pairs for a, b in zip(x, y, strict=True))
-
-    def _set_up_onednn(self, output_layer: OutputLayer) -> int:
-        """Pack the weights of the model's linear layers and of the output layer's vocabulary
-        blocks for oneDNN (:mod:`.cpu_kernels`), handing back each original's memory once its
-        packed copy exists; returns how many linear layers were packed. On failure, keep the
-        default kernels."""
-        try:
-            # The MLP's output projection (input wider than the hidden size) stays on the
-            # default kernels: its inputs are where the model's huge activations are.
-            cpu_kernels.install(self.model, self.limits.max_batch_positions,
-                                skip=(output_layer.head,),
-                                max_in_features=output_layer.weight.shape[1],
-                                release_originals=True)
-            packed_layers = sum(isinstance(m, cpu_kernels.PackedLinear)
-                                for m in self.model.modules())
-            output_layer.pack_for_onednn(self.limits.max_batch_positions,
-                                         release_originals=True)
-            # And the input embeddings (often the same table): a lookup reads back only the row
-            # of its token, as does scoring a token after a stored prefix.
-            for table in self._lookup_tables(output_layer):
-                cpu_kernels.release_for_sparse_reads(table)
-            return packed_layers
-        except Exception as exc:  # noqa: BLE001 - an optimisation: never fatal
-            hwarn(f"{LOG} oneDNN kernels unavailable ({type(exc).__name__}: {exc})")
-            self.onednn = False
-            output_layer.packed_blocks = []
-            return 0
-
-    def _lookup_tables(self, output_layer: OutputLayer) -> list[torch.Tensor]:
-        """The output layer's weight and the input embeddings (often the same table)."""
-        tables = [output_layer.weight]
-        embeddings = self.model.get_input_embeddings()
-        if embeddings is not None and embeddings.weight is not output_layer.weight:
-            tables.append(embeddings.weight)
-        return tables
 
     # -- logprobs -------------------------------------------------------------------------------
 
@@ -306,6 +249,6 @@ class LogprobEngine:
         with self._lock:
             if self.prefix_sharing:
                 assert self._workers is not None
-                return self._workers.run(encoded, self.limits, self.onednn, on_pass)
+                return self._workers.run(encoded, self.limits, on_pass)
             return self._plain.run(encoded, self.limits, on_pass)
 

@@ -19,13 +19,13 @@ from typing import Any, Literal
 import torch
 from helm.common.hierarchical_logger import hlog, hwarn
 
+from syntaxgym_helm.clients import reaches
 from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
 from syntaxgym_helm.clients.checked_folders import reject, save_folder, usable_folder
 from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.local.dtype_names import dtype_attribute
 from syntaxgym_helm.clients.local.freed_memory import (
     drop_tokenizer_build_inputs,
-    map_large_blocks_apart,
     return_freed_memory,
 )
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
@@ -71,6 +71,7 @@ def load_model_and_tokenizer(
     trust_remote_code: bool = False,
     weights_cache_dir: str | None = None,
     model_kwargs: Mapping[str, Any] | None = None,
+    stock: bool = False,
 ):
     """Load a causal LM and its tokenizer (hub name, folder, or GGUF file in a folder).
 
@@ -80,10 +81,10 @@ def load_model_and_tokenizer(
     from the copy); later loads read that copy after checking it against its manifest
     (:mod:`syntaxgym_helm.clients.checked_folders`). A copy that is damaged (a file cut short or
     changed, its manifest missing) or cannot be loaded is replaced, with a warning naming it.
+    ``stock``: every reach into transformers', gguf's and glibc's internals off
+    (:mod:`syntaxgym_helm.clients.reaches`): transformers loads the GGUF file and
+    ``save_pretrained`` writes the copy.
     """
-    # The engine's passes (and a GGUF file's conversion) hand their large blocks back when freed,
-    # not kept in the heap beside the next ones' (freed_memory).
-    map_large_blocks_apart()
     torch_dtype = resolve_dtype(dtype)
     device = resolve_device(device)
     common: dict[str, Any] = {"trust_remote_code": trust_remote_code}
@@ -99,28 +100,29 @@ def load_model_and_tokenizer(
                                     revision, torch_dtype)
         if cache_folder is not None:
             loaded = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,
-                                  torch_dtype, trust_remote_code, extra)
+                                  torch_dtype, trust_remote_code, extra, stock=stock)
     if loaded is None and cache_folder is not None and (saved := _save_streamed(
-            pretrained_model_name_or_path, source_kwargs, torch_dtype, cache_folder)):
+            pretrained_model_name_or_path, source_kwargs, torch_dtype, cache_folder, stock)):
         # The copy written a tensor at a time, read as every later load reads it; the one this
         # call has just written and checksummed is not read through a second time to check it.
         loaded = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / str(gguf_file),
-                              torch_dtype, trust_remote_code, extra, checked=saved == "written")
+                              torch_dtype, trust_remote_code, extra, checked=saved == "written",
+                              stock=stock)
     if loaded is None:
         name = pretrained_model_name_or_path + (f" / {gguf_file}" if gguf_file else "")
         model, tokenizer = _load(name, pretrained_model_name_or_path, source_kwargs, torch_dtype,
-                                 extra)
+                                 extra, stock)
         if (cache_folder is not None and gguf_file  # (a copy is kept of GGUF weights only)
                 and _save_dequantised(model, tokenizer, cache_folder)):
-            # Read back from the copy just saved: mapped from its file, weights the engine has
-            # packed can hand their memory back (cpu_kernels), as on every later load. The
-            # dequantised model goes first, so that the two are never in memory together.
+            # Read back from the copy just saved: mapped from its file (pages the kernel can
+            # reclaim and share), as on every later load. The dequantised model goes first, so
+            # that the two are never in memory together.
             del model
-            return_freed_memory()
+            return_freed_memory(stock)
             again = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,
-                                 torch_dtype, trust_remote_code, extra)
+                                 torch_dtype, trust_remote_code, extra, stock=stock)
             model, tokenizer = again if again is not None else _load(
-                name, pretrained_model_name_or_path, source_kwargs, torch_dtype, extra)
+                name, pretrained_model_name_or_path, source_kwargs, torch_dtype, extra, stock)
     else:
         model, tokenizer = loaded
     model.to(device)
@@ -128,15 +130,15 @@ def load_model_and_tokenizer(
     # What the load freed (the tokenizer's parse and its Python copy of the vocabulary, a GGUF
     # file's dequantised copy replaced by the mapped one) goes back to the system before the
     # engine's packed weights come on top.
-    drop_tokenizer_build_inputs(tokenizer)
-    return_freed_memory()
+    drop_tokenizer_build_inputs(tokenizer, stock)
+    return_freed_memory(stock)
     return model, tokenizer
 
 
 def dequantised_copy(pretrained_model_name_or_path: str, gguf_file: str, *,
                      revision: str | None = None, dtype: str | torch.dtype = "float32",
                      trust_remote_code: bool = False,
-                     weights_cache_dir: str | None = None) -> Path | None:
+                     weights_cache_dir: str | None = None, stock: bool = False) -> Path | None:
     """The folder of a GGUF checkpoint's dequantised copy, the one
     :func:`load_model_and_tokenizer` reads (made now, from the GGUF file, where there is none or
     it is damaged), for loaders that take a folder: HELM's HuggingFaceClient would otherwise
@@ -153,10 +155,10 @@ def dequantised_copy(pretrained_model_name_or_path: str, gguf_file: str, *,
     kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code, "gguf_file": gguf_file}
     if revision:
         kwargs["revision"] = revision
-    if _save_streamed(pretrained_model_name_or_path, kwargs, torch_dtype, folder):
+    if _save_streamed(pretrained_model_name_or_path, kwargs, torch_dtype, folder, stock):
         return folder
     model, tokenizer = _load(f"{pretrained_model_name_or_path} / {gguf_file}",
-                             pretrained_model_name_or_path, kwargs, torch_dtype, {})
+                             pretrained_model_name_or_path, kwargs, torch_dtype, {}, stock)
     return folder if _save_dequantised(model, tokenizer, folder) else None
 
 
@@ -177,13 +179,14 @@ def _copy_words(folder: Path, gguf: Path) -> tuple[str, str]:
 
 
 def _load(name: str, source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
-          extra: Mapping[str, Any]):
+          extra: Mapping[str, Any], stock: bool = False):
     """(model, tokenizer) from ``source``; an error names what was being loaded."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     started = time.time()
     try:
-        with gguf_parsed_once():  # a GGUF file: parsed once for config, tokenizer and weights
+        # A GGUF file: parsed once for config, tokenizer and weights (unless stock).
+        with gguf_parsed_once(stock):
             tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
             model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs, **extra)
     except Exception as exc:
@@ -197,7 +200,7 @@ class ModelLoadError(OSError):
 
 
 def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code: bool,
-                 extra: Mapping[str, Any], checked: bool = False):
+                 extra: Mapping[str, Any], checked: bool = False, stock: bool = False):
     """(model, tokenizer) from the dequantised copy in ``folder``, checked first (unless
     ``checked``: its manifest was just computed from the bytes this process wrote); None when
     there is none or it is unusable (then it is removed, with a warning naming it and why)."""
@@ -206,7 +209,7 @@ def _load_cached(folder: Path, gguf: Path, dtype: torch.dtype, trust_remote_code
         return None
     try:
         return _load(f"{gguf} (dequantised copy {folder})", str(folder),
-                     {"trust_remote_code": trust_remote_code}, dtype, extra)
+                     {"trust_remote_code": trust_remote_code}, dtype, extra, stock)
     except ModelLoadError as exc:
         if not_the_files(exc.__cause__):
             raise  # the folder is not at fault: it stays
@@ -224,21 +227,23 @@ def not_the_files(error: BaseException | None) -> bool:
 
 
 def _save_streamed(source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
-                   folder: Path) -> Literal["written", "found"] | None:
+                   folder: Path, stock: bool = False) -> Literal["written", "found"] | None:
     """Write the float32 dequantised copy of a local GGUF file to ``folder`` a tensor at a time
     (:mod:`.gguf_copy`: the weights are never in memory whole); returns whether a copy is in
     place: ``"written"`` (this one), ``"found"`` (another process's, written meanwhile) or
     None: the caller loads the model whole and saves that, as for other dtypes, files on a hub,
-    and architectures transformers loads otherwise."""
+    architectures transformers loads otherwise, and where the reach ``gguf_streamed_copy`` is off
+    (``stock``)."""
     from syntaxgym_helm.clients.local.gguf_copy import NotStreamable, write_streamed_copy
 
     gguf = Path(source) / str(kwargs.get("gguf_file"))
-    if dtype != torch.float32 or not gguf.is_file():
+    if (dtype != torch.float32 or not gguf.is_file()
+            or not reaches.active("gguf_streamed_copy", stock)):
         return None
     started = time.time()
     try:
         saved = save_folder(folder, lambda temporary: write_streamed_copy(
-            gguf, source, dict(kwargs), temporary))
+            gguf, source, dict(kwargs), temporary, stock))
     except NotStreamable:
         return None
     except Exception as exc:  # noqa: BLE001 - the whole model is loaded and saved instead
@@ -246,7 +251,7 @@ def _save_streamed(source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
               f"at a time ({type(exc).__name__}: {exc}); loading the whole model instead")
         return None
     finally:
-        return_freed_memory()  # the last tensor
+        return_freed_memory(stock)  # the last tensor
     if saved:
         hlog(f"syntaxgym local engine: dequantised {gguf} to {folder} a tensor at a time in "
              f"{time.time() - started:.1f}s")

@@ -7,8 +7,6 @@ from typing import cast
 
 import torch
 
-from syntaxgym_helm.clients.local import cpu_kernels
-
 BOUNDARY = -1
 """A target that asks for the log probability that the next token begins a word (the sum over
 the tokens of :attr:`OutputLayer.boundary_mask`) instead of a token's logprob."""
@@ -21,8 +19,7 @@ class OutputLayer:
     A position's logprob of a token is the token's logit (one dot product with the layer's row
     for it) less the log of the softmax's normaliser over the vocabulary; the normaliser is
     summed over blocks of ``VOCABULARY_BLOCK`` rows, so the logits never fill memory, and it is
-    returned so that a stored prefix can later score any token with one dot product. On CPU in
-    float32 the blocks may run on oneDNN-packed weights (:meth:`pack_for_onednn`).
+    returned so that a stored prefix can later score any token with one dot product.
 
     With a ``boundary_mask`` (a boolean vector over the vocabulary: the tokens that begin a word),
     each position's log normaliser of those tokens alone is summed in the same pass over the
@@ -35,7 +32,6 @@ class OutputLayer:
         if not isinstance(getattr(head, "weight", None), torch.Tensor):
             raise ValueError("no separate linear output layer")
         self.head = head
-        self.packed_blocks: list[torch.Tensor] = []  # oneDNN-packed blocks of ``weight``
         self.boundary_mask: torch.Tensor | None = None
         self._mask_blocks: list[torch.Tensor] = []
 
@@ -54,25 +50,7 @@ class OutputLayer:
     def bias(self) -> torch.Tensor | None:
         return getattr(self.head, "bias", None)
 
-    def pack_for_onednn(self, batch_hint: int, *, release_originals: bool = False) -> None:
-        """Pack each vocabulary block's weights for oneDNN (``batch_hint``: the usual number of
-        positions in a pass); raises when oneDNN cannot. ``release_originals``: hand back each
-        block's file pages as soon as its packed copy exists
-        (:func:`.cpu_kernels.release_file_pages`), so that the table (Gemma-3's: 671 MB) is never
-        in memory twice."""
-        weight = self.weight
-        self.packed_blocks = []  # a failure below leaves none: the default kernels
-        mappings = cpu_kernels.file_mappings() if release_originals else []
-        blocks = []
-        for start in range(0, weight.shape[0], self.VOCABULARY_BLOCK):
-            rows = weight[start: start + self.VOCABULARY_BLOCK]
-            blocks.append(cpu_kernels.pack_weight(rows, batch_hint))
-            if release_originals:
-                cpu_kernels.release_file_pages([rows], mappings)
-        self.packed_blocks = blocks
-
-    def logprobs(self, hidden: torch.Tensor, sources: list[int], targets: list[int],
-                 packed: bool = False
+    def logprobs(self, hidden: torch.Tensor, sources: list[int], targets: list[int]
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Logprob of ``targets[k]`` after the hidden state ``hidden[sources[k]]`` (on CPU), and
         each row of ``hidden``'s log normaliser and, with a boundary mask, its log normaliser of
@@ -84,11 +62,7 @@ class OutputLayer:
         for k, start in enumerate(range(0, weight.shape[0], self.VOCABULARY_BLOCK)):
             rows = weight[start: start + self.VOCABULARY_BLOCK]
             block_bias = None if bias is None else bias[start: start + self.VOCABULARY_BLOCK]
-            if packed and self.packed_blocks:
-                block = cpu_kernels.packed_linear(hidden, self.packed_blocks[k], block_bias,
-                                                  rows.shape[0])
-            else:
-                block = torch.nn.functional.linear(hidden, rows, block_bias)
+            block = torch.nn.functional.linear(hidden, rows, block_bias)
             if self._mask_blocks:
                 normaliser, in_mask = _log_normalisers(block.float(), self._mask_blocks[k])
                 parts.append(normaliser)

@@ -75,14 +75,14 @@ class PassWorkers:
     def __len__(self) -> int:
         return len(self.passes)
 
-    def run(self, encoded: Sequence[EncodedPrompt], limits: PassLimits, onednn: bool,
+    def run(self, encoded: Sequence[EncodedPrompt], limits: PassLimits,
             on_pass: OnPass | None = None) -> list[list[float]]:
         """Logprobs of each prompt's tokens (as :meth:`SharedPasses.run`); ``on_pass`` is called
         from the workers' threads, one call at a time."""
         parts = stretches(encoded, len(self.passes)) if len(self.passes) > 1 else []
         if len(parts) <= 1:  # one worker, or one worker's work: all of torch's threads for it
             try:
-                return self.passes[0].run(encoded, self.stores[0], limits, onednn, on_pass)
+                return self.passes[0].run(encoded, self.stores[0], limits, on_pass)
             finally:
                 self._collect_counts()
         results: list[list[float]] = [[] for _ in encoded]
@@ -97,7 +97,7 @@ class PassWorkers:
 
             try:
                 computed = self.passes[worker].run([encoded[i] for i in indices],
-                                                   self.stores[worker], limits, onednn, answered)
+                                                   self.stores[worker], limits, answered)
                 for i, logprobs in zip(indices, computed, strict=True):
                     results[i] = logprobs
             except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below

@@ -23,7 +23,6 @@ Importing this module is cheap (no torch): it is installed when the plugin loads
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import sys
@@ -74,13 +73,13 @@ def _prefetching(original: Callable) -> Callable:
 
 
 def hand_back_freed_memory() -> None:
-    """Return the memory glibc's allocator holds free to the system (``malloc_trim``): a run's
-    passes and JSON leave tens of megabytes free in its heaps, which otherwise stay in the
-    process's resident memory through the next runs. Elsewhere than glibc, nothing."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    """Return the memory glibc's allocator holds free to the system (``malloc_trim``, the reach
+    of that name): a run's passes and JSON leave tens of megabytes free in its heaps, which
+    otherwise stay in the process's resident memory through the next runs. Elsewhere than glibc,
+    or where the reach is off, nothing."""
+    from syntaxgym_helm.clients.local.freed_memory import trim_heaps
+
+    trim_heaps()
 
 
 def prefetch_enabled() -> bool:

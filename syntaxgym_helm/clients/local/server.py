@@ -13,7 +13,6 @@ cores.
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -26,21 +25,6 @@ from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogp
 
 if TYPE_CHECKING:
     from tqdm import tqdm
-
-
-def freeze_long_lived_objects() -> None:
-    """Take every object that exists now out of the cyclic garbage collector's scans
-    (``gc.freeze()``).
-
-    Once a model is loaded, the process holds hundreds of thousands of objects that live until it
-    exits (the modules of torch and transformers, the model, the tokenizer). Python's full
-    collections (a load makes several to hand memory back: it freezes what exists before it too)
-    and, above all, its finalization at exit scan them all, which made a ``helm-run`` take
-    seconds to exit after HELM's last line (``BENCHMARKS.md``, exit phase). Objects made later
-    are collected as before; the frozen ones are garbage only at exit, when the operating system
-    takes the memory back anyway.
-    """
-    gc.freeze()
 
 
 class ModelServer:
@@ -217,12 +201,7 @@ class ModelServer:
 
     def _run(self) -> None:
         try:
-            # What exists before the load leaves the collector's scans too (once collected): the
-            # collections the load makes to hand memory back then scan only what it made.
-            gc.collect()
-            freeze_long_lived_objects()
             self.engine = self._make_engine()
-            freeze_long_lived_objects()
         except BaseException as exc:  # noqa: BLE001 - every request will report it
             self._setup_error = exc
         self._ready.set()

@@ -5,15 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from helm.common.cache import CacheConfig
-
 from syntaxgym_helm.clients.batch_scoring_client import (
     BatchScoringClient,
     CheckpointUnusable,
     score_usable,
 )
+from syntaxgym_helm.clients.batch_settings import MaskedSettings
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
-from syntaxgym_helm.clients.masked.pll import MAX_BATCH_TOKENS, check_variant
 
 #: The sentence the output head's shortcut is checked on when a model loads
 #: (:class:`~.pll.TargetLogits`).
@@ -23,19 +21,18 @@ PROBE = "The keys to the old cabinet are on the table."
 class MaskedLMClient(BatchScoringClient):
     """Scores echo requests on a masked LM by pseudo-log-likelihood.
 
-    Args: ``pll``: ``original`` (default) or ``within_word_l2r`` (:mod:`.pll`);
-    ``max_batch_tokens``: default :data:`.pll.MAX_BATCH_TOKENS`; the others as
-    :class:`~syntaxgym_helm.clients.batch_scoring_client.BatchScoringClient`'s.
+    Args: a :class:`~syntaxgym_helm.clients.batch_settings.MaskedSettings` (``pll``:
+    ``original`` or ``within_word_l2r``, :mod:`.pll`; what every batch client takes), as
+    :class:`~syntaxgym_helm.clients.batch_scoring_client.BatchScoringClient` reads it.
     """
 
     CACHE_FORMAT = "syntaxgym-masked-pll-v1"
+    SETTINGS = MaskedSettings
+    settings: MaskedSettings
 
-    def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str,
-                 pll: str = "original", max_batch_tokens: int = MAX_BATCH_TOKENS,
-                 **kwargs: Any) -> None:
-        self.pll = check_variant(pll)
-        super().__init__(cache_config, pretrained_model_name_or_path,
-                         max_batch_tokens=max_batch_tokens, **kwargs)
+    @property
+    def pll(self) -> str:
+        return self.settings.pll
 
     def _key_fields(self) -> dict[str, Any]:
         return {"pll": self.pll}
@@ -56,7 +53,7 @@ class MaskedLMClient(BatchScoringClient):
         tokenizer = AutoTokenizer.from_pretrained(where, revision=self.load_revision,
                                                   trust_remote_code=self.trust_remote_code)
         try:
-            check_tokenizer(tokenizer, self.pll, where)
+            check_tokenizer(tokenizer, self.settings.pll, where)
         except UnscorableTokenizer as error:
             raise CheckpointUnusable(str(error)) from None
         try:
@@ -71,8 +68,8 @@ class MaskedLMClient(BatchScoringClient):
         self._model = model.to(self.device).eval()
         self._max_length = min(learned_positions(model) or context_length(model, tokenizer),
                                _tokenizer_limit(tokenizer) or 10**9)
-        probe = encode_sentences(tokenizer, [PROBE], self.pll, self._max_length)[0]
-        self._target_logits = TargetLogits(self._model)
+        probe = encode_sentences(tokenizer, [PROBE], self.settings.pll, self._max_length)[0]
+        self._target_logits = TargetLogits(self._model, stock=self.settings.stock)
         if isinstance(probe, MaskedSentence):
             self._target_logits.check(probe, tokenizer.mask_token_id, self.device)
         else:
@@ -81,7 +78,7 @@ class MaskedLMClient(BatchScoringClient):
     def _score(self, prompts: Sequence[str]) -> list[PromptLogprobs | PromptError]:
         from syntaxgym_helm.clients.masked.pll import encode_sentences, score_sentences
 
-        encoded = encode_sentences(self._tokenizer, prompts, self.pll, self._max_length)
+        encoded = encode_sentences(self._tokenizer, prompts, self.settings.pll, self._max_length)
         return score_usable(encoded, lambda good: score_sentences(
             self._model, good, mask_id=self._tokenizer.mask_token_id, device=self.device,
             max_batch_tokens=self.max_batch_tokens, counts=self.counts,

@@ -1,6 +1,6 @@
 """Pseudo-log-likelihood of a sentence under a masked LM: each token scored with itself masked.
 
-Two variants, chosen per deployment (:data:`PLL_VARIANTS`):
+Two variants, chosen per deployment (``pll``, :mod:`syntaxgym_helm.core.scoring_variants`):
 
 - ``original`` (Salazar et al. 2020, "Masked Language Model Scoring"): token *t* is replaced by
   the mask token, every other token is seen;
@@ -26,30 +26,25 @@ length of the sentences. The output head is computed at each copy's masked posit
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 
+from syntaxgym_helm.clients import reaches
+from syntaxgym_helm.clients.batch_settings import MAX_BATCH_TOKENS
 from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptError,
     PromptLogprobs,
     texts_from_offsets,
 )
-from syntaxgym_helm.clients.masked import PLL_VARIANTS, PllVariant
 from syntaxgym_helm.clients.masked.last_layer import TargetRowsLayer, last_bert_layer
-from syntaxgym_helm.clients.masked.output_blocks import BlockwiseOutputLayer, vocabulary_layer
-from syntaxgym_helm.clients.masked.workspace import WorkspaceLayers, bert_layers
+from syntaxgym_helm.core.scoring_variants import PllVariant
 
 
 class UnscorableTokenizer(ValueError):
     """The tokenizer cannot do what the scoring needs (no mask token, no offsets, no words)."""
-
-
-def check_variant(variant: str) -> PllVariant:
-    if variant not in PLL_VARIANTS:
-        raise ValueError(f"pll={variant!r} is not one of {', '.join(PLL_VARIANTS)}")
-    return variant
 
 
 @dataclass(frozen=True)
@@ -139,26 +134,23 @@ class TargetLogits:
     hidden state of each row's target (a forward pre-hook) instead of every position: the head's
     matrix product over the vocabulary, the largest single cost of a small masked LM, and the
     ``rows x length x vocabulary`` logits are not computed. In a BERT-family model the last
-    encoder layer is computed at the targets only too (:mod:`.last_layer`), and every layer's
-    products are written into memory kept for them (:mod:`.workspace`); in any model, the
-    output layer a block of the vocabulary at a time (:mod:`.output_blocks`). :meth:`check`
-    compares that with the full logits when the model loads and turns it off for a model whose
-    head is not found or not position-wise."""
+    encoder layer is computed at the targets only too (:mod:`.last_layer`). :meth:`check` compares
+    that with transformers' own full logits when the model loads and turns it off for a model
+    whose head is not found or not position-wise. Each is a reach of
+    :mod:`syntaxgym_helm.clients.reaches`, used where it is active (``stock``: none)."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model, stock: bool = False) -> None:
         self.model = model
         self._positions: torch.Tensor | None = None
         base = getattr(model, "base_model", None)
         heads = [module for _, module in model.named_children()
                  if module is not base and not isinstance(module, torch.nn.Dropout)]
-        self._handle = heads[0].register_forward_pre_hook(self._slice) if heads else None
-        layer = last_bert_layer(model) if self._handle is not None else None
+        self._handle = (heads[0].register_forward_pre_hook(self._slice)
+                        if heads and reaches.active("masked_head_at_targets", stock) else None)
+        on = self._handle is not None
+        layer = (last_bert_layer(model)
+                 if on and reaches.active("bert_last_layer_at_targets", stock) else None)
         self._last_layer = TargetRowsLayer(layer, lambda: self._positions) if layer else None
-        vocabulary = vocabulary_layer(model) if self._handle is not None else None
-        self._blocks = BlockwiseOutputLayer(vocabulary) if vocabulary is not None else None
-        layers = bert_layers(model) if self._handle is not None else []
-        self._workspace = (WorkspaceLayers(layers, lambda: self._positions is not None)
-                           if layers else None)
 
     def _slice(self, module, args):
         if self._positions is None or not args or not torch.is_tensor(args[0]):
@@ -174,11 +166,6 @@ class TargetLogits:
         return self._handle is not None
 
     @property
-    def workspace_active(self) -> bool:
-        """Whether the layers' products go into kept memory (:mod:`.workspace`)."""
-        return self._workspace is not None
-
-    @property
     def last_layer_active(self) -> bool:
         """Whether the last encoder layer is computed at the targets only (:mod:`.last_layer`)."""
         return self._last_layer is not None
@@ -190,26 +177,16 @@ class TargetLogits:
         if self._last_layer is not None:
             self._last_layer.remove()
             self._last_layer = None
-        if self._blocks is not None:
-            self._blocks.remove()
-            self._blocks = None
-        if self._workspace is not None:
-            self._workspace.remove()
-            self._workspace = None
 
     def __call__(self, ids: torch.Tensor, attention: torch.Tensor,
                  positions: torch.Tensor) -> torch.Tensor:
         """``(rows, vocabulary)`` logits at ``positions`` (one per row)."""
         if self._handle is not None:
             self._positions = positions
-            if self._workspace is not None:
-                self._workspace.reserve(ids.numel(), self.model.get_input_embeddings().weight)
             try:
                 logits = self.model(input_ids=ids, attention_mask=attention).logits
             finally:
                 self._positions = None
-                if self._workspace is not None:
-                    self._workspace.workspace.release()
             if logits.shape[1] == 1:
                 return logits[:, 0]
             self.off()  # the hook did not reach the head: full logits from now on
@@ -219,9 +196,10 @@ class TargetLogits:
     @torch.inference_mode()
     def check(self, sentence: MaskedSentence, mask_id: int, device: str,
               tolerance: float = 1e-4) -> bool:
-        """Whether the head at the targets equals the full logits on (two of) ``sentence``'s
-        masked copies, two rows with their targets at different positions; turns it off when
-        not (or when the head cannot take it). Returns whether it stays on."""
+        """Whether the head at the targets equals transformers' own full logits (every patched
+        forward taken off) on (two of) ``sentence``'s masked copies, two rows with their targets
+        at different positions; turns it off when not (or when the head cannot take it).
+        Returns whether it stays on."""
         if self._handle is None:
             return False
         rows = range(min(2, len(sentence.targets)))
@@ -237,18 +215,28 @@ class TargetLogits:
             return False
         if self._handle is None:
             return False
-        handle, self._handle = self._handle, None
-        full = self(ids, attention, positions)
-        self._handle = handle
+        with self._unpatched():
+            logits = self.model(input_ids=ids, attention_mask=attention).logits
+        full = logits[torch.arange(ids.shape[0], device=logits.device),
+                      positions.to(logits.device)]
         if not torch.allclose(sliced.float(), full.float(), atol=tolerance, rtol=0):
             self.off()
         return self.active
 
+    @contextmanager
+    def _unpatched(self) -> Iterator[None]:
+        """Within the block, the model computes with transformers' own forwards: the patched
+        one (the last layer) taken off, the head's hook
+        inert (no positions)."""
+        patched = [*([self._last_layer.layer] if self._last_layer else []),
+]
+        saved = [module.__dict__.pop("forward") for module in patched]
+        try:
+            yield
+        finally:
+            for module, forward in zip(patched, saved, strict=True):
+                module.forward = forward
 
-#: Most positions (copies x length) in one forward pass, by default. A pass's largest
-#: activations are the feed-forward block's, positions x its width (RoBERTa-base: 3,072) twice
-#: over: 25 MB at 1,024 positions, 100 MB at 4,096.
-MAX_BATCH_TOKENS = 1024
 
 #: Rows of a pass's logits put through the log-softmax at once (:func:`chosen_logprobs`).
 ROWS_AT_ONCE = 32

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import torch
 
+from syntaxgym_helm.clients.batch_settings import MAX_BATCH_TOKENS
 from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptError,
     PromptLogprobs,
@@ -108,7 +109,7 @@ def encode_sentences(tokenizer, prompts: Sequence[str], convention: str, start_t
 
 @torch.inference_mode()
 def score_mask(model, sentences: Sequence[BabyLMSentence], ids: SpecialIds, *, pad_id: int,
-               device: str, max_batch_tokens: int = 4096,
+               device: str, max_batch_tokens: int = MAX_BATCH_TOKENS,
                counts: Counter[str] | None = None) -> list[PromptLogprobs]:
     """``enc_dec_mask``: each sentence's token logprobs (nats), one masked encoder copy per
     token, at most ``max_batch_tokens`` encoder positions a pass."""
@@ -133,7 +134,7 @@ def score_mask(model, sentences: Sequence[BabyLMSentence], ids: SpecialIds, *, p
 
 @torch.inference_mode()
 def score_prefix(model, sentences: Sequence[BabyLMSentence], ids: SpecialIds, *, pad_id: int,
-                 device: str, max_batch_tokens: int = 4096,
+                 device: str, max_batch_tokens: int = MAX_BATCH_TOKENS,
                  counts: Counter[str] | None = None) -> list[PromptLogprobs]:
     """``enc_dec_prefix``: each sentence's token logprobs (nats), sentences sorted by length,
     at most ``max_batch_tokens`` decoder positions a pass."""
@@ -144,11 +145,12 @@ def score_prefix(model, sentences: Sequence[BabyLMSentence], ids: SpecialIds, *,
         encoder = torch.tensor([source] * len(chunk))
         logits = model(input_ids=encoder.to(device), decoder_input_ids=decoder.to(device),
                        decoder_attention_mask=attention.to(device)).logits
-        logprobs = torch.log_softmax(logits.float(), dim=-1)
         for row, index in enumerate(chunk):
             sentence = sentences[index]
             own = torch.tensor(sentence.ids)
-            every = logprobs[row, torch.arange(1, len(own) + 1), own].tolist()
+            # One row's log-softmax at a time (not a second copy of the pass's logits).
+            logprobs = torch.log_softmax(logits[row, 1:len(own) + 1].float(), dim=-1)
+            every = logprobs[torch.arange(len(own)), own].tolist()
             results[index] = PromptLogprobs(sentence.prompt, sentence.texts,
                                             (0.0, *(every[t] for t in sentence.targets)))
     return [results[i] for i in range(len(sentences))]

@@ -8,15 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from helm.common.cache import CacheConfig
-
 from syntaxgym_helm.clients.batch_scoring_client import (
     BatchScoringClient,
     CheckpointUnusable,
     score_usable,
 )
+from syntaxgym_helm.clients.batch_settings import Seq2SeqSettings
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
-from syntaxgym_helm.clients.seq2seq import SEQ2SEQ_VARIANTS
 
 #: What the cache key says of each convention (``original``'s is the key of earlier versions).
 _KEYS = {"original": "minicons-seq2seq-empty-source", "enc_dec_mask": "babylm-2025-enc_dec_mask",
@@ -26,19 +24,18 @@ _KEYS = {"original": "minicons-seq2seq-empty-source", "enc_dec_mask": "babylm-20
 class Seq2SeqClient(BatchScoringClient):
     """Scores echo requests on an encoder-decoder LM.
 
-    Args: ``convention``: ``original`` (default), ``enc_dec_mask`` or ``enc_dec_prefix`` (see the
-    module doc); the others as
-    :class:`~syntaxgym_helm.clients.batch_scoring_client.BatchScoringClient`'s."""
+    Args: a :class:`~syntaxgym_helm.clients.batch_settings.Seq2SeqSettings` (``convention``:
+    ``original``, ``enc_dec_mask`` or ``enc_dec_prefix``, see the module doc; what every batch
+    client takes), as :class:`~syntaxgym_helm.clients.batch_scoring_client.BatchScoringClient`
+    reads it."""
 
     CACHE_FORMAT = "syntaxgym-seq2seq-decoder-v1"
+    SETTINGS = Seq2SeqSettings
+    settings: Seq2SeqSettings
 
-    def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str,
-                 convention: str = "original", **kwargs: Any) -> None:
-        if convention not in SEQ2SEQ_VARIANTS:
-            raise ValueError(f"convention={convention!r} is not one of "
-                             f"{', '.join(SEQ2SEQ_VARIANTS)}")
-        self.convention = convention
-        super().__init__(cache_config, pretrained_model_name_or_path, **kwargs)
+    @property
+    def convention(self) -> str:
+        return self.settings.convention
 
     def _key_fields(self) -> dict[str, Any]:
         return {"convention": _KEYS[self.convention]}

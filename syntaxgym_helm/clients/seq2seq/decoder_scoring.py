@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
+from syntaxgym_helm.clients.batch_settings import MAX_BATCH_TOKENS
 from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptError,
     PromptLogprobs,
@@ -95,7 +96,7 @@ def padded_batches(rows: Sequence[Sequence[int]], pad_id: int, max_batch_tokens:
 
 @torch.inference_mode()
 def score_sentences(model, sentences: Sequence[DecoderSentence], source: Sequence[int], *,
-                    pad_id: int, device: str, max_batch_tokens: int = 4096,
+                    pad_id: int, device: str, max_batch_tokens: int = MAX_BATCH_TOKENS,
                     counts: Counter[str] | None = None) -> list[PromptLogprobs]:
     """Each sentence's token logprobs (nats) after the decoder start token, in order."""
     results: list[PromptLogprobs | None] = [None] * len(sentences)
@@ -103,11 +104,13 @@ def score_sentences(model, sentences: Sequence[DecoderSentence], source: Sequenc
                                                     max_batch_tokens, counts):
         encoder = torch.tensor([list(source)] * len(chunk), dtype=torch.long)
         logits = model(input_ids=encoder.to(device), decoder_input_ids=decoder.to(device),
-                       decoder_attention_mask=attention.to(device)).logits.float()
-        logprobs = torch.log_softmax(logits, dim=-1)
+                       decoder_attention_mask=attention.to(device)).logits
         for row, index in enumerate(chunk):
             ids = sentences[index].ids
-            values = logprobs[row, torch.arange(len(ids) - 1), torch.tensor(ids[1:])]
+            # One row's log-softmax at a time: all at once, a second copy of the pass's logits
+            # (positions x vocabulary) would be in memory beside them.
+            logprobs = torch.log_softmax(logits[row, :len(ids) - 1].float(), dim=-1)
+            values = logprobs[torch.arange(len(ids) - 1), torch.tensor(ids[1:])]
             results[index] = PromptLogprobs(sentences[index].prompt, sentences[index].texts,
                                             (0.0, *values.tolist()))
     return [result for result in results if result is not None]
