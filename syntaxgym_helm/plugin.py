@@ -19,7 +19,10 @@ HELM has no public hook (the run expander registry, the executor), the plugin go
 from syntaxgym_helm.clients.registration import install_run_hooks
 from syntaxgym_helm.harness.run_spec import SyntaxGymModelRunExpander, register_run_spec_function
 from syntaxgym_helm.helm_compat import install_model_run_expander
+from syntaxgym_helm.supported_versions import refuse_unsupported
 
+# torch, transformers or gguf outside the tested ranges: helm-run stops here, with one line.
+refuse_unsupported()
 register_run_spec_function()
 install_model_run_expander(SyntaxGymModelRunExpander)
 EMBEDDED_MODEL_NAMES = install_run_hooks()

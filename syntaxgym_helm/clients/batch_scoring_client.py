@@ -32,6 +32,7 @@ from syntaxgym_helm.clients.local.client import (
 from syntaxgym_helm.clients.local.freed_memory import map_large_blocks_apart
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
+from syntaxgym_helm.supported_versions import require_supported
 
 Encoded = TypeVar("Encoded")
 
@@ -66,6 +67,7 @@ class BatchScoringClient(CachingClient):
                  device: str = "auto", dtype: str = "float32", max_batch_tokens: int = 4096,
                  prefetch: bool = True, revision: str | None = None,
                  trust_remote_code: bool = False, model_name: str | None = None) -> None:
+        require_supported()  # torch, transformers and gguf within the tested ranges
         super().__init__(cache_config=cache_config)
         self.pretrained_model_name_or_path = str(pretrained_model_name_or_path)
         self.requested_device = device

@@ -57,6 +57,7 @@ from syntaxgym_helm.clients.local.engine_settings import EngineSettings
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
 from syntaxgym_helm.core.logprobs import first_impossible
+from syntaxgym_helm.supported_versions import require_supported
 
 if TYPE_CHECKING:
     from syntaxgym_helm.clients.local.server import ModelServer
@@ -82,6 +83,7 @@ class SyntaxGymClient(CachingClient):
     def __init__(self, cache_config: CacheConfig, pretrained_model_name_or_path: str, *,
                  settings: EngineSettings | None = None, model_name: str | None = None,
                  **setting_values: Any) -> None:
+        require_supported()  # torch, transformers and gguf within the tested ranges
         super().__init__(cache_config=cache_config)
         self.settings = (settings or EngineSettings()).updated(setting_values)
         self.pretrained_model_name_or_path = pretrained_model_name_or_path
