@@ -26,7 +26,7 @@ TEST_WORKERS ?= 2
 # pytest-xdist's workers in each environment.
 COMPAT_DIR          ?= .compat
 COMPAT_TORCH        ?= 2.8.0 2.15.0
-COMPAT_TRANSFORMERS ?= 5.23.0:gguf==0.14.0 5.24.0:gguf==0.19.0
+COMPAT_TRANSFORMERS ?= 5.23.0:gguf==0.16.2 5.24.0:gguf==0.19.0
 COMPAT_BELOW        ?= 5.22.2
 COMPAT_WORKERS      ?= $(TEST_WORKERS)
 

@@ -22,8 +22,9 @@ Why each bound (what ``make test-compat``'s tests found below each range):
   embedded Gemma-3-270M without ``<bos>``), up to 5.16 at least it reads SmolLM2's end-of-text
   token as ``<|im_start|>``, and in 5.0 the saved copy of the converted tokenizer tokenizes
   otherwise; 5.24 is the newest release;
-- gguf ``0.14`` to ``0.19``: releases before 0.14 read a file with ``ndarray.newbyteorder``,
-  which numpy 2 removed; 0.19 is the newest release.
+- gguf ``0.16.2`` to ``0.19``: releases before 0.16.2 know no ``gemma3`` architecture
+  (transformers cannot load the embedded Gemma-3-270M), and those before 0.14 read a file with
+  ``ndarray.newbyteorder``, which numpy 2 removed; 0.19 is the newest release.
 
 Reading versions needs neither torch nor transformers imported (package metadata only).
 """
@@ -40,7 +41,7 @@ from packaging.version import InvalidVersion, Version
 SUPPORTED: dict[str, str] = {
     "torch": ">=2.8,<2.16",
     "transformers": ">=5.23,<5.25",
-    "gguf": ">=0.14,<0.20",
+    "gguf": ">=0.16.2,<0.20",
 }
 
 #: Packages that may be absent (``gguf`` comes with the ``models`` extra).

@@ -68,7 +68,7 @@ def test_the_installed_environment_is_supported() -> None:
     (dict(transformers="5.25.0"), "transformers 5.25.0"),
     (dict(transformers="4.57.6"), "transformers 4.57.6"),
     (dict(transformers=None), "transformers not installed"),
-    (dict(gguf="0.13.0"), "gguf 0.13.0 (supported: >=0.14,<0.20)"),
+    (dict(gguf="0.16.0"), "gguf 0.16.0 (supported: >=0.16.2,<0.20)"),
     (dict(gguf="0.20.0"), "gguf 0.20.0"),
     (dict(torch="not-a-version"), "torch not-a-version"),
 ])
@@ -83,7 +83,7 @@ def test_a_release_outside_its_range_is_named_with_the_range(versions, named) ->
 
 
 @pytest.mark.parametrize("versions", [
-    dict(torch="2.8.0", transformers="5.23.0", gguf="0.14.0"),
+    dict(torch="2.8.0", transformers="5.23.0", gguf="0.16.2"),
     dict(torch="2.15.2+cpu", transformers="5.24.1", gguf="0.19.0"),
     dict(torch="2.13.0", transformers="5.24.0", gguf=None),  # gguf is optional (models extra)
 ])
