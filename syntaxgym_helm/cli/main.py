@@ -17,6 +17,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from syntaxgym_helm.supported_versions import refuse_unsupported
+
 #: Modules that each add one subcommand (see the module docstring).
 COMMAND_MODULES: tuple[str, ...] = (
     "syntaxgym_helm.cli.validate",
@@ -38,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # process that is no command (a test, a notebook), the signals are left as they were.
     if _is_command():
         interruption.install(end_process=True)
+
+    # torch, transformers or gguf outside the tested ranges: stop here, with one line.
+    refuse_unsupported()
     parser = argparse.ArgumentParser(
         prog="syntaxgym-helm", description="SyntaxGym suites and reports for HELM")
     commands = parser.add_subparsers(dest="command", required=True)

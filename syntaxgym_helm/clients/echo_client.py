@@ -34,6 +34,7 @@ from syntaxgym_helm.clients.failed_request import failed_request
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError
 from syntaxgym_helm.clients.request_cache import RefusedAnswer, RequestCache
 from syntaxgym_helm.core.logprobs import first_impossible
+from syntaxgym_helm.supported_versions import require_supported
 
 
 class EchoScoringClient(CachingClient):
@@ -51,6 +52,7 @@ class EchoScoringClient(CachingClient):
     FATAL_FAILURES = True
 
     def __init__(self, cache_config: CacheConfig, watch: CheckpointWatch) -> None:
+        require_supported()  # torch, transformers and gguf within the tested ranges
         super().__init__(cache_config=cache_config)
         self.request_cache = RequestCache(cache_config, commit_every=256)
         self.cache = self.request_cache

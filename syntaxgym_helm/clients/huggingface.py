@@ -52,6 +52,7 @@ from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 from syntaxgym_helm.clients.request_cache import REFUSED_MARK, RequestCache
 from syntaxgym_helm.core.logprobs import first_impossible
 from syntaxgym_helm.helm_compat import require
+from syntaxgym_helm.supported_versions import require_supported
 
 
 def impossible_hf_logprob(response: Mapping[str, Any]) -> str | None:
@@ -80,6 +81,7 @@ class CheckedHuggingFaceClient(HuggingFaceClient):
                  end_of_text_token: str | None = None,
                  apply_chat_template: bool | None = None,
                  checkpoint: str | None = None, **kwargs: Any) -> None:
+        require_supported()  # torch, transformers and gguf within the tested ranges
         # Keys name the checkpoint as given (the GGUF file), whichever copy is loaded.
         self.watch = None if checkpoint else CheckpointWatch(
             pretrained_model_name_or_path, kwargs.get("gguf_file"), kwargs.get("revision"))

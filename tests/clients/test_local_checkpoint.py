@@ -1,6 +1,8 @@
 """The local-checkpoint example (configs/local_checkpoint/): filled in with the embedded SmolLM2
 GGUF, it deploys one checkpoint through the plugin's SyntaxGymClient and HELM's own
-HuggingFaceClient, and ``helm-run`` scores a real suite with both, agreeing item by item."""
+HuggingFaceClient, and ``helm-run`` scores a real suite with both, agreeing item by item. And a
+checkpoint folder as transformers saves it (a tiny Llama) scored by the engine as transformers'
+own forward pass scores it."""
 
 from __future__ import annotations
 
@@ -95,3 +97,42 @@ def test_helm_run_scores_the_checkpoint_with_both_clients_alike(hu2020_dir, tmp_
          "--model-a", OURS, "--model-b", HELMS, "--same-weights", "-o", tmp_path / "compare"],
         cwd=tmp_path, env=env, timeout=300)
     assert compare.returncode == 0, (compare.stdout + compare.stderr)[-3000:]
+
+
+def test_a_checkpoint_folder_is_scored_as_transformers_scores_it(tmp_path):
+    """A tiny Llama saved with ``save_pretrained`` (config, safetensors, tokenizer), loaded as the
+    client loads a folder and scored by the engine (prefix-shared passes, stored prefixes):
+    every token's logprob as one plain forward pass of the same folder gives it."""
+    import torch
+    import transformers as tf
+
+    from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
+    from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
+    from tiny_checkpoints import _tokenizer
+
+    tokenizer = _tokenizer("roberta")
+    torch.manual_seed(0)
+    config = tf.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                            num_attention_heads=2, num_key_value_heads=1, num_hidden_layers=2,
+                            max_position_embeddings=128)
+    folder = tmp_path / "tiny-llama"
+    tf.LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+    model, loaded_tokenizer = load_model_and_tokenizer(str(folder), device="cpu")
+    engine = LogprobEngine(model, loaded_tokenizer, bos_text="<s>")
+    prompts = ["The keys to the cabinet are on the table.",
+               "The keys to the cabinets is on the table.",
+               "No student has ever passed that exam."]
+    encoded = [engine.encoder.encode(prompt) for prompt in prompts]
+    first = engine.logprobs_of_encoded(encoded)
+    again = engine.logprobs_of_encoded(encoded)  # from the stored prefixes
+    assert engine.prefix_sharing and engine.counts["reused"] > 0
+    plain = tf.AutoModelForCausalLM.from_pretrained(folder).eval()
+    for item, ours, stored in zip(encoded, first, again, strict=True):
+        ids = torch.tensor([list(item.ids)])
+        with torch.inference_mode():
+            logprobs = torch.log_softmax(plain(input_ids=ids).logits[0].float(), dim=-1)
+        reference = [0.0] + logprobs[torch.arange(ids.shape[1] - 1), ids[0, 1:]].tolist()
+        assert max(abs(a - b) for a, b in zip(ours, reference, strict=True)) < 1e-4
+        assert max(abs(a - b) for a, b in zip(stored, reference, strict=True)) < 1e-4
