@@ -55,7 +55,9 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
     """A folder holding ``model``'s tokenizer as transformers saves it: beside an assembled GGUF
     file (in the plugin's cache), else in the plugin's cache under ``tokenizers/`` (a package's
     folder is not ours to write in), named after the file's bytes (:func:`file_digest`: every
-    environment that has installed the same file shares the copy).
+    environment that has installed the same file shares the copy) and the transformers release
+    that converted it (releases convert the same file differently: another EOS token, no
+    ``<bos>``; docs/install.md, "Supported releases").
 
     Converting a tokenizer from a GGUF file is slow (seconds, more for a large vocabulary such as
     Gemma's; loading the saved copy is much faster), and HELM loads its tokenizer in every
@@ -66,11 +68,13 @@ def converted_tokenizer_folder(model: EmbeddedModel) -> Path:
     (:mod:`syntaxgym_helm.clients.checked_folders`); a copy found damaged is made again, with a
     warning naming it.
     """
+    import transformers
     from transformers import AutoTokenizer
 
     gguf = model.gguf_path()
-    folder = gguf.parent / "tokenizer" if model.assembled else (
-        cache_root() / "tokenizers" / f"{model.key}-{file_digest(gguf)[:16]}")
+    release = f"transformers-{transformers.__version__}"
+    folder = gguf.parent / f"tokenizer-{release}" if model.assembled else (
+        cache_root() / "tokenizers" / f"{model.key}-{file_digest(gguf)[:16]}-{release}")
     with _TOKENIZER_LOCK:
         if usable_folder(folder, f"{model.key}: the tokenizer converted from {gguf.name} and "
                                  f"kept in {folder} is", "converting it again"):
