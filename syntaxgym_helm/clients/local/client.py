@@ -131,7 +131,7 @@ class SyntaxGymClient(CachingClient):
     @property
     def server(self) -> ModelServer:
         """This client's model server (made on first use; it loads the model in its thread)."""
-        if self._server is None:
+        if self._server is None or self._server.closed:  # closed: its model was released
             from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
             from syntaxgym_helm.clients.local.server import ModelServerFactory
 

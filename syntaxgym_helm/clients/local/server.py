@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
+from syntaxgym_helm.clients.local.server_lifecycle import ServerLifecycle
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -38,7 +39,7 @@ def freeze_long_lived_objects() -> None:
     gc.freeze()
 
 
-class ModelServer:
+class ModelServer(ServerLifecycle):
     """A model's server: one engine thread that owns the model and computes, in batches, the
     prompts any number of threads ask for.
 
@@ -54,7 +55,7 @@ class ModelServer:
     thread. (With OpenMP, as PyTorch's CPU builds use, a second thread that has run parallel work
     keeps a team of worker threads of its own; with more such threads than cores, all teams stop
     spinning between parallel regions, which cost a sixth of the computing time on two cores.)
-    :meth:`wait_ready` waits for it.
+    :meth:`wait_ready` waits for it. :meth:`close` ends the thread (:class:`.ServerLifecycle`).
     """
 
     CALLER_TTL_S = 2.0
@@ -161,6 +162,9 @@ class ModelServer:
             self._cond.release()
 
     def _submit(self, prompt: str) -> Future:
+        if self._closing:
+            raise RuntimeError("the model server was closed (its model released): ask the "
+                               "factory for a new one")
         future = self._pending.get(prompt)
         if future is None:
             future = Future()
@@ -186,10 +190,12 @@ class ModelServer:
                 del self._callers[thread]
         return len(self._waiting) >= len(self._callers)
 
-    def _gather_batch(self) -> list[str]:
+    def _gather_batch(self) -> list[str] | None:
         with self._cond:
-            while not self._queue:
+            while not self._queue and not self._closing:
                 self._cond.wait()
+            if self._closing:
+                return None
             deadline = time.monotonic() + self.max_wait_s
             batch_size = self.engine.batch_size if self.engine is not None else 1
             while len(self._queue) < batch_size and not self._all_callers_waiting():
@@ -213,6 +219,8 @@ class ModelServer:
         self._ready.set()
         while True:
             prompts = self._gather_batch()
+            if prompts is None:
+                return
             try:
                 if self._setup_error is not None:
                     raise self._setup_error
@@ -231,7 +239,9 @@ class ModelServer:
         """Encode ``prompts``, answer those that cannot be computed, and run the engine's forward
         passes over the rest, answering each pass's prompts as soon as it is done."""
         assert self.engine is not None
-        bar = self._progress_bar(len(prompts))
+        if self.progress:
+            self._bar = grown_progress_bar(self._bar, len(prompts))
+        bar = self._bar if self.progress else None
         encoded = self.engine.encoder.encode_many(prompts)
         errors = [
             (p, e) for p, e in zip(prompts, encoded, strict=False) if isinstance(e, PromptError)
@@ -276,18 +286,17 @@ class ModelServer:
         if self._bar is not None:
             self._bar.update(sum(1 for _, r in results if isinstance(r, PromptLogprobs)))
 
-    def _progress_bar(self, count: int) -> tqdm[Any] | None:
-        if not self.progress:
-            return None
-        if self._bar is None:
-            from tqdm import tqdm
+def grown_progress_bar(bar: tqdm[Any] | None, count: int) -> tqdm[Any]:
+    """The engine's progress bar (made on first use), its total grown by ``count`` prompts."""
+    if bar is None:
+        from tqdm import tqdm
 
-            # disable=None: shown on a terminal, silent when the output goes to a file.
-            self._bar = tqdm(total=0, desc="syntaxgym local engine", unit=" prompts",
-                             disable=None, dynamic_ncols=True)
-        self._bar.total = (self._bar.total or 0) + count
-        self._bar.refresh()
-        return self._bar
+        # disable=None: shown on a terminal, silent when the output goes to a file.
+        bar = tqdm(total=0, desc="syntaxgym local engine", unit=" prompts", disable=None,
+                   dynamic_ncols=True)
+    bar.total = (bar.total or 0) + count
+    bar.refresh()
+    return bar
 
 
 class ModelServerFactory:
@@ -320,6 +329,37 @@ class ModelServerFactory:
                 server = ModelServer(make_engine, **server_args)
                 cls._servers[key] = server
             return server
+
+    @classmethod
+    def release(cls, sources: Iterable[str] | None = None) -> int:
+        """Close the servers of the models loaded from ``sources`` (their
+        ``pretrained_model_name_or_path``; None: every model) and forget those models, so that
+        their memory can be freed (a sweep keeps one checkpoint in memory at a time); returns how
+        many servers were closed. A later request for such a model loads it again."""
+        wanted = None if sources is None else set(sources)
+
+        def chosen(model_key: tuple) -> bool:
+            return wanted is None or model_key[0] in wanted
+
+        with cls._servers_lock:
+            servers = [cls._servers.pop(key) for key in list(cls._servers) if chosen(key[0])]
+        for server in servers:
+            server.close()
+        with cls._models_lock:
+            for key in [key for key in cls._models if chosen(key)]:
+                del cls._models[key]
+        return len(servers)
+
+    @classmethod
+    def setup_failure(cls) -> str | None:
+        """Why a model of this process could not be loaded (the first such server's error);
+        None when every server's model loaded (or none was asked for)."""
+        with cls._servers_lock:
+            for server in cls._servers.values():
+                if server.setup_error is not None:
+                    error = server.setup_error
+                    return f"could not load the model: {type(error).__name__}: {error}"
+        return None
 
     @classmethod
     def loaded_model(cls, model_key: tuple, load: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
