@@ -43,10 +43,12 @@ def is_checkpoint_reference(model: str) -> bool:
     return Path(base).expanduser().exists()
 
 
-def resolve_model(model: str, known_to_helm: bool = False) -> str:
+def resolve_model(model: str, known_to_helm: bool = False, name: str | None = None) -> str:
     """The HELM model name for ``model`` (see the module doc). ``known_to_helm``: HELM already
     serves ``model`` under that name (then it is returned as given, unless it is a path).
-    Raises :class:`CheckpointError` naming the path and what to do."""
+    ``name``: the model name to register a checkpoint under (``local/<name>`` without an
+    organisation) instead of the one made from its path (a sweep names each checkpoint after
+    its model and revision). Raises :class:`CheckpointError` naming the path and what to do."""
     base, variant = split_variant(model)
     if not Path(base).expanduser().exists() and (known_to_helm or not looks_like_hub_id(base)):
         return model
@@ -59,10 +61,10 @@ def resolve_model(model: str, known_to_helm: bool = False) -> str:
     elif checkpoint.kind == "seq2seq" and chosen != DEFAULT_VARIANT:
         check_babylm_tokenizer(checkpoint)
     with _LOCK:
-        name = _free_name(checkpoint)
-        register_entries(checkpoint_entries(checkpoint, name, variants=(chosen,)))
-        _REGISTERED[name] = _identity(checkpoint)
-    return variant_name(name, chosen)
+        free = _free_name(checkpoint, name)
+        register_entries(checkpoint_entries(checkpoint, free, variants=(chosen,)))
+        _REGISTERED[free] = _identity(checkpoint)
+    return variant_name(free, chosen)
 
 
 VARIANTS = {"masked": PLL_VARIANTS, "seq2seq": SEQ2SEQ_VARIANTS}
@@ -121,10 +123,10 @@ def _identity(checkpoint: Checkpoint) -> str:
     return f"{checkpoint.source}\0{checkpoint.gguf_file}"
 
 
-def _free_name(checkpoint: Checkpoint) -> str:
-    """``model_name_for(checkpoint)``, made unique in this process when another checkpoint with
-    the same label was registered before (a short digest of the path is added)."""
-    name = model_name_for(checkpoint)
+def _free_name(checkpoint: Checkpoint, wanted: str | None = None) -> str:
+    """``model_name_for(checkpoint, wanted)``, made unique in this process when another
+    checkpoint with the same name was registered before (a short digest of the path is added)."""
+    name = model_name_for(checkpoint, wanted)
     owner = _REGISTERED.get(name)
     if owner is None or owner == _identity(checkpoint):
         return name
