@@ -16,11 +16,11 @@ transformers); check ``uptime`` first: times mean something only on a quiet mach
 Parts (``--parts``, in this order):
 
 - ``build``: the checkpoints: SmolLM2-135M's weights, loaded from the embedded GGUF (the
-  plugin's dequantised fp32 copy, loaded by transformers), trained here with AdamW (learning rate ``--lr``) on BLiMP's
-  good sentences, saved with ``save_pretrained`` (model and tokenizer, the tokenizer's
-  beginning-of-text token set to ``<|endoftext|>``, the token SmolLM2 was pre-trained after) every
-  ``--steps-between`` steps into ``checkpoint-<step>`` folders: a causal model of 135M parameters
-  as a Trainer leaves it.
+  plugin's dequantised fp32 copy, loaded by transformers), trained here with AdamW (learning
+  rate ``--lr``) on BLiMP's good sentences and saved with ``save_pretrained`` (model and
+  tokenizer, whose beginning-of-text token is set to ``<|endoftext|>``, the token SmolLM2 was
+  pre-trained after) every ``--steps-between`` steps into ``checkpoint-<step>`` folders: a
+  causal model of 135M parameters as a Trainer leaves it.
 - ``pairs``: the items of each paradigm the sweep scores (HELM's seeded sample of
   ``--pairs``, drawn by HELM's own ``downsample_eval_instances`` from the plugin's instances,
   as the sweep's runs draw them), written as JSONL files for lm-eval.

@@ -29,10 +29,9 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,13 @@ from syntaxgym_helm.api.sweep_specs import (
     run_specs_for,
     runner_class,
     sweep_entries,
+)
+from syntaxgym_helm.api.sweep_state import (
+    read_counts,
+    read_state,
+    remove_runs,
+    runs_complete,
+    save_state,
 )
 from syntaxgym_helm.clients.checkpoint_sources import (
     CheckpointSource,
@@ -53,7 +59,7 @@ from syntaxgym_helm.core.download import write_atomically
 from syntaxgym_helm.core.run_options import RunOptions
 from syntaxgym_helm.core.training_axis import training_axis
 from syntaxgym_helm.report.sweep_report import SweepOutputs, write_sweep_outputs
-from syntaxgym_helm.report.sweep_tables import counts_json, suite_count, word_surprisals
+from syntaxgym_helm.report.sweep_tables import counts_json
 
 DEFAULT_RUN_SUITE = "sweep"
 STATE_FILE = "checkpoints.json"
@@ -187,7 +193,7 @@ def _label(text: str) -> str:
     return re.sub(r"[^\w.-]+", "-", text).strip("-") or "model"
 
 
-def plan(sources: Sequence[CheckpointSource], xs: dict[str, float], state: Path
+def plan(sources: Sequence[CheckpointSource], xs: Mapping[str, float], state: Path
          ) -> list[SweepCheckpoint]:
     """The checkpoints in training order, each with what a previous sweep recorded of it."""
     recorded = {c["name"]: c for c in read_state(state)}
@@ -291,9 +297,9 @@ def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
     checkpoint = replace(checkpoint, folder=source.folder)
     if checkpoint.identity and checkpoint.identity != identity:
         say(f"{step} {checkpoint.name}: its files changed since it was swept: its runs again")
-        _remove_runs(settings.runs_folder, checkpoint.runs)
+        remove_runs(settings.runs_folder, checkpoint.runs)
         checkpoint = replace(checkpoint, status="pending", counts=[], word_surprisals=None)
-    elif checkpoint.status == "done" and _complete(settings.runs_folder, checkpoint.runs):
+    elif checkpoint.status == "done" and runs_complete(settings.runs_folder, checkpoint.runs):
         say(f"{step} {checkpoint.name}: done before (same files), not run again")
         return checkpoint
     checkpoint = replace(checkpoint, identity=identity, error="")
@@ -307,8 +313,8 @@ def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
     say(f"{step} {checkpoint.name} (x={checkpoint.x:g}): {len(specs)} runs as {model}")
     failure = _run(settings, specs)
     runs = [spec.name for spec in specs]
-    counts, surprisals = _read_counts(settings.runs_folder, runs)
-    if failure is None and not _complete(settings.runs_folder, runs):
+    counts, surprisals = read_counts(settings.runs_folder, runs)
+    if failure is None and not runs_complete(settings.runs_folder, runs):
         failure = "some runs did not finish"
     seconds = time.perf_counter() - started
     say(f"{step} {checkpoint.name}: {'done' if failure is None else 'failed: ' + failure} in "
@@ -358,44 +364,3 @@ def release_models() -> None:
     from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
 
     return_freed_memory()
-
-
-def _complete(runs_folder: Path, runs: Sequence[str]) -> bool:
-    files = ("run_spec.json", "scenario.json", "scenario_state.json", "stats.json",
-             "per_instance_stats.json")
-    return bool(runs) and all((runs_folder / run / name).is_file() for run in runs
-                              for name in files)
-
-
-def _remove_runs(runs_folder: Path, runs: Sequence[str]) -> None:
-    for run in runs:
-        shutil.rmtree(runs_folder / run, ignore_errors=True)
-
-
-def _read_counts(runs_folder: Path, runs: Sequence[str]) -> tuple[list[Any], list[float] | None]:
-    counts, surprisals = [], None
-    for run in runs:
-        folder = runs_folder / run
-        found = suite_count(folder)
-        if found is not None:
-            counts.append(found)
-        words = word_surprisals(folder)
-        if words is not None:
-            surprisals = words
-    return counts, surprisals
-
-
-def read_state(path: Path) -> list[dict[str, Any]]:
-    """The checkpoints a sweep's state file records (none when it does not exist)."""
-    if not path.is_file():
-        return []
-    try:
-        return list(json.loads(path.read_text(encoding="utf-8"))["checkpoints"])
-    except (ValueError, KeyError, TypeError) as error:
-        raise SweepError(f"{path}: not a sweep state file ({error}); move it away to start "
-                         "the sweep afresh") from None
-
-
-def save_state(path: Path, label: str, unit: str, planned: Sequence[SweepCheckpoint]) -> None:
-    data = {"model": label, "unit": unit, "checkpoints": [asdict(c) for c in planned]}
-    write_atomically(path, json.dumps(data, indent=1, allow_nan=True).encode())

@@ -47,7 +47,7 @@ class CheckpointSource:
     @property
     def where(self) -> str:
         """For messages: the folder, or ``repo@revision``."""
-        return self.folder if self.repo is None else f"{self.repo}@{self.revision}"
+        return (self.folder or self.name) if self.repo is None else f"{self.repo}@{self.revision}"
 
 
 def _is_checkpoint_folder(path: Path) -> bool:

@@ -55,12 +55,12 @@ def panel_series(points: Sequence[Point]) -> dict[str, list[tuple[float, float]]
 
 def published_series(published: Sequence[PublishedPoint], panels: Mapping[str, set[str]]
                      ) -> dict[str, list[tuple[float, float]]]:
-    """Panel -> (step, mean published accuracy over the panel's paradigms)."""
+    """Panel -> (step, mean published accuracy over the panel's suites)."""
     series: dict[str, list[tuple[float, float]]] = {}
     steps = sorted({p.step for p in published})
-    for panel, paradigms in panels.items():
+    for panel, suites in panels.items():
         values = [(step, _mean([p.accuracy for p in published
-                                if p.step == step and p.paradigm in paradigms]))
+                                if p.step == step and p.suite in suites]))
                   for step in steps]
         series[panel] = [(x, y) for x, y in values if not math.isnan(y)]
     return series
@@ -92,7 +92,7 @@ def draw_learning_curves(path: Path, models: Mapping[str, Sequence[Point]], unit
                         markersize=3, label=model)
             extra = (published or {}).get(model)
             if extra and unit == "steps" and panel != TIES:
-                members = _paradigms_of(models[model], panel)
+                members = _suites_of(models[model], panel)
                 line = published_series(extra, {panel: members}).get(panel, [])
                 if line:
                     ax.plot([x for x, _ in line], [y for _, y in line], "--", color=colour,
@@ -118,7 +118,7 @@ def draw_learning_curves(path: Path, models: Mapping[str, Sequence[Point]], unit
     return path
 
 
-def _paradigms_of(points: Sequence[Point], panel: str) -> set[str]:
-    """The BLiMP UIDs of the model's suites in ``panel``."""
-    return {count.suite.removeprefix("blimp_") for point in points for count in point.counts
-            if count.dataset == "blimp" and (panel == ALL_SUITES or panel_of(count) == panel)}
+def _suites_of(points: Sequence[Point], panel: str) -> set[str]:
+    """The model's suites in ``panel``."""
+    return {count.suite for point in points for count in point.counts
+            if panel == ALL_SUITES or panel_of(count) == panel}

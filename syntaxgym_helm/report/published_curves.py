@@ -28,10 +28,11 @@ PUBLISHED_PAIRS = 1000
 
 @dataclass(frozen=True)
 class PublishedPoint:
-    """One published accuracy: the training step, the paradigm (BLiMP UID), the accuracy."""
+    """One published accuracy: the training step, the paradigm (as the plugin names its suite,
+    ``blimp_<UID>``), the accuracy."""
 
     step: int
-    paradigm: str
+    suite: str
     accuracy: float
 
 
@@ -41,22 +42,22 @@ def published_seed(model: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def published_curve(model: str, paradigms: Iterable[str] | None = None
+def published_curve(model: str, suites: Iterable[str] | None = None
                     ) -> list[PublishedPoint] | None:
-    """Seed N's published points for ``model`` (see the module doc), on ``paradigms`` (BLiMP
-    UIDs; None: all); None when the name is not a PolyPythias model's or the seed has none."""
+    """Seed N's published points for ``model`` (see the module doc), on ``suites`` (None: all);
+    None when the name is not a PolyPythias model's, or no point is of those suites."""
     seed = published_seed(model)
     if seed is None:
         return None
-    wanted = None if paradigms is None else set(paradigms)
+    wanted = None if suites is None else set(suites)
     raw = (resources.files("syntaxgym_helm") / "data" / DATA_FILE).read_bytes()
     points = []
     for line in gzip.decompress(raw).decode("utf-8").splitlines():
         if line.startswith("#") or line.startswith("seed\t"):
             continue
-        row_seed, step, paradigm, accuracy = line.split("\t")
-        if int(row_seed) == seed and (wanted is None or paradigm in wanted):
-            points.append(PublishedPoint(int(step), paradigm, float(accuracy)))
+        row_seed, step, suite, accuracy = line.split("\t")
+        if int(row_seed) == seed and (wanted is None or suite in wanted):
+            points.append(PublishedPoint(int(step), suite, float(accuracy)))
     return points or None
 
 

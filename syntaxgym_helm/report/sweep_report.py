@@ -80,7 +80,8 @@ def write_sweep_outputs(folder: Path, label: str, unit: str, checkpoints: Sequen
     checkpoints (dataclasses or the state file's dicts)."""
     from dataclasses import asdict, is_dataclass
 
-    states = [asdict(c) if is_dataclass(c) else dict(c) for c in checkpoints]
+    states = [asdict(c) if is_dataclass(c) and not isinstance(c, type) else dict(c)
+              for c in checkpoints]
     points = points_of(label, unit, states)
     files = {"curves": write_csv(folder / "curves.csv", curve_rows(points), CURVE_COLUMNS),
              "checkpoints": write_csv(folder / "checkpoints.csv",
@@ -97,17 +98,16 @@ def write_sweep_outputs(folder: Path, label: str, unit: str, checkpoints: Sequen
         files["word_acquisition"] = write_csv(folder / "word_acquisition.csv", rows,
                                               WORD_COLUMNS)
         lines += ["", "## Words", "", *word_summary(rows)]
-    paradigms = {c.suite.removeprefix("blimp_") for p in points for c in p.counts
-                 if c.dataset == "blimp"}
-    published = published_curve(label, paradigms) if paradigms else None
+    suites = {c.suite for p in points for c in p.counts}
+    published = published_curve(label, suites) if suites else None
     if published:
         files["published"] = write_csv(
             folder / "published.csv",
-            [{"model": label, "step": p.step, "paradigm": p.paradigm, "accuracy": p.accuracy}
-             for p in published], ("model", "step", "paradigm", "accuracy"))
+            [{"model": label, "step": p.step, "suite": p.suite, "accuracy": p.accuracy}
+             for p in published], ("model", "step", "suite", "accuracy"))
         lines += ["", "## Published curve", "",
                   f"Beside {SOURCE.format(seed=published_seed(label))}"
-                  f" ({len({p.paradigm for p in published})} paradigms, steps "
+                  f" ({len({p.suite for p in published})} paradigms, steps "
                   f"{min(p.step for p in published)} to {max(p.step for p in published)}). "
                   "Scored differently:", ""]
         lines += [f"- {line}" for line in differences(options.prefix, options.ties,

@@ -253,7 +253,7 @@ def test_hub_revisions_of_a_pythia_named_model_are_swept_beside_the_published_cu
     assert all(c.status == "done" for c in result.checkpoints), result.failed
     assert result.checkpoints[0].model == "EleutherAI/pythia-160m-seed3@step0"
     published = _rows(result.outputs.files["published"])
-    assert {r["paradigm"] for r in published} == set(PARADIGMS)
+    assert {r["suite"] for r in published} == set(SUITES)
     assert len(published) == 24 * len(PARADIGMS)
     assert "a tie (both sentences equally likely) counts as right" in result.outputs.summary
     assert "a space before each sentence" in result.outputs.summary

@@ -104,9 +104,9 @@ def test_the_published_pythia_curve_is_found_by_the_model_s_name() -> None:
     assert published_seed("pythia-160m") is None and published_seed("pythia-1b-seed3") is None
     points = published_curve("pythia-160m-seed0")
     assert points is not None
-    assert len({p.step for p in points}) == 24 and len({p.paradigm for p in points}) == 67
-    some = published_curve("pythia-160m-seed0", ["adjunct_island"])
-    assert some is not None and {p.paradigm for p in some} == {"adjunct_island"}
+    assert len({p.step for p in points}) == 24 and len({p.suite for p in points}) == 67
+    some = published_curve("pythia-160m-seed0", ["blimp_adjunct_island"])
+    assert some is not None and {p.suite for p in some} == {"blimp_adjunct_island"}
     final = [p.accuracy for p in points if p.step == 143000]
     assert sum(final) / len(final) == pytest.approx(0.7749, abs=5e-4)  # the README's mean
 
@@ -114,8 +114,8 @@ def test_the_published_pythia_curve_is_found_by_the_model_s_name() -> None:
 @pytest.mark.skipif(not SHARED_CURVES.is_dir(), reason="../shared/pythia_curves is not here")
 def test_the_shipped_curve_is_the_published_file() -> None:
     with open(SHARED_CURVES / "blimp_160m_acc.csv", encoding="utf-8", newline="") as stream:
-        source = {(int(r["seed"]), int(r["step"]), r["paradigm"].removeprefix("blimp_")):
-                  float(r["score"]) for r in csv.DictReader(stream)}
-    shipped = {(seed, p.step, p.paradigm): p.accuracy for seed in range(10)
+        source = {(int(r["seed"]), int(r["step"]), r["paradigm"]): float(r["score"])
+                  for r in csv.DictReader(stream)}
+    shipped = {(seed, p.step, p.suite): p.accuracy for seed in range(10)
                for p in published_curve(f"pythia-160m-seed{seed}") or []}
     assert shipped == source
