@@ -361,6 +361,7 @@ def release_models() -> None:
     server = sys.modules.get("syntaxgym_helm.clients.local.server")
     if server is not None:
         server.ModelServerFactory.release()
-    from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
+    else:  # no local engine ran: a masked or encoder-decoder LM's client went with the runner
+        from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
 
-    return_freed_memory()
+        return_freed_memory()

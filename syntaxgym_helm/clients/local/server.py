@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
 from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.local.server_lifecycle import ServerLifecycle
@@ -333,9 +334,14 @@ class ModelServerFactory:
     @classmethod
     def release(cls, sources: Iterable[str] | None = None) -> int:
         """Close the servers of the models loaded from ``sources`` (their
-        ``pretrained_model_name_or_path``; None: every model) and forget those models, so that
-        their memory can be freed (a sweep keeps one checkpoint in memory at a time); returns how
-        many servers were closed. A later request for such a model loads it again."""
+        ``pretrained_model_name_or_path``; None: every model), forget those models and hand
+        their memory back (a sweep keeps one checkpoint in memory at a time); returns how many
+        servers were closed. A later request for such a model loads it again.
+
+        A loaded model was taken out of the collector's scans with everything else alive then
+        (:func:`freeze_long_lived_objects`), and a model holds reference cycles (methods
+        installed on its modules), which only the collector frees: the frozen objects are put
+        back under it first, then collected."""
         wanted = None if sources is None else set(sources)
 
         def chosen(model_key: tuple) -> bool:
@@ -345,10 +351,14 @@ class ModelServerFactory:
             servers = [cls._servers.pop(key) for key in list(cls._servers) if chosen(key[0])]
         for server in servers:
             server.close()
+        closed = len(servers)
         with cls._models_lock:
             for key in [key for key in cls._models if chosen(key)]:
                 del cls._models[key]
-        return len(servers)
+        del servers[:]
+        gc.unfreeze()
+        return_freed_memory()  # collects, then trims the C heaps
+        return closed
 
     @classmethod
     def setup_failure(cls) -> str | None:
