@@ -18,9 +18,10 @@ left out. Then, one checkpoint at a time:
 4. what its runs scored is read once and kept in the sweep's state file
    (``benchmark_output/sweeps/<run suite>/<model>/checkpoints.json``).
 
-A sweep is resumable: run again, it skips every checkpoint finished with the same identity
-(without loading it), completes a half-done one (HELM's Runner skips its finished runs), and runs
-again a checkpoint whose files changed (its old runs are removed first). A checkpoint that fails
+A sweep is resumable: run again, it skips every checkpoint finished with the same identity and the
+same runs (without loading it), completes a half-done one, or one given suites since (HELM's
+Runner skips its finished runs), and runs again a checkpoint whose files changed (its old runs are
+removed first). A checkpoint that fails
 (its files, its load, a run) is recorded with the reason; the others go on. The outputs
 (:mod:`syntaxgym_helm.report.sweep_report`) are written at the end of every sweep from the state.
 """
@@ -139,8 +140,11 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
     label, sources = find_checkpoints(checkpoints, revisions, name)
     axis = training_axis([s.name for s in sources], x_unit, x_values)
     folder = Path(output_path) / "sweeps" / run_suite / label
+    if pairs_per_paradigm is not None and pairs_per_paradigm < 1:
+        raise ValueError(f"pairs_per_paradigm={pairs_per_paradigm} must be 1 or more (None: "
+                         "every item)")
     planned = plan(sources, axis.values, folder / STATE_FILE)
-    check_architectures(planned)
+    unstartable = check_architectures(planned)
     install_run_spec_hooks()
     entries = sweep_entries([*suites, *_word_suite(words, folder)], run_options)
     runner_cls = runner_class(runner)
@@ -150,8 +154,10 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
     say(f"sweep of {label}: {len(planned)} checkpoints by {axis.unit} "
         f"({', '.join(c.name for c in planned)}), {len(entries)} run entries each")
     for index, checkpoint in enumerate(planned):
-        if checkpoint.status == "failed" and checkpoint.error.startswith("not started: "):
-            say(f"[{index + 1}/{len(planned)}] {checkpoint.name}: {checkpoint.error}")
+        if checkpoint.name in unstartable:
+            error = f"not started: {unstartable[checkpoint.name]}"
+            planned[index] = replace(checkpoint, status="failed", error=error)
+            say(f"[{index + 1}/{len(planned)}] {checkpoint.name}: {error}")
             continue
         planned[index] = run_checkpoint(checkpoint, settings, say, f"[{index + 1}/{len(planned)}]")
         save_state(folder / STATE_FILE, label, axis.unit, planned)
@@ -211,13 +217,14 @@ def plan(sources: Sequence[CheckpointSource], xs: Mapping[str, float], state: Pa
     return planned
 
 
-def check_architectures(planned: list[SweepCheckpoint]) -> None:
-    """Read each checkpoint's config: one that cannot be read is marked failed (not started);
-    checkpoints of two architectures are a :class:`SweepError`."""
+def check_architectures(planned: Sequence[SweepCheckpoint]) -> dict[str, str]:
+    """Read each checkpoint's config; returns why each one that cannot be read cannot start (by
+    name). Checkpoints of two architectures are a :class:`SweepError`."""
     from syntaxgym_helm.clients.model_kind import CheckpointError, inspect_checkpoint
 
     kinds: dict[str, list[str]] = {}
-    for index, checkpoint in enumerate(planned):
+    unstartable = {}
+    for checkpoint in planned:
         try:
             if checkpoint.folder is None:
                 kind = _hub_architecture(checkpoint.source)
@@ -225,7 +232,7 @@ def check_architectures(planned: list[SweepCheckpoint]) -> None:
                 found = inspect_checkpoint(checkpoint.folder)
                 kind = found.model_type or ("gguf" if found.gguf_file else found.kind)
         except (CheckpointError, OSError, ValueError) as error:
-            planned[index] = replace(checkpoint, status="failed", error=f"not started: {error}")
+            unstartable[checkpoint.name] = str(error)
             continue
         kinds.setdefault(kind, []).append(checkpoint.name)
     if len(kinds) > 1:
@@ -233,6 +240,7 @@ def check_architectures(planned: list[SweepCheckpoint]) -> None:
             f"{kind} ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''})"
             for kind, names in kinds.items())
             + ": a sweep is one model's training run; sweep each model on its own")
+    return unstartable
 
 
 def _hub_architecture(source: CheckpointSource) -> str:
@@ -298,21 +306,23 @@ def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
     if checkpoint.identity and checkpoint.identity != identity:
         say(f"{step} {checkpoint.name}: its files changed since it was swept: its runs again")
         remove_runs(settings.runs_folder, checkpoint.runs)
-        checkpoint = replace(checkpoint, status="pending", counts=[], word_surprisals=None)
-    elif checkpoint.status == "done" and runs_complete(settings.runs_folder, checkpoint.runs):
-        say(f"{step} {checkpoint.name}: done before (same files), not run again")
-        return checkpoint
-    checkpoint = replace(checkpoint, identity=identity, error="")
-    try:
+        checkpoint = replace(checkpoint, status="pending", runs=[], counts=[],
+                             word_surprisals=None)
+    checkpoint = replace(checkpoint, identity=identity)
+    try:  # registering it reads its config, not its weights
         model = resolve_model(source.folder or "", name=_model_name(settings.label, checkpoint))
         specs = run_specs_for(settings.entries, model, settings.max_eval_instances)
     except Exception as error:  # noqa: BLE001 - a checkpoint the plugin refuses: say why
         say(f"{step} {checkpoint.name}: refused: {error}")
         return replace(checkpoint, status="failed", error=str(error),
                        seconds=time.perf_counter() - started)
+    runs = [spec.name for spec in specs]
+    if (checkpoint.status == "done" and sorted(runs) == sorted(checkpoint.runs)
+            and runs_complete(settings.runs_folder, runs)):
+        say(f"{step} {checkpoint.name}: done before (same files, same runs), not run again")
+        return checkpoint
     say(f"{step} {checkpoint.name} (x={checkpoint.x:g}): {len(specs)} runs as {model}")
     failure = _run(settings, specs)
-    runs = [spec.name for spec in specs]
     counts, surprisals = read_counts(settings.runs_folder, runs)
     if failure is None and not runs_complete(settings.runs_folder, runs):
         failure = "some runs did not finish"

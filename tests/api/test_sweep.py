@@ -178,9 +178,9 @@ def test_a_resumed_sweep_skips_what_is_done_and_redoes_what_changed(tmp_path: Pa
     run = tmp_path / "resumed"
     train(run, blimp_sentences(FULL_BLIMP_DIR, PARADIGMS, 16), steps=8, save_every=2, seed=1)
 
-    def resume() -> tuple:
+    def resume(suites: list[str] = SUITES) -> tuple:
         lines: list[str] = []
-        result = sweep(str(run / "checkpoint-*"), SUITES, pairs_per_paradigm=2,
+        result = sweep(str(run / "checkpoint-*"), suites, pairs_per_paradigm=2,
                        output_path=tmp_path / "out", local_path=tmp_path / "prod_env",
                        num_threads=2, plots=False, log=lines.append)
         return result, "\n".join(lines)
@@ -205,6 +205,10 @@ def test_a_resumed_sweep_skips_what_is_done_and_redoes_what_changed(tmp_path: Pa
     assert changed.counts == again.checkpoints[0].counts  # the same weights as checkpoint-2 now
     _, text = resume()
     assert text.count("done before") == 4
+    more, text = resume([*SUITES, "blimp_adjunct_island"])  # a suite given since: it alone runs
+    assert "done before" not in text and all(len(c.counts) == 3 for c in more.checkpoints)
+    assert all(c.counts[:2] == b.counts for c, b in zip(more.checkpoints, again.checkpoints,
+                                                         strict=True))
 
 
 def test_bad_input_is_refused_or_flagged_and_the_rest_is_kept(
