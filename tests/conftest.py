@@ -152,6 +152,22 @@ def wall_clock(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
+def training_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder a real training loop saved a tiny Llama's checkpoints in, as a Trainer names
+    them (``checkpoint-2`` ... ``checkpoint-8``: 8 steps on BLiMP sentences, saved every 2;
+    ``training_runs.py``), made once per session for the sweep's tests. (Llama: the engine
+    installs methods on its gated MLP blocks, reference cycles that only the collector frees,
+    which a sweep's release of each model must reach.)"""
+    from fixtures import FULL_BLIMP_DIR
+    from training_runs import PARADIGMS, blimp_sentences, train
+
+    folder = tmp_path_factory.mktemp("training") / "llama-tiny"
+    train(folder, blimp_sentences(FULL_BLIMP_DIR, PARADIGMS), architecture="llama", steps=8,
+          save_every=2)
+    return folder
+
+
+@pytest.fixture(scope="session")
 def builtin_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run suite folder of one real helm-run (HELM's default runner) of a few items of four
     built-in suites with every installed embedded model (``builtin_runs.py``), made once per

@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "syntaxgym_helm.cli.evaluate",
     "syntaxgym_helm.cli.model",
     "syntaxgym_helm.cli.surprisal",
+    "syntaxgym_helm.cli.sweep",
 )
 
 

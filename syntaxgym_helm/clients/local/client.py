@@ -142,7 +142,7 @@ class SyntaxGymClient(EchoScoringClient):
         and after the load: tokenizer files, the vocabulary against the embeddings, and that
         the files did not change meanwhile)."""
         key = self._model_key_of(identity)
-        if self._server is None or key != self._server_key:
+        if self._server is None or self._server.closed or key != self._server_key:
             from syntaxgym_helm.clients.local.model_loading import load_model_and_tokenizer
             from syntaxgym_helm.clients.local.server import ModelServerFactory
             from syntaxgym_helm.clients.tokenizer_checks import check_before_load, check_loaded

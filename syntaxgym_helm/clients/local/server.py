@@ -20,14 +20,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
 from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
+from syntaxgym_helm.clients.local.server_lifecycle import ServerLifecycle
 
 if TYPE_CHECKING:
     from tqdm import tqdm
 
 
-class ModelServer:
+class ModelServer(ServerLifecycle):
     """A model's server: one engine thread that owns the model and computes, in batches, the
     prompts any number of threads ask for.
 
@@ -40,7 +42,8 @@ class ModelServer:
 
     ``make_engine`` makes the :class:`~.logprob_engine.LogprobEngine` (loads the model) first
     thing in the engine thread, so that every torch computation of the model happens on that one
-    thread (see the module doc); :meth:`wait_ready` waits for it.
+    thread (see the module doc); :meth:`wait_ready` waits for it. :meth:`close` ends it
+    (:class:`.ServerLifecycle`).
     """
 
     CALLER_TTL_S = 2.0
@@ -156,16 +159,6 @@ class ModelServer:
             self._pending[prompt] = future
             self._queue.append(prompt)
         return future
-
-    def close(self, reason: str) -> None:
-        """Stop serving: what waits fails with ``reason``, and the engine thread ends after the
-        pass it is computing, dropping the model (freed with its last reference)."""
-        with self._cond:
-            self._closed, pending, self._pending, self._queue = reason, self._pending, {}, []
-            self._cond.notify_all()
-        for future in pending.values():
-            if not future.done():
-                future.set_exception(RuntimeError(reason))
 
     def _remember(self, prompt: str, result: PromptLogprobs | PromptError) -> None:
         remember(self._memo, prompt, result, self.memo_size)
@@ -345,6 +338,42 @@ class ModelServerFactory:
         with cls._models_lock:
             for key in [key for key in cls._models if stale(key)]:
                 del cls._models[key]
+
+    @classmethod
+    def release(cls, sources: Iterable[str] | None = None) -> int:
+        """Close the servers of the models loaded from ``sources`` (their
+        ``pretrained_model_name_or_path``; None: every model), forget those models and hand
+        their memory back (a sweep keeps one checkpoint in memory at a time); returns how many
+        servers were closed. A later request for such a model loads it again. A model holds
+        reference cycles (methods installed on its modules), which only the collector frees:
+        the memory is handed back after a collection."""
+        wanted = None if sources is None else set(sources)
+
+        def chosen(model_key: tuple) -> bool:
+            return wanted is None or model_key[0] in wanted
+
+        with cls._servers_lock:
+            servers = [cls._servers.pop(key) for key in list(cls._servers) if chosen(key[0])]
+        for server in servers:
+            server.close("its model was released", timeout_s=30.0)
+        closed = len(servers)
+        with cls._models_lock:
+            for key in [key for key in cls._models if chosen(key)]:
+                del cls._models[key]
+        del servers[:]
+        return_freed_memory()  # collects, then trims the C heaps
+        return closed
+
+    @classmethod
+    def setup_failure(cls) -> str | None:
+        """Why a model of this process could not be loaded (the first such server's error);
+        None when every server's model loaded (or none was asked for)."""
+        with cls._servers_lock:
+            for server in cls._servers.values():
+                if server.setup_error is not None:
+                    error = server.setup_error
+                    return f"could not load the model: {type(error).__name__}: {error}"
+        return None
 
     @classmethod
     def loaded_model(cls, model_key: tuple, load: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:

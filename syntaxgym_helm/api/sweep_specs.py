@@ -1,0 +1,126 @@
+"""What a sweep runs at each checkpoint, as ``helm-run`` would: run entries made into HELM run specs
+by HELM's own ``run_entries_to_run_specs`` (the ``model=`` expander names the checkpoint; the
+``syntaxgym`` run spec function, ``prefix=auto`` resolved for the model), run by a HELM
+``Runner`` class (HELM's own by default, or any class with its constructor, as
+``helm-run --runner-class-name``).
+
+What to run (:func:`sweep_entries`): suite names (as ``syntaxgym:suite=``), data set names
+(``blimp``, ``clams``, ...: every suite of the data set), suite files, and run-entry files
+(``.conf``, as ``helm-run --conf-paths``; their entries are run as written, their ``model=``
+replaced by the checkpoint's). ``pairs_per_paradigm`` is HELM's ``--max-eval-instances``: a
+run of more items scores a sample of them drawn with HELM's fixed seed (0), the same items at
+every checkpoint (the instances are the same, so the draw is).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS
+from syntaxgym_helm.core.options import changed_fields
+from syntaxgym_helm.core.run_options import RunOptions
+
+#: ``runner=`` names HELM's own Runner so.
+DEFAULT_RUNNER = "helm"
+HELM_RUNNER = "helm.benchmark.runner.Runner"
+
+
+def install_run_spec_hooks() -> None:
+    """What ``helm-run`` has once the plugin is loaded: the ``syntaxgym`` run spec function, the
+    plugin's ``model=`` expander, the run hooks (embedded models, prefetch)."""
+    from syntaxgym_helm.harness.run_spec import (
+        SyntaxGymModelRunExpander,
+        register_run_spec_function,
+    )
+    from syntaxgym_helm.helm_compat import install_model_run_expander
+
+    register_run_spec_function()
+    install_model_run_expander(SyntaxGymModelRunExpander)
+
+
+def sweep_entries(suites: Sequence[str | Path], options: RunOptions) -> list[Any]:
+    """HELM ``RunEntry`` objects for ``suites`` (see the module doc); ``options`` go into the
+    entries made from suite and data set names (a run-entry file's entries keep their own)."""
+    from helm.benchmark.presentation.run_entry import RunEntry, read_run_entries
+
+    arguments = "".join(f",{name}={_text(value)}"
+                        for name, value in changed_fields(options).items())
+    entries: list[RunEntry] = []
+    for suite in suites:
+        text = str(suite)
+        if text.endswith(".conf"):
+            if not Path(text).is_file():
+                raise FileNotFoundError(f"{text}: no such run-entry file")
+            entries += read_run_entries([text]).entries
+            continue
+        names = sorted(DATASETS[text].by_suite()) if text in DATASETS else [text]
+        entries += [RunEntry(description=f"syntaxgym:suite={name}{arguments}", priority=1,
+                             groups=None) for name in names]
+    if not entries:
+        raise ValueError("nothing to run: give suites, data sets or a run-entry file")
+    return entries
+
+
+def _text(value: Any) -> str:
+    text = str(value)
+    if any(mark in text for mark in ",=:"):
+        raise ValueError(f"the run option value {text!r} contains , = or :, which a run entry "
+                         "cannot hold; use a path without them")
+    return text
+
+
+def run_specs_for(entries: Sequence[Any], model: str, max_eval_instances: int | None
+                  ) -> list[Any]:
+    """The run specs of ``entries`` for ``model`` (as ``helm-run --models-to-run MODEL
+    --max-eval-instances N``)."""
+    from helm.benchmark.run import run_entries_to_run_specs
+
+    return run_entries_to_run_specs(list(entries), max_eval_instances=max_eval_instances,
+                                    models_to_run=[model])
+
+
+def runner_class(runner: str | type | None) -> type:
+    """The HELM Runner class ``runner`` names: ``helm`` or None (HELM's own), a class, or a
+    class path (``package.module.Class``) of a class taking HELM Runner's constructor
+    arguments."""
+    if runner is None or runner == DEFAULT_RUNNER:
+        runner = HELM_RUNNER
+    if isinstance(runner, type):
+        return runner
+    from helm.common.object_spec import get_class_by_name
+
+    try:
+        found = get_class_by_name(runner)
+    except (ImportError, AttributeError, ValueError) as error:
+        raise ValueError(f"runner {runner!r}: no such class ({error}); give 'helm' or a class "
+                         "path such as helm.benchmark.runner.Runner") from None
+    if not isinstance(found, type):
+        raise ValueError(f"runner {runner!r} is not a class")
+    return found
+
+
+def make_runner(cls: type, local_path: Path, output_path: Path, run_suite: str,
+                num_threads: int, cache: bool, options: Mapping[str, Any] | None = None) -> Any:
+    """A runner of ``cls`` as ``helm-run`` makes one (its request cache in
+    ``local_path/cache``, as ``helm-run``'s; completed runs skipped, a failed run not ending the
+    others)."""
+    from helm.benchmark.executor import ExecutionSpec
+    from helm.common.authentication import Authentication
+    from helm.common.cache_backend_config import SqliteCacheBackendConfig
+
+    cache_config = None
+    if cache:
+        (local_path / "cache").mkdir(parents=True, exist_ok=True)
+        cache_config = SqliteCacheBackendConfig(str(local_path / "cache"))
+    execution = ExecutionSpec(url=None, auth=Authentication(""), local_path=str(local_path),
+                              parallelism=num_threads, dry_run=False,
+                              sqlite_cache_backend_config=cache_config)
+    # HELM prints where it looks for credentials.conf: not what a sweep's user asked to see.
+    with contextlib.redirect_stdout(io.StringIO()):
+        return cls(execution, str(output_path), run_suite, skip_instances=False,
+                   cache_instances=False, cache_instances_only=False, skip_completed_runs=True,
+                   exit_on_error=False, **(options or {}))

@@ -1,0 +1,121 @@
+"""A sweep's tables, BabyLM's fast_eval_results, the plots and the published Pythia curve, from
+checkpoints' counts (the sweep's own runs are in tests/api/test_sweep.py)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from syntaxgym_helm.core.acquisition import log_axis, sigmoid
+from syntaxgym_helm.report.learning_curves import (
+    ALL_SUITES,
+    TIES,
+    draw_learning_curves,
+    panel_series,
+)
+from syntaxgym_helm.report.published_curves import published_curve, published_seed
+from syntaxgym_helm.report.sweep_tables import (
+    Point,
+    SuiteCount,
+    acquisition_rows,
+    curve_rows,
+    fast_eval_results,
+)
+
+SHARED_CURVES = Path(__file__).resolve().parents[3] / "shared" / "pythia_curves"
+STEPS = (0, 16, 128, 1000, 10000, 143000)
+
+
+def _count(suite: str, passed: int, ties: int = 0, dataset: str = "blimp",
+           phenomenon: str = "island_effects") -> SuiteCount:
+    return SuiteCount(suite, dataset, phenomenon, items=200, scorable=198, passed=passed,
+                      ties=ties, unscorable=2, predictions=1, measure="first_prediction")
+
+
+def _points() -> list[Point]:
+    """Six checkpoints of a model learning blimp_adjunct_island along a sigmoid; the fourth
+    failed."""
+    curve = sigmoid(log_axis(STEPS), 0.4, 3.0, 2.5, 0.5)
+    points = []
+    for step, accuracy in zip(STEPS, curve, strict=True):
+        failed = step == 1000
+        counts = () if failed else (
+            _count("blimp_adjunct_island", round(accuracy * 198), ties=10 if step == 0 else 0),
+            _count("number_prep", 30, dataset="syntaxgym", phenomenon="Agreement"))
+        points.append(Point("pythia-160m-seed1", f"step{step}", float(step), "steps", "abc",
+                            "failed: could not load" if failed else "done", counts))
+    return points
+
+
+def test_fast_eval_results_keep_checkpoint_positions_in_babylm_s_format() -> None:
+    data = fast_eval_results(_points())
+    text = json.dumps(data)  # valid JSON: a failed checkpoint's accuracies are null
+    results = json.loads(text)["fast_eval_results"]
+    assert list(results) == ["blimp", "syntaxgym"]
+    assert [list(entry) for entry in results["blimp"]] == [["adjunct_island"]] * len(STEPS)
+    assert results["blimp"][3] == {"adjunct_island": None}
+    assert results["syntaxgym"][0] == {"number_prep": pytest.approx(30 / 198)}
+    assert results["blimp"][-1]["adjunct_island"] > results["blimp"][0]["adjunct_island"]
+
+
+def test_curve_rows_flag_a_failed_checkpoint_and_acquisition_reads_the_learned_curve() -> None:
+    rows = curve_rows(_points())
+    failed = [row for row in rows if row["revision"] == "step1000"]
+    assert len(failed) == 1 and failed[0]["suite"] == "" and failed[0]["status"].startswith(
+        "failed")
+    first = rows[0]
+    assert first["ties"] == 10 and first["low"] <= first["accuracy"] <= first["high"]
+    (learned,) = [r for r in acquisition_rows(_points()) if r["suite"] == "blimp_adjunct_island"]
+    assert learned["acquired_at"] in {f"step{s}" for s in STEPS} and learned["reason"] == ""
+    assert math.log10(learned["crossing_x"] + 1) == pytest.approx(2.5, abs=0.2)
+    (flat,) = [r for r in acquisition_rows(_points()) if r["suite"] == "number_prep"]
+    assert flat["acquired_at"] == "" and "not above chance" in flat["reason"]
+
+
+def test_panels_are_phenomena_with_the_mean_first_and_ties_last() -> None:
+    series = panel_series(_points())
+    assert list(series)[0] == ALL_SUITES and set(series) == {ALL_SUITES, "island effects",
+                                                            "Agreement", TIES}
+    assert [x for x, _ in series[TIES]] == [0.0, 16.0, 128.0, 10000.0, 143000.0]
+    assert series[TIES][0][1] == pytest.approx(10 / (2 * 198))
+
+
+def test_plots_leave_matplotlib_s_global_backend_alone(tmp_path: Path) -> None:
+    import matplotlib
+
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")
+    try:
+        path = draw_learning_curves(tmp_path / "curves.png", {"a": _points(), "b": _points()[:3]},
+                                    "steps", {"a": published_curve("pythia-160m-seed1") or []})
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)
+    assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_published_pythia_curve_is_found_by_the_model_s_name() -> None:
+    assert published_seed("EleutherAI/pythia-160m-seed3") == 3
+    assert published_seed("runs/pythia-160m-seed12") == 12
+    assert published_seed("pythia-160m") is None and published_seed("pythia-1b-seed3") is None
+    points = published_curve("pythia-160m-seed0")
+    assert points is not None
+    assert len({p.step for p in points}) == 24 and len({p.suite for p in points}) == 67
+    some = published_curve("pythia-160m-seed0", ["blimp_adjunct_island"])
+    assert some is not None and {p.suite for p in some} == {"blimp_adjunct_island"}
+    final = [p.accuracy for p in points if p.step == 143000]
+    assert sum(final) / len(final) == pytest.approx(0.7749, abs=5e-4)  # the README's mean
+
+
+@pytest.mark.skipif(not SHARED_CURVES.is_dir(), reason="../shared/pythia_curves is not here")
+def test_the_shipped_curve_is_the_published_file() -> None:
+    with open(SHARED_CURVES / "blimp_160m_acc.csv", encoding="utf-8", newline="") as stream:
+        source = {(int(r["seed"]), int(r["step"]), r["paradigm"]): float(r["score"])
+                  for r in csv.DictReader(stream)}
+    shipped = {(seed, p.step, p.suite): p.accuracy for seed in range(10)
+               for p in published_curve(f"pythia-160m-seed{seed}") or []}
+    assert shipped == source
