@@ -29,6 +29,10 @@ process (a script or notebook using the Python API, a test runner, HELM's parall
 signal then goes on as before (a ``KeyboardInterrupt`` the caller may catch; SIGTERM's default),
 with the answers already saved; where nothing of ours is at work, it is handled as before,
 untouched.
+
+Work the process runs elsewhere (:class:`~syntaxgym_helm.runners.RayRunner`'s actors on a
+cluster) is registered with :func:`add_remote_work`: the handler stops it first, and says so in
+the same line.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +53,9 @@ from syntaxgym_helm.clients import request_cache
 SAVE_DEADLINE_S = 10.0
 
 _CLIENTS: weakref.WeakSet[Any] = weakref.WeakSet()
+#: Work this process started elsewhere (a Ray cluster's actors), by key: each callable stops it
+#: before a deadline (time.monotonic()) and says what it stopped.
+_REMOTE: dict[int, Callable[[float], str]] = {}
 _PREVIOUS: dict[int, Any] = {}
 _ending = threading.Event()
 _end_process = False
@@ -59,6 +67,15 @@ _output_file: Path | None = None
 def register(client: Any) -> None:
     """A client whose engine may hold computed answers (it has ``save_computed()``)."""
     _CLIENTS.add(client)
+
+
+def add_remote_work(stop: Callable[[float], str]) -> Callable[[], None]:
+    """Work this process runs elsewhere (:class:`~syntaxgym_helm.runners.RayRunner`'s actors):
+    on SIGINT or SIGTERM ``stop(deadline)`` ends it and its words go into the one line printed.
+    Returns the function that removes it (call it when the work is over)."""
+    key = id(stop)
+    _REMOTE[key] = stop
+    return lambda: _REMOTE.pop(key, None)
 
 
 def output_phase(last_file: Path) -> None:
@@ -145,11 +162,15 @@ def _previous(signum: int, frame: Any) -> None:
     os.kill(os.getpid(), signum)
 
 
+def _ours_at_work() -> bool:
+    return bool(_end_process or _CLIENTS or _REMOTE or request_cache.open_caches())
+
+
 def _handle(signum: int, frame: Any) -> None:
     incomplete = _leave_output_incomplete() if not _ending.is_set() else ""
-    if incomplete and not (_end_process or _CLIENTS or request_cache.open_caches()):
+    if incomplete and not _ours_at_work():
         _say(f"syntaxgym-helm: interrupted ({signal.Signals(signum).name}){incomplete}")
-    if not (_end_process or _CLIENTS or request_cache.open_caches()) or _ending.is_set():
+    if not _ours_at_work() or _ending.is_set():
         if _ending.is_set() and _end_process:  # a second signal while saving: end now
             os._exit(128 + signum)
         _previous(signum, frame)
@@ -158,7 +179,8 @@ def _handle(signum: int, frame: Any) -> None:
     started = time.monotonic()
     name = signal.Signals(signum).name
     try:
-        line = (f"syntaxgym-helm: interrupted ({name}); {_save(started + SAVE_DEADLINE_S)}"
+        line = (f"syntaxgym-helm: interrupted ({name}); "
+                f"{_stop_remote(started + SAVE_DEADLINE_S)}{_save(started + SAVE_DEADLINE_S)}"
                 f"{incomplete}")
     except BaseException as exc:  # noqa: BLE001 - the process ends whatever happened
         line = (f"syntaxgym-helm: interrupted ({name}); saving failed ({type(exc).__name__}: "
@@ -169,6 +191,17 @@ def _handle(signum: int, frame: Any) -> None:
     _say(line)
     _ending.clear()
     _previous(signum, frame)
+
+
+def _stop_remote(deadline: float) -> str:
+    """Stop the work this process runs elsewhere; what was stopped, in words ("" for none)."""
+    said = []
+    for stop in list(_REMOTE.values()):
+        try:
+            said.append(stop(deadline))
+        except Exception as exc:  # noqa: BLE001 - the others are still stopped
+            said.append(f"stopping work elsewhere failed ({type(exc).__name__}: {exc})")
+    return "".join(f"{text}; " for text in said if text)
 
 
 def _save(deadline: float) -> str:
