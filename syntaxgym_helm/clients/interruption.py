@@ -75,7 +75,10 @@ def add_remote_work(stop: Callable[[float], str]) -> Callable[[], None]:
     Returns the function that removes it (call it when the work is over)."""
     key = id(stop)
     _REMOTE[key] = stop
-    return lambda: _REMOTE.pop(key, None)
+
+    def remove() -> None:
+        _REMOTE.pop(key, None)
+    return remove
 
 
 def output_phase(last_file: Path) -> None:

@@ -43,16 +43,9 @@ from syntaxgym_helm.runners.ray_cluster import (
     largest_node,
 )
 from syntaxgym_helm.runners.ray_schedule import ClusterRuns, StopRuns, stop_callback
-from syntaxgym_helm.runners.ray_worker import RunWorker, WorkerSpec
+from syntaxgym_helm.runners.ray_worker import RunWorker, WorkerSpec, config_files, forwarded_env
+from syntaxgym_helm.runners.selection import RAY_RUNNER
 from syntaxgym_helm.runners.settings import actor_resources, read_settings
-
-#: The class path ``helm-run --runner-class-name`` takes.
-CLASS_PATH = "syntaxgym_helm.runners.RayRunner"
-#: Environment variables the workers get from the driver (suite folders, caches, HELM's own).
-FORWARDED_PREFIXES = ("SYNTAXGYM_", "HELM_", "HF_", "TRANSFORMERS_")
-#: ``--local-path`` files sent to nodes that do not see that folder.
-CONFIG_FILES = ("model_deployments.yaml", "model_metadata.yaml", "tokenizer_configs.yaml",
-                "credentials.conf", "runner_config.yaml")
 
 
 class RayRunner(Runner):
@@ -70,6 +63,15 @@ class RayRunner(Runner):
         self.suite = suite
         self.settings = read_settings(execution_spec.local_path)
 
+    @classmethod
+    def execute_requests(cls, adapter_spec: Any, instances: list[Any], local_path: Path,
+                         cache_dir: str | Path | None, num_threads: int) -> list[Any]:
+        """The Python API's ``evaluate(..., runner="ray")``: the instances' requests executed
+        on the model's Ray actor (:mod:`.ray_requests`); their request states."""
+        from syntaxgym_helm.runners.ray_requests import execute_on_ray
+
+        return execute_on_ray(adapter_spec, instances, local_path, cache_dir, num_threads)
+
     def run_all(self, run_specs: list[Any]) -> None:
         todo = [spec for spec in run_specs if not (
             self.skip_completed_runs and self._is_run_completed(self._get_run_path(spec)))]
@@ -78,9 +80,8 @@ class RayRunner(Runner):
         if not todo:
             return
         ray = import_ray()
-        env = {name: value for name, value in os.environ.items()
-               if name.startswith(FORWARDED_PREFIXES)}
-        connection = connect(self.settings.address, self.settings.connect_timeout_s, env)
+        connection = connect(self.settings.address, self.settings.connect_timeout_s,
+                             forwarded_env())
         session = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
         staging = run_folders.staging_root(self.output_path, self.suite, session)
         runs = None
@@ -139,16 +140,9 @@ class RayRunner(Runner):
             suite=self.suite, skip_instances=self.skip_instances,
             cache_instances=self.cache_instances, cache_instances_only=self.cache_instances_only,
             session=session, shared_output=self.settings.shared_output, output_token=token,
-            request_cache=self.settings.request_cache, config_files=self._config_files(),
-            runner=CLASS_PATH)
+            request_cache=self.settings.request_cache,
+            config_files=config_files(self.executor.execution_spec.local_path), runner=RAY_RUNNER)
         return ClusterRuns(ray=ray, actor_class=ray.remote(RunWorker), worker_spec=spec,
                            resources=resources, max_attempts=self.settings.max_attempts,
                            exit_on_error=self.exit_on_error, runs_path=Path(self.runs_path),
                            staging=staging)
-
-    def _config_files(self) -> dict[str, bytes]:
-        folder = self.executor.execution_spec.local_path
-        if not folder:
-            return {}
-        return {name: Path(folder, name).read_bytes() for name in CONFIG_FILES
-                if Path(folder, name).is_file()}

@@ -30,6 +30,25 @@ from syntaxgym_helm.runners import run_folders
 
 #: Where a node keeps what it cannot put in the shared output path.
 NODE_FOLDER = "syntaxgym_helm_ray"
+#: Environment variables the workers get from the driver (suite folders, caches, HELM's own).
+FORWARDED_PREFIXES = ("SYNTAXGYM_", "HELM_", "HF_", "TRANSFORMERS_")
+#: ``--local-path`` files sent to nodes that do not see that folder.
+CONFIG_FILES = ("model_deployments.yaml", "model_metadata.yaml", "tokenizer_configs.yaml",
+                "credentials.conf", "runner_config.yaml")
+
+
+def forwarded_env() -> dict[str, str]:
+    """The driver's variables of :data:`FORWARDED_PREFIXES`, for every worker."""
+    return {name: value for name, value in os.environ.items()
+            if name.startswith(FORWARDED_PREFIXES)}
+
+
+def config_files(local_path: str | Path | None) -> dict[str, bytes]:
+    """``local_path``'s files of :data:`CONFIG_FILES`, for nodes that do not see it."""
+    if not local_path:
+        return {}
+    return {name: Path(local_path, name).read_bytes() for name in CONFIG_FILES
+            if Path(local_path, name).is_file()}
 
 
 @dataclass(frozen=True)
@@ -45,7 +64,7 @@ class WorkerSpec:
     session: str  # this run_all's name: its staging folders, its node folders
     shared_output: str  # "auto", "yes", "no"
     output_token: tuple[str, str]  # (path, text) of a file the driver wrote in the output path
-    request_cache: str  # "node" or "local_path"
+    request_cache: str  # "node", "local_path", or "as_given" (the execution spec's, the API's)
     config_files: Mapping[str, bytes]  # --local-path's YAML and credentials, by file name
     runner: str  # the runner's class path, recorded in each run
 
@@ -94,9 +113,12 @@ class RunWorker:
 
         from syntaxgym_helm.clients.cache_dirs import cache_root
 
-        if self.spec.execution_spec.sqlite_cache_backend_config is None:
+        given = self.spec.execution_spec.sqlite_cache_backend_config
+        if given is None:
             return None
-        if self.spec.request_cache == "local_path" and local_path:
+        if self.spec.request_cache == "as_given":
+            folder = Path(given.path)
+        elif self.spec.request_cache == "local_path" and local_path:
             folder = Path(local_path) / "cache"
         else:
             folder = cache_root() / "ray_request_cache"

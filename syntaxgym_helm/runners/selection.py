@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The Ray runner's class path (``helm-run --runner-class-name``), recorded in each of its runs.
+RAY_RUNNER = "syntaxgym_helm.runners.RayRunner"
 #: Short names of the runners, by class path. ``default`` is HELM's own ``Runner`` (one run after
 #: another in this process).
 RUNNERS = {
     "default": "helm.benchmark.runner.Runner",
-    "ray": "syntaxgym_helm.runners.RayRunner",
+    "ray": RAY_RUNNER,
     "multi_gpu": "helm.benchmark.multi_gpu_runner.MultiGPURunner",
     "slurm": "helm.benchmark.slurm_runner.SlurmRunner",
 }

@@ -1,9 +1,9 @@
 """What :class:`~syntaxgym_helm.runners.RayRunner` reads from ``runner_config.yaml``: its ``ray:``
 section, declared once as :class:`RaySettings`, and what each model's actor asks the cluster for.
 
-HELM reads ``<--local-path>/runner_config.yaml`` for its own runners (``helm_max_concurrent_workers``,
-``slurm_args``, ``slurm_monitor_interval``) and ignores keys it does not know; the Ray runner reads
-the same file's ``ray:`` section::
+HELM reads ``<--local-path>/runner_config.yaml`` for its own runners
+(``helm_max_concurrent_workers``, ``slurm_args``, ``slurm_monitor_interval``) and ignores keys it
+does not know; the Ray runner reads the same file's ``ray:`` section::
 
     ray:
       address: auto            # else $RAY_ADDRESS, else a Ray started for the run on this machine
@@ -25,7 +25,7 @@ import dataclasses
 import json
 import os
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -149,7 +149,7 @@ class ActorResources:
                 f"{self.memory_bytes / 2**30:.1f} GiB")
 
 
-def actor_resources(settings: RaySettings, deployment: str, nodes: list[Mapping[str, float]],
+def actor_resources(settings: RaySettings, deployment: str, nodes: Sequence[Mapping[str, float]],
                     ) -> ActorResources:
     """What an actor of ``deployment`` asks for: the file's values, else one actor a node (the
     CPUs of the smallest node among ``nodes``, Ray's resource totals of the alive nodes; per GPU
