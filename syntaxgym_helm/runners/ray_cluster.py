@@ -99,8 +99,11 @@ def _init_within(ray: Any, address: str, source: str, timeout_s: float,
     thread.join(timeout_s)
     logging.getLogger("ray._private.worker").removeFilter(quiet)
     if not done:
-        raise RayClusterError(f"no Ray cluster answered at {address} ({source}) within "
-                              f"{timeout_s:g} s: start one (ray start --head), or fix the address")
+        raise RayClusterError(
+            f"{address} ({source}) answers, but Ray did not let this driver join within "
+            f"{timeout_s:g} s: a cluster whose head `ray start --head` started asks for its "
+            "token (set RAY_AUTH_MODE=token, the token in ~/.ray/auth_token or "
+            "RAY_AUTH_TOKEN), or the port is not a Ray head's")
     if isinstance(done[0], BaseException):
         raise RayClusterError(f"could not join the Ray cluster at {address} ({source}): "
                               f"{type(done[0]).__name__}: {str(done[0]).splitlines()[0]}")

@@ -33,7 +33,7 @@ from helm.benchmark.executor import ExecutionSpec
 from helm.benchmark.runner import Runner, RunnerError
 from helm.common.hierarchical_logger import hlog
 
-from syntaxgym_helm.runners import run_folders
+import syntaxgym_helm.runners.run_folders as run_folders
 from syntaxgym_helm.runners.ray_cluster import (
     RayClusterError,
     alive_nodes,

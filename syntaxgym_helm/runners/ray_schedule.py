@@ -31,7 +31,7 @@ from typing import Any
 
 from helm.common.hierarchical_logger import hlog, hwarn
 
-from syntaxgym_helm.runners import run_folders
+import syntaxgym_helm.runners.run_folders as run_folders
 from syntaxgym_helm.runners.ray_cluster import alive_nodes, fits, largest_node
 from syntaxgym_helm.runners.settings import ActorResources
 
@@ -193,7 +193,8 @@ class ClusterRuns:
                 self._end(slot)
 
     def stop(self) -> str:
-        """End every actor (Ctrl-C, an error): what was stopped, in words."""
+        """End every actor (Ctrl-C, an error) and remove the staging folders: what was
+        stopped, in words."""
         running = len(self.flights)
         for slot in self.slots:
             try:
@@ -201,8 +202,11 @@ class ClusterRuns:
             except Exception:  # noqa: BLE001 - the others are still ended
                 slot.actor = None
         self.flights.clear()
-        return (f"stopped {running} run{'s' if running != 1 else ''} on the Ray cluster, "
-                f"{len(self.records)} done kept")
+        shutil.rmtree(self.staging, ignore_errors=True)  # what the ended actors were writing
+        done = len(self.records)
+        return (f"stopped {running} run{'s' if running != 1 else ''} on the Ray cluster "
+                f"({done} run{'s' if done != 1 else ''} done this time in place; "
+                "--skip-completed-runs skips them)")
 
 
 def _last_line(text: str) -> str:

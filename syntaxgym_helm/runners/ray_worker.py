@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from syntaxgym_helm.runners import run_folders
+import syntaxgym_helm.runners.run_folders as run_folders
 
 #: Where a node keeps what it cannot put in the shared output path.
 NODE_FOLDER = "syntaxgym_helm_ray"

@@ -209,6 +209,7 @@ def test_ctrl_c_on_the_driver_stops_the_cluster_s_work_with_one_line(
         time.sleep(0.2)
     assert not _alive(worker_pid), "the run's Ray worker still runs after the driver ended"
     assert not _incomplete(output / "runs" / RUN_SUITE)
+    assert not list(output.glob("ray_staging/*/*/*")), "the stopped run's staging folder stays"
 
 
 def _alive(pid: int) -> bool:
