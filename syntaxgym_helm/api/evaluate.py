@@ -82,6 +82,10 @@ def evaluate(
     if max_items is not None and max_items < 0:
         raise ValueError(f"max_items={max_items} must be 0 or more (None: every item)")
     check_value("num_threads", num_threads, int, minimum=1)
+    if runner not in (None, "default"):  # a wrong name is an error now, before any work
+        from syntaxgym_helm.runners import runner_class
+
+        runner_class(runner)
     run_options = api_options(options, option_values)
     loaded = (suite if isinstance(suite, Suite)
               else load_named_suite(str(suite), cache_root() / "suites",

@@ -62,16 +62,23 @@ def _model() -> str:
     return names[0]
 
 
-def _workdir(root: Path, cluster: Any, replicas: int = 1) -> tuple[Path, dict[str, str]]:
-    """A working folder whose runner_config.yaml asks for ``replicas`` actors of one CPU, and
-    helm-run's environment: the cluster's address and a plugin cache of its own (the weights
-    linked from the user's cache, the request cache empty: the runs compute)."""
+def _runner_config(root: Path, replicas: int = 1, shared_output: str = "auto") -> None:
+    """``root``'s runner_config.yaml: ``replicas`` actors of one CPU each."""
+    (root / "prod_env" / "runner_config.yaml").write_text(
+        f"ray:\n  replicas: {replicas}\n  num_cpus: 1\n  shared_output: {shared_output}\n",
+        encoding="utf-8")
+
+
+def _workdir(root: Path, cluster: Any, replicas: int = 1,
+             shared_output: str = "auto") -> tuple[Path, dict[str, str]]:
+    """A working folder (:func:`_runner_config`), and helm-run's environment: the cluster's
+    address and a plugin cache of its own (the weights linked from the user's cache, the request
+    cache empty: the runs compute)."""
     from syntaxgym_helm.clients.cache_dirs import cache_root
 
     root.mkdir()
     (root / "prod_env").mkdir()
-    (root / "prod_env" / "runner_config.yaml").write_text(
-        f"ray:\n  replicas: {replicas}\n  num_cpus: 1\n", encoding="utf-8")
+    _runner_config(root, replicas, shared_output)
     cache = root / "plugin_cache"
     cache.mkdir()
     for name in ("weights", "gguf", "digests"):
@@ -116,7 +123,8 @@ def _stats(runs: Path) -> dict[str, dict[str, float]]:
 def test_runs_land_on_two_nodes_survive_a_node_kill_and_equal_the_default_runner(
         cluster: Any, builtin_runs: Path, tmp_path: Path) -> None:
     model = _model()
-    workdir, env = _workdir(tmp_path / "work", cluster, replicas=2)
+    # The first run's files come back to the driver (as on nodes that do not see the output).
+    workdir, env = _workdir(tmp_path / "work", cluster, replicas=2, shared_output="no")
     broken = tmp_path / "broken_suite.json"
     broken.write_text("{ this is not JSON", encoding="utf-8")
     entries = [f"syntaxgym:suite={suite},model={model}" for suite in SUITES]
@@ -156,6 +164,7 @@ def test_runs_land_on_two_nodes_survive_a_node_kill_and_equal_the_default_runner
     assert {r["node_id"] for r in records.values()} == {worker.node_id,
                                                        cluster.head_node.node_id}
     assert records[killed]["attempt"] == 2 and records[killed]["node_id"] != worker.node_id
+    assert not any(record["shared_output"] for record in records.values())
     default = {name: values for name, values in _stats(builtin_runs).items()
                if name.endswith("model=" + model.replace("/", "_"))}
     ray_stats = _stats(runs)
@@ -163,7 +172,9 @@ def test_runs_land_on_two_nodes_survive_a_node_kill_and_equal_the_default_runner
     for name, values in default.items():
         assert len([k for k in values if k.endswith("/syntaxgym_accuracy")]) == ITEMS
         assert ray_stats[name] == pytest.approx(values, abs=1e-9), name
-    # The suite fixed, a rerun skips the four completed runs and completes the fifth.
+    # The suite fixed, a rerun skips the four completed runs and completes the fifth, its worker
+    # writing into the output path itself.
+    _runner_config(workdir)
     broken.write_text((Path(__file__).parents[2] / "syntaxgym_helm" / "suites"
                        / f"{SUITES[0]}.json").read_text(), encoding="utf-8")
     again = subprocess.run(_command(entries, "--skip-completed-runs"), cwd=workdir, env=env,
@@ -172,6 +183,20 @@ def test_runs_land_on_two_nodes_survive_a_node_kill_and_equal_the_default_runner
     after = {r["run"]: r for r in _records("**/syntaxgym_runner.json", runs)}
     assert len(after) == len(SUITES) + 1 and not _incomplete(runs)
     assert all(after[name]["started"] == record["started"] for name, record in records.items())
+    assert [r["shared_output"] for name, r in after.items() if name not in records] == [True]
+    # The report and the leaderboard read the runs as any others.
+    for command in (["report", str(output), "--suite", RUN_SUITE, "-o", str(tmp_path / "report")],
+                    ["leaderboard", "config", str(output), "--suite", RUN_SUITE,
+                     "--local-path", str(workdir / "prod_env")]):
+        assert _cli(command) == 0, command
+    assert (tmp_path / "report").is_dir()
+
+
+def _cli(arguments: list[str]) -> int:
+    """``syntaxgym-helm ARGUMENTS`` in this process: its exit status."""
+    from syntaxgym_helm.cli.main import main
+
+    return main(arguments)
 
 
 def test_ctrl_c_on_the_driver_stops_the_cluster_s_work_with_one_line(

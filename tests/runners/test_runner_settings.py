@@ -146,3 +146,18 @@ def test_a_dead_cluster_address_is_a_clear_error_within_seconds(
                                               r"\(\$RAY_ADDRESS\).*ray start --head"):
         runner.run_all([run_spec_of("sgh_agreement_pp", RunOptions())])
     assert time.monotonic() - started < 10
+
+
+def test_a_wrong_runner_name_is_an_error_before_any_work(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from syntaxgym_helm import evaluate
+    from syntaxgym_helm.cli.main import main
+
+    with pytest.raises(RunnerNameError, match="'dask' is not one of"):
+        evaluate("sgh_agreement_pp", "no/such-model", runner="dask")
+    with pytest.raises(ValueError, match="MultiGPURunner runs helm-run's run specs"):
+        evaluate("sgh_agreement_pp", "syntaxgym/smollm2-135m-instruct-q4_1", max_items=0,
+                 runner="multi_gpu")
+    assert main(["evaluate", "sgh_agreement_pp", "--model", "no/such-model",
+                 "--runner", "dask"]) == 2
+    assert "syntaxgym-helm evaluate: runner 'dask' is not one of" in capsys.readouterr().err
