@@ -88,7 +88,7 @@ def _actor(ray: Any, deployment: str, local_path: Path, cache_dir: str | Path | 
             execution_spec=execution, output_path="", suite="api", skip_instances=False,
             cache_instances=False, cache_instances_only=False,
             session=f"api-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}",
-            shared_output="no", output_token=("", ""), request_cache="as_given",
+            shared_output=False, output_token=("", ""), request_cache="as_given",
             config_files={name: (local_path / name).read_bytes() for name in CONFIG_FILES
                           if (local_path / name).is_file()},
             runner=RAY_RUNNER)

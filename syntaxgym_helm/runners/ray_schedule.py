@@ -15,6 +15,10 @@ tied to an actor that is gone. When a run ends:
   front of its model's queue, for a new actor on whatever node Ray finds, until it has been tried
   ``max_attempts`` times; then it is failed. Its staging folder never reaches ``runs/``.
 
+A new actor is probed (a call that returns where it runs) before it is handed a run: one that
+never starts (Ray placed it on a node that was dying, which Ray learns of only seconds later)
+costs its run no attempt; a model whose actor's set-up raises fails its runs with that error.
+
 Every few seconds the alive nodes are checked: a model whose actor no alive node can hold fails
 its runs (a message naming what it asks for and the largest node) instead of waiting for ever.
 """
@@ -39,6 +43,8 @@ from syntaxgym_helm.runners.settings import ActorResources
 NODE_CHECK_S = 5.0
 #: How long one wait for a finished run lasts (a Ctrl-C is handled between two).
 WAIT_S = 0.5
+#: How often a model's actor may fail to start (its node lost before it ran) before its runs fail.
+START_TRIES = 3
 
 
 class StopRuns(Exception):
@@ -58,6 +64,7 @@ class _Flight:
     slot: _Slot
     run_spec: Any
     attempt: int
+    starting: bool = False  # the new actor's probe, before its run is handed over
 
 
 @dataclass
@@ -77,6 +84,7 @@ class ClusterRuns:
     slots: list[_Slot] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
+    failed_starts: dict[str, int] = field(default_factory=dict)
     total: int = 0
 
     def run(self, run_specs: list[Any]) -> None:
@@ -100,9 +108,9 @@ class ClusterRuns:
                 self._fail_what_no_node_holds()
 
     def _next(self, slot: _Slot, lost: bool = False) -> None:
-        """Hand ``slot`` the next run of its model (a new actor where it has none); end its
-        actor where there is none left. A ``lost`` slot (its actor died) gets a new actor only
-        where its model has more runs waiting than live actors to take them."""
+        """Hand ``slot`` the next run of its model; end its actor where there is none left. A
+        slot without an actor gets a new one, probed first (:meth:`_started`); a ``lost`` slot
+        (its actor died) only where its model has more runs waiting than live actors."""
         queue = self.queues[slot.deployment]
         live = sum(1 for other in self.slots
                    if other.deployment == slot.deployment and other.actor is not None)
@@ -115,8 +123,9 @@ class ClusterRuns:
             slot.actor = self.actor_class.options(
                 **options, max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD",
             ).remote(self.worker_spec)
-        ref = slot.actor.run.remote(run_spec, attempt)
-        self.flights[ref] = _Flight(slot, run_spec, attempt)
+            self.flights[slot.actor.where.remote()] = _Flight(slot, run_spec, attempt, True)
+            return
+        self.flights[slot.actor.run.remote(run_spec, attempt)] = _Flight(slot, run_spec, attempt)
 
     def _end(self, slot: _Slot) -> None:
         if slot.actor is not None:
@@ -128,17 +137,17 @@ class ClusterRuns:
 
     def _finished(self, ref: Any) -> None:
         flight = self.flights.pop(ref)
+        if flight.starting:
+            self._started(ref, flight)
+            return
         name = flight.run_spec.name
         lost = False
         try:
             outcome = self.ray.get(ref)
         except self.ray.exceptions.RayTaskError as error:
             cause = getattr(error, "cause", None) or error
-            reason = f"{type(cause).__name__}: {_last_line(str(cause))}"
             hlog(f"Error when running {name} (Ray worker):\n{error}")
-            self.failed.append((name, reason))
-            if self.exit_on_error:
-                raise StopRuns(f"{name}: {reason}") from None
+            self._fail(name, f"{type(cause).__name__}: {_last_line(str(cause))}")
         except self.ray.exceptions.RayError as error:  # the actor is gone: its node, its process
             self._end(flight.slot)  # or unreachable ("may or may not have run"): ended for good
             lost = True
@@ -149,10 +158,7 @@ class ClusterRuns:
                 self.queues[flight.slot.deployment].appendleft((flight.run_spec,
                                                                 flight.attempt + 1))
             else:
-                self.failed.append((name, f"{reason} on attempt {flight.attempt} of "
-                                          f"{self.max_attempts}"))
-                if self.exit_on_error:
-                    raise StopRuns(f"{name}: {reason}") from None
+                self._fail(name, f"{reason} on attempt {flight.attempt} of {self.max_attempts}")
         else:
             if outcome["files"] is not None:
                 self._place(flight.run_spec.name, outcome["files"])
@@ -161,6 +167,37 @@ class ClusterRuns:
             hlog(f"[{len(self.records)}/{self.total}] {name}: done on {record['hostname']} "
                  f"({record['node_ip']}) in {record['seconds']:.1f} s")
         self._next(flight.slot, lost)
+
+    def _started(self, ref: Any, flight: _Flight) -> None:
+        """A new actor's probe came back: hand it its run; or, where it never started, put the
+        run back (not an attempt: it never ran) for a new actor, :data:`START_TRIES` times for a
+        model, or fail the model's runs where its set-up raised (it would raise again)."""
+        try:
+            self.ray.get(ref)
+        except self.ray.exceptions.RayError as error:
+            self._end(flight.slot)
+            deployment = flight.slot.deployment
+            reason = f"its Ray worker did not start ({type(error).__name__}: " \
+                     f"{_last_line(str(error))})"
+            self.failed_starts[deployment] = self.failed_starts.get(deployment, 0) + 1
+            queue = self.queues[deployment]
+            queue.appendleft((flight.run_spec, flight.attempt))
+            if (getattr(error, "actor_init_failed", False)
+                    or self.failed_starts[deployment] >= START_TRIES):
+                for run_spec, _ in queue:
+                    self._fail(run_spec.name, reason)
+                queue.clear()
+            else:
+                hwarn(f"{deployment}: {reason}; starting another")
+            self._next(flight.slot, lost=True)
+            return
+        run = flight.slot.actor.run.remote(flight.run_spec, flight.attempt)
+        self.flights[run] = _Flight(flight.slot, flight.run_spec, flight.attempt)
+
+    def _fail(self, name: str, reason: str) -> None:
+        self.failed.append((name, reason))
+        if self.exit_on_error:
+            raise StopRuns(f"{name}: {reason}")
 
     def _place(self, run_name: str, files: dict[str, bytes]) -> None:
         """Put a run whose files came back from its node into ``runs/`` whole."""

@@ -15,6 +15,7 @@ actor (``ray.remote``), so importing this module needs no Ray.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import resource
 import shutil
@@ -28,7 +29,7 @@ from typing import Any
 
 import syntaxgym_helm.runners.run_folders as run_folders
 
-#: Where a node keeps what it cannot put in the shared output path.
+#: Where a node keeps what it cannot put in the shared output path (in its temporary folder).
 NODE_FOLDER = "syntaxgym_helm_ray"
 #: Environment variables the workers get from the driver (suite folders, caches, HELM's own).
 FORWARDED_PREFIXES = ("SYNTAXGYM_", "HELM_", "HF_", "TRANSFORMERS_")
@@ -61,8 +62,8 @@ class WorkerSpec:
     skip_instances: bool
     cache_instances: bool
     cache_instances_only: bool
-    session: str  # this run_all's name: its staging folders, its node folders
-    shared_output: str  # "auto", "yes", "no"
+    session: str  # this run_all's name: its staging folders
+    shared_output: str | bool  # "auto", or whether workers see the output path
     output_token: tuple[str, str]  # (path, text) of a file the driver wrote in the output path
     request_cache: str  # "node", "local_path", or "as_given" (the execution spec's, the API's)
     config_files: Mapping[str, bytes]  # --local-path's YAML and credentials, by file name
@@ -83,7 +84,10 @@ class RunWorker:
         from syntaxgym_helm.helm_compat import require, require_attributes
 
         self.spec = spec
-        node = Path(tempfile.gettempdir()) / NODE_FOLDER / spec.session
+        # One folder per output path on each node, kept between sessions (its suite downloads
+        # are reused); each session stages its runs in a folder of its own there.
+        key = hashlib.sha256(f"{spec.output_path}|{spec.suite}".encode()).hexdigest()[:16]
+        node = Path(tempfile.gettempdir()) / NODE_FOLDER / key
         self.shared = _sees_output(spec)
         local_path = spec.execution_spec.local_path
         if local_path and not os.path.isdir(local_path):  # this node does not see --local-path
@@ -105,7 +109,7 @@ class RunWorker:
                              skip_completed_runs=False, exit_on_error=True)
         require_attributes(self.runner, ("runs_path", "eval_cache_path", "executor"), "runner")
         self.staging = (run_folders.staging_root(spec.output_path, spec.suite, spec.session)
-                        if self.shared else node / "staging")
+                        if self.shared else node / "staging" / spec.session)
 
     def _cache(self, local_path: str | None) -> Any:
         """The SQLite request cache of this node (None where HELM's cache is off or MongoDB)."""
@@ -175,8 +179,8 @@ class RunWorker:
 def _sees_output(spec: WorkerSpec) -> bool:
     """Whether this node writes into the driver's output path: as configured, else whether the
     file the driver wrote there is here with the same text."""
-    if spec.shared_output != "auto":
-        return spec.shared_output == "yes"
+    if isinstance(spec.shared_output, bool):
+        return spec.shared_output
     path, text = spec.output_token
     try:
         return Path(path).read_text(encoding="utf-8") == text

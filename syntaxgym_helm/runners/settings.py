@@ -79,8 +79,8 @@ class RaySettings(ModelResources):
                                  "$RAY_ADDRESS, else a Ray started for the run")
     connect_timeout_s: float = option(20.0, "how long connecting may take", minimum=1)
     max_attempts: int = option(2, "how often a run is tried when its worker dies", minimum=1)
-    shared_output: Literal["auto", "yes", "no"] = option(
-        "auto", "whether workers see --output-path (auto: each worker checks); no: the runs' "
+    shared_output: Literal["auto"] | bool = option(
+        "auto", "whether workers see --output-path (auto: each worker checks); false: the runs' "
         "files come back to the driver")
     request_cache: Literal["node", "local_path"] = option(
         "node", "node: each node's <plugin cache>/ray_request_cache; local_path: "

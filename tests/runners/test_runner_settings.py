@@ -71,7 +71,7 @@ def test_runner_config_ray_section(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "message"), [
     ("ray:\n  max_attempts: 0\n", r"runner_config.yaml, ray: max_attempts=0 is too small"),
     ("ray:\n  num_cpus: many\n", r"runner_config.yaml, ray: num_cpus='many' is not a number"),
-    ("ray:\n  shared_output: maybe\n", r"shared_output='maybe' is not one of auto, yes, no"),
+    ("ray:\n  shared_output: maybe\n", r"shared_output='maybe' is not one of auto or true or"),
     ("ray:\n  adress: x:1\n", r"ray: unknown argument adress; the options are: num_cpus"),
     ("ray:\n  models:\n    m: {cpus: 2}\n", r"models.m: unknown argument cpus"),
     ("ray: [1, 2]\n", r"runner_config.yaml: ray: is \[1, 2\], not a mapping"),
