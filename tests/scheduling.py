@@ -13,7 +13,8 @@ from pathlib import Path
 #: the runs once. A group named after a session fixture must list every file that uses it
 #: (``tests/conftest.py`` checks at collection).
 SAME_WORKER = {
-    "builtin_runs": ("tests/clients/test_embedded.py", "tests/harness/test_parallel_runners.py"),
+    "builtin_runs": ("tests/clients/test_embedded.py", "tests/harness/test_parallel_runners.py",
+                     "tests/runners/test_ray_runner.py", "tests/runners/test_slurm_runner.py"),
     # test_report.produce_runs: made once per worker, kept in its temporary folder.
     "report_runs": ("tests/report/test_report.py", "tests/report/test_browser.py",
                     "tests/report/test_scored_items.py", "tests/report/test_stats_on_real_runs.py"),

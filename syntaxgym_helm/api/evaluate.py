@@ -51,6 +51,7 @@ def evaluate(
     cache_dir: str | Path | None = None,
     local_path: str | Path | None = None,
     num_threads: int = 4,
+    runner: str | None = None,
     **option_values: Any,
 ) -> SuiteResult:
     """Score ``suite`` on ``model`` and return every item's regions, predictions and outcome.
@@ -68,7 +69,12 @@ def evaluate(
     then change it). ``max_items``: the first items only. ``cache_dir``: HELM's request cache
     (SQLite files; None: none, every request is computed). ``local_path``: HELM's credentials
     and model configs (default ``prod_env`` when it exists, as ``helm-run --local-path``).
-    ``num_threads``: HELM's ``--num-threads``. A value of the wrong type is a ``TypeError`` and
+    ``num_threads``: HELM's ``--num-threads``. ``runner``: where the requests are executed:
+    None or ``"default"``, in this process; ``"ray"`` (or the class path of a
+    :class:`~syntaxgym_helm.runners.RayRunner`), on a Ray actor of the model (started once per
+    model and kept: later calls find its weights loaded; the cluster of ``local_path``'s
+    ``runner_config.yaml`` or ``$RAY_ADDRESS``, else a Ray on this machine;
+    docs/scaling.md). A value of the wrong type is a ``TypeError`` and
     one out of range a ``ValueError``, each naming the argument and what it takes.
     """
     if not isinstance(suite, (str, Path, Suite)):
@@ -77,6 +83,10 @@ def evaluate(
     if max_items is not None and max_items < 0:
         raise ValueError(f"max_items={max_items} must be 0 or more (None: every item)")
     check_value("num_threads", num_threads, int, minimum=1)
+    if runner not in (None, "default"):  # a wrong name is an error now, before any work
+        from syntaxgym_helm.runners import runner_class
+
+        runner_class(runner)
     run_options = api_options(options, option_values)
     loaded = (suite if isinstance(suite, Suite)
               else load_named_suite(str(suite), cache_root() / "suites",
@@ -91,8 +101,7 @@ def evaluate(
     instances = suite_instances(loaded, spec_from_args(run_spec.scenario_spec.args))
     instances = instances[:max_items] if max_items is not None else instances
     warn_text_changes(loaded, [item.item_number for item in loaded.items[:len(instances)]])
-    states = run_requests(run_spec.adapter_spec, instances,
-                          executor(folder, cache_dir, num_threads))
+    states = execute(run_spec.adapter_spec, instances, folder, cache_dir, num_threads, runner)
     by_instance = defaultdict(list)
     for state in states:
         by_instance[state.instance.id].append(state)
@@ -106,6 +115,26 @@ def evaluate(
     return SuiteResult(loaded.name, model, loaded.meta.main_metric,
                        run_spec.adapter_spec.global_prefix, results,
                        used.digest if used is not None else "")
+
+
+def execute(adapter_spec: Any, instances: list[Any], local_path: Path,
+            cache_dir: str | Path | None, num_threads: int, runner: str | None) -> list[Any]:
+    """The instances' requests executed where ``runner`` says (see :func:`evaluate`)."""
+    if runner not in (None, "default"):
+        from helm.benchmark.runner import Runner
+
+        from syntaxgym_helm.runners import RayRunner, runner_class
+
+        found = runner_class(runner)
+        if issubclass(found, RayRunner):
+            return found.execute_requests(adapter_spec, instances, local_path, cache_dir,
+                                          num_threads)
+        if found is not Runner:
+            raise ValueError(f"runner={runner!r}: evaluate executes a suite's requests in this "
+                             "process (runner='default') or on a Ray actor (runner='ray'); "
+                             f"{found.__name__} runs helm-run's run specs: use helm-run "
+                             "--runner-class-name")
+    return run_requests(adapter_spec, instances, executor(local_path, cache_dir, num_threads))
 
 
 def api_options(options: RunOptions | None, values: Mapping[str, Any]) -> RunOptions:

@@ -28,6 +28,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--local-path", type=Path, default=None,
                         help="HELM's credentials and model configs (default: ./prod_env)")
     parser.add_argument("--num-threads", type=int, default=4, help="HELM's --num-threads")
+    parser.add_argument("--runner", default=None, metavar="NAME",
+                        help="where the requests run: default (this process) or ray (a Ray "
+                             "actor of the model: docs/scaling.md)")
     parser.add_argument("--output", type=Path, default=None, help="write the results as CSV")
     parser.add_argument("--level", choices=("regions", "items", "predictions"),
                         default="items", help="one CSV row per ... (default: items)")
@@ -42,6 +45,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.output:
         interruption.leaves(f"{args.output} was not written")
     from syntaxgym_helm.api import UnknownModelError, evaluate
+    from syntaxgym_helm.runners.ray_cluster import RayClusterError
 
     try:
         if args.output:
@@ -49,8 +53,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         options = run_options_from(args)
         result = evaluate(args.suite, args.model, options=options, max_items=args.max_items,
                           cache_dir=args.cache_dir, local_path=args.local_path,
-                          num_threads=args.num_threads)
-    except (OptionError, UnknownModelError, ValueError, OSError) as error:
+                          num_threads=args.num_threads, runner=args.runner)
+    except (OptionError, UnknownModelError, ValueError, OSError, RayClusterError) as error:
         say(f"syntaxgym-helm evaluate: {error}", sys.stderr)
         return 2
     unscorable = len(result.items) - result.scored_items

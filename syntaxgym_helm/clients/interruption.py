@@ -37,6 +37,10 @@ command says what an interrupt would leave (:func:`leaves`: e.g. that its output
 written), so that the line is true at every stage. Processes forked from such a process (the
 report's pool workers) ignore SIGINT, which a terminal sends to every process of the command: the
 parent alone answers it, and ends them.
+
+Work the process runs elsewhere (:class:`~syntaxgym_helm.runners.RayRunner`'s actors on a
+cluster) is registered with :func:`add_remote_work`: the handler stops it first, and says so in
+the same line.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +61,9 @@ from syntaxgym_helm.core.output_files import remove_partial_outputs
 SAVE_DEADLINE_S = 10.0
 
 _CLIENTS: weakref.WeakSet[Any] = weakref.WeakSet()
+#: Work this process started elsewhere (a Ray cluster's actors), by key: each callable stops it
+#: before a deadline (time.monotonic()) and says what it stopped.
+_REMOTE: dict[int, Callable[[float], str]] = {}
 _PREVIOUS: dict[int, Any] = {}
 _ending = threading.Event()
 _end_process = False
@@ -88,6 +96,18 @@ def _open_caches() -> list[Any]:
 def register(client: Any) -> None:
     """A client whose engine may hold computed answers (it has ``save_computed()``)."""
     _CLIENTS.add(client)
+
+
+def add_remote_work(stop: Callable[[float], str]) -> Callable[[], None]:
+    """Work this process runs elsewhere (:class:`~syntaxgym_helm.runners.RayRunner`'s actors):
+    on SIGINT or SIGTERM ``stop(deadline)`` ends it and its words go into the one line printed.
+    Returns the function that removes it (call it when the work is over)."""
+    key = id(stop)
+    _REMOTE[key] = stop
+
+    def remove() -> None:
+        _REMOTE.pop(key, None)
+    return remove
 
 
 def output_phase(last_file: Path) -> None:
@@ -190,11 +210,15 @@ def _previous(signum: int, frame: Any) -> None:
     os.kill(os.getpid(), signum)
 
 
+def _ours_at_work() -> bool:
+    return bool(_end_process or _CLIENTS or _REMOTE or _open_caches())
+
+
 def _handle(signum: int, frame: Any) -> None:
     incomplete = _leave_output_incomplete() if not _ending.is_set() else ""
-    if incomplete and not (_end_process or _CLIENTS or _open_caches()):
+    if incomplete and not _ours_at_work():
         _say(f"syntaxgym-helm: interrupted ({signal.Signals(signum).name}){incomplete}")
-    if not (_end_process or _CLIENTS or _open_caches()) or _ending.is_set():
+    if not _ours_at_work() or _ending.is_set():
         if _ending.is_set() and _end_process:  # a second signal while saving: end now
             os._exit(128 + signum)
         _previous(signum, frame)
@@ -203,7 +227,8 @@ def _handle(signum: int, frame: Any) -> None:
     started = time.monotonic()
     name = signal.Signals(signum).name
     try:
-        saved = _save(started + SAVE_DEADLINE_S)
+        saved = "; ".join(part for part in (_stop_remote(started + SAVE_DEADLINE_S),
+                                            _save(started + SAVE_DEADLINE_S)) if part)
     except BaseException as exc:  # noqa: BLE001 - the process ends whatever happened
         saved = f"saving failed ({type(exc).__name__}: {exc})"
     said = "; ".join(part for part in (saved, _leaves) if part) or "nothing was saved"
@@ -243,6 +268,17 @@ def _end_at_exit_if_working() -> None:
 
     atexit.register(end_if_working)
     _exit_hook = True
+
+
+def _stop_remote(deadline: float) -> str:
+    """Stop the work this process runs elsewhere; what was stopped, in words ("" for none)."""
+    said = []
+    for stop in list(_REMOTE.values()):
+        try:
+            said.append(stop(deadline))
+        except Exception as exc:  # noqa: BLE001 - the others are still stopped
+            said.append(f"stopping work elsewhere failed ({type(exc).__name__}: {exc})")
+    return "; ".join(text for text in said if text)
 
 
 def _save(deadline: float) -> str:

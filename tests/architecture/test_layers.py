@@ -2,9 +2,12 @@
 
 Layers, lowest first; a module may import from its own layer and the ones below, never above:
 
-    core  <  clients  <  harness  <  generate, report, api  <  cli, plugin
+    core  <  clients  <  harness  <  generate, report, api, runners  <  cli, plugin
 
-``core`` is the SyntaxGym domain and must import with neither HELM nor torch.
+``core`` is the SyntaxGym domain and must import with neither HELM nor torch. ``runners`` (HELM
+runners: the Ray runner) runs whole HELM runs, as ``api`` runs requests: both use the clients'
+run hooks, both are named by ``cli`` and ``plugin``, and the Python API may hand a runner's actors
+its requests (same layer).
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "syntaxgym_helm"
-LAYERS = {"core": 0, "clients": 1, "harness": 2, "generate": 3, "report": 3, "api": 3, "cli": 4,
-          "plugin": 4}
+LAYERS = {"core": 0, "clients": 1, "harness": 2, "generate": 3, "report": 3, "api": 3,
+          "runners": 3, "cli": 4, "plugin": 4}
 MAX_MODULE_LINES = 400
 MAX_CLASS_LINES = 250
 
