@@ -73,6 +73,8 @@ class RayRunner(Runner):
         return execute_on_ray(adapter_spec, instances, local_path, cache_dir, num_threads)
 
     def run_all(self, run_specs: list[Any]) -> None:
+        """Run ``run_specs`` on the cluster (the completed ones skipped under
+        ``--skip-completed-runs``); HELM's ``RunnerError`` lists the runs that failed."""
         todo = [spec for spec in run_specs if not (
             self.skip_completed_runs and self._is_run_completed(self._get_run_path(spec)))]
         if len(todo) < len(run_specs):
