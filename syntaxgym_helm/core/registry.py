@@ -11,7 +11,9 @@ the user gave it (name, path or URL), then the file read.
 
 Built-in suites (generated from ``configs/suites/*.jsonnet`` and shipped in the package as
 ``syntaxgym_helm/suites/<name>.json``) are addressed by name too; their names start with ``sgh_``,
-so they never collide with the Hu et al. names. So are the minimal-pair data sets' suites
+so they never collide with the Hu et al. names; so are the Mandarin suites of Wang et al. (2021),
+converted and shipped as ``syntaxgym_helm/suites/mandarin/mandarin_<phenomenon>_<modifier>.json``
+(:func:`converted_suites`). So are the minimal-pair data sets' suites
 (``blimp_<UID>``, ``clams_<language>_<case>``, ``rublimp_...``, ``turblimp_...``, ``sling_...``;
 :mod:`syntaxgym_helm.core.minimal_pairs`), converted from their checked sources, with
 ``suites_dir`` as the data set's offline folder.
@@ -48,6 +50,9 @@ HU2020_URL = (
 SUITES_DIR_ENV = "SYNTAXGYM_SUITES_DIR"
 #: Every built-in suite's name starts with this (no Hu et al. name does).
 BUILTIN_PREFIX = "sgh_"
+#: The shipped suites converted from another project's (``syntaxgym_helm/suites/mandarin/``,
+#: written by ``scripts/convert_mandarin_suites.py``): named ``mandarin_...``.
+CONVERTED_COLLECTION = "mandarin"
 
 #: The six circuits of Hu et al. (2020), Table 1.
 CIRCUITS = (
@@ -167,8 +172,20 @@ def builtin_suites() -> list[str]:
                   if entry.name.startswith(BUILTIN_PREFIX) and entry.name.endswith(".json"))
 
 
-def _builtin(name: str, cache_dir: Path) -> Path:
-    source = resources.files("syntaxgym_helm") / "suites" / f"{name}.json"
+def converted_suites(collection: str = CONVERTED_COLLECTION) -> list[str]:
+    """The names of the suites converted from another project's published suites and shipped
+    in the package (``syntaxgym_helm/suites/<collection>/``, with their licence): the 28 Mandarin
+    suites of Wang et al. (2021), ``mandarin_<phenomenon>_<modifier>``."""
+    folder = resources.files("syntaxgym_helm") / "suites" / collection
+    if not folder.is_dir():
+        return []
+    return sorted(entry.name[: -len(".json")] for entry in folder.iterdir()
+                  if entry.name.startswith(f"{collection}_") and entry.name.endswith(".json"))
+
+
+def _builtin(name: str, cache_dir: Path, collection: str = "") -> Path:
+    source = resources.files("syntaxgym_helm") / "suites"
+    source = (source / collection if collection else source) / f"{name}.json"
     if isinstance(source, Path):  # an ordinary install: the file itself
         return source
     target = cache_dir / f"{name}.json"  # e.g. a zipped install: copy it out
@@ -213,6 +230,8 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
     builtin = builtin_suites()
     if spec in builtin:
         return _builtin(spec, Path(cache_dir))
+    if spec in converted_suites():
+        return _builtin(spec, Path(cache_dir), CONVERTED_COLLECTION)
     path = Path(spec).expanduser()
     if path.exists():  # a pipe or a device too: refused at once, saying what it is
         check_regular_file(path, spec)
@@ -220,7 +239,9 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
     known = ", ".join(sorted(HU2020_SUITES))
     raise RegistryError(
         f"unknown suite {spec!r}: it is not a registered name, an existing file or an http(s) URL. "
-        f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}; minimal "
+        f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}; "
+        f"{CONVERTED_COLLECTION} suites: {len(converted_suites())} ({CONVERTED_COLLECTION}_..., "
+        "docs/multilingual.md); minimal "
         "pairs: " + ", ".join(f"{d.prefix}... ({len(d.files())} suites)" for d in DATASETS.values())
         + " (`syntaxgym-helm list DATA_SET` names them)"
     )
