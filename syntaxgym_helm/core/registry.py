@@ -30,6 +30,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
@@ -183,9 +184,16 @@ def converted_suites(collection: str = CONVERTED_COLLECTION) -> list[str]:
                   if entry.name.startswith(f"{collection}_") and entry.name.endswith(".json"))
 
 
-def _builtin(name: str, cache_dir: Path, collection: str = "") -> Path:
-    source = resources.files("syntaxgym_helm") / "suites"
-    source = (source / collection if collection else source) / f"{name}.json"
+def shipped_suite_file(name: str) -> Traversable:
+    """The packaged file of a built-in or converted suite (``name`` one of theirs)."""
+    folder = resources.files("syntaxgym_helm") / "suites"
+    if name.startswith(f"{CONVERTED_COLLECTION}_"):
+        folder = folder / CONVERTED_COLLECTION
+    return folder / f"{name}.json"
+
+
+def _builtin(name: str, cache_dir: Path) -> Path:
+    source = shipped_suite_file(name)
     if isinstance(source, Path):  # an ordinary install: the file itself
         return source
     target = cache_dir / f"{name}.json"  # e.g. a zipped install: copy it out
@@ -231,7 +239,7 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
     if spec in builtin:
         return _builtin(spec, Path(cache_dir))
     if spec in converted_suites():
-        return _builtin(spec, Path(cache_dir), CONVERTED_COLLECTION)
+        return _builtin(spec, Path(cache_dir))
     path = Path(spec).expanduser()
     if path.exists():  # a pipe or a device too: refused at once, saying what it is
         check_regular_file(path, spec)

@@ -50,7 +50,14 @@ from syntaxgym_helm.core.minimal_pairs.catalogue import (
     pair_groups,
     source_file,
 )
-from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, builtin_suites, sg_score_suites
+from syntaxgym_helm.core.registry import (
+    CIRCUITS,
+    HU2020_SUITES,
+    builtin_suites,
+    converted_suites,
+    sg_score_suites,
+    shipped_suite_file,
+)
 from syntaxgym_helm.harness.run_spec import (
     context_group_name,
     suite_context_group_name,
@@ -76,6 +83,7 @@ from syntaxgym_helm.harness.stats import (
 _TAXONOMY = {"task": "targeted syntactic evaluation", "what": "constructed minimal pairs",
              "who": "linguists", "when": "2020", "language": "English"}
 CITATION = "[(Hu et al., 2020)](https://aclanthology.org/2020.acl-main.158/)"
+MANDARIN_CITE = "[(Wang et al., 2021)](https://aclanthology.org/2021.emnlp-main.454/)"
 CONTEXT_CATEGORY = "SyntaxGym with context"
 
 
@@ -141,14 +149,15 @@ def _registered_description(name: str) -> str:
     if name in HU2020_SUITES:
         circuit = HU2020_SUITES[name].circuit or "left out of the paper's SG score"
         return f"SyntaxGym suite {name} ({circuit}) {CITATION}."
-    suite_file = resources.files("syntaxgym_helm") / "suites" / f"{name}.json"
-    meta = json.loads(suite_file.read_text(encoding="utf-8"))["meta"]
+    meta = json.loads(shipped_suite_file(name).read_text(encoding="utf-8"))["meta"]
+    if name in converted_suites():
+        return (f"Mandarin suite {name} {MANDARIN_CITE}: {meta['description']} Success "
+                f"criterion: {meta['criterion']}.")
     return f"Built-in suite {name}: {meta['description']}"
 
 
 def _builtin_predictions(name: str) -> int:
-    suite_file = resources.files("syntaxgym_helm") / "suites" / f"{name}.json"
-    return len(json.loads(suite_file.read_text(encoding="utf-8"))["predictions"])
+    return len(json.loads(shipped_suite_file(name).read_text(encoding="utf-8"))["predictions"])
 
 
 def _cite(dataset: str) -> str:
@@ -163,7 +172,7 @@ def registry_suites() -> list[SuiteColumn]:
     return ([SuiteColumn(name, _registered_description(name), None)
              for name in sorted(HU2020_SUITES)]
             + [SuiteColumn(name, _registered_description(name), _builtin_predictions(name))
-               for name in builtin_suites()]
+               for name in [*builtin_suites(), *converted_suites()]]
             + [SuiteColumn(file.suite, _registered_description(file.suite),
                            None if dataset.extra_predictions else 1)
                for dataset in DATASETS.values() for file in dataset.files()])
@@ -232,6 +241,7 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
         ("syntaxgym_builtin", "Built-in suites",
          "The suites shipped with syntaxgym-helm, generated from the JSONNET configs in "
          "configs/suites/; the Mean score column is their mean accuracy.", builtins),
+        *_mandarin_parents(present),
         *_pair_parents(present),
         ("syntaxgym", "SyntaxGym (all suites)",
          "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020), the built-in suites, "
@@ -269,6 +279,23 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
                               for name in efficiency_stat_names()]}
     return {"metrics": metrics, "perturbations": [],
             "metric_groups": [main, items, *details, efficiency], "run_groups": groups}
+
+
+def _mandarin_parents(present: set[str]) -> list[tuple[str, str, str, list[str]]]:
+    """The Mandarin suites of Wang et al. (2021): all of them (the Mean score column is their
+    mean item accuracy), then per phenomenon (its modifiers)."""
+    names = [name for name in converted_suites() if name in present]
+    phenomena: dict[str, list[str]] = {}
+    for name in names:
+        tags = json.loads(shipped_suite_file(name).read_text(encoding="utf-8"))["meta"]["tags"]
+        phenomena.setdefault(tags[1], []).append(name)
+    return [("syntaxgym_mandarin", "Mandarin suites (Wang et al. 2021)",
+             f"The test suites of Wang et al. (2021) {MANDARIN_CITE}, converted to SyntaxGym "
+             "suites with the paper's success criteria; the Mean score column is their mean "
+             "item accuracy.", names),
+            *[(f"syntaxgym_mandarin_{phenomenon}", f"Mandarin: {phenomenon}",
+               f"The {phenomenon} suites of Wang et al. (2021) {MANDARIN_CITE}, one per "
+               "modifier.", members) for phenomenon, members in phenomena.items()]]
 
 
 def _pair_parents(present: set[str]) -> list[tuple[str, str, str, list[str]]]:
