@@ -149,7 +149,7 @@ class PairResults:
         return rows
 
 
-def figures(results: PairResults) -> PaperFigures | None:
+def shown_figures(results: PairResults) -> PaperFigures | None:
     """The figures shown beside ours: the paper's (shipped), and the companion file's that the
     runs' suites carry (ZhoBLiMP's human agreement, read with the data at conversion)."""
     paper = paper_figures(results.dataset)
@@ -202,7 +202,7 @@ def group_table(results: PairResults, lost: dict[str, set[str]] | None = None) -
     keys = results.paradigms
     rows_in = {OVERALL: keys, **results.groups(keys)}
     everything = results.groups(list(results.files))
-    paper = figures(results)
+    paper = shown_figures(results)
     rows = []
     for name, members in rows_in.items():
         cells = []
@@ -226,7 +226,7 @@ def paradigm_table(results: PairResults) -> Table:
     """One row per paradigm run, grouped: its items scored, our models' accuracy (Wilson
     interval) and the paper's figures."""
     rows = []
-    paper = figures(results)
+    paper = shown_figures(results)
     files = results.files
     for key in results.paradigms:
         scored = []
@@ -324,7 +324,7 @@ def dataset_summary_markdown(runs: Sequence[RunRecord], dataset: DataSet,
     results = PairResults.of(with_paper_score(runs, dataset), dataset)
     if not results.models:
         return ""
-    paper = figures(results)
+    paper = shown_figures(results)
     notes = [
         f"{dataset.title} accuracy: the share of scorable pairs whose good sentence has the lower "
         "total surprisal (prediction 0, `(*;%good%) < (*;%bad%)`: the sum of the sentence's "

@@ -56,14 +56,24 @@ def get_dataset(name: str) -> DataSet:
 def convert_file(dataset: DataSet, path: str | Path) -> Conversion:
     """Convert a file of ``dataset`` given by path (a modified copy, or the data set's own): its
     suite, paradigm and language come from where it lies (``en_evalset/simple_agrmt.txt``); a
-    ``.gz`` file is unpacked first."""
+    ``.gz`` file is unpacked first. Where the data set has a companion file (ZhoBLiMP's human
+    validation) and one lies beside the file or its folder, its figures go into the meta."""
     path = Path(path)
     try:
         data = read_file(path, packed=path.suffix == ".gz")
     except OSError as exc:
         raise dataset.error(f"cannot read {path}: {exc}") from exc
     file = dataset.describe(path.as_posix())
-    return convert_data(dataset, file, data, str(path), sha256_hex(data))
+    conversion = convert_data(dataset, file, data, str(path), sha256_hex(data))
+    companion = dataset.companion
+    beside = [folder / companion.path for folder in (path.parent, path.parent.parent)
+              if companion and (folder / companion.path).is_file()]
+    if companion and beside:  # a copy's own companion file (ZhoBLiMP's human validation)
+        found = companion.figures(read_file(beside[0]), file)
+        conversion.suite["meta"][companion.key] = (
+            {**found, "source": str(beside[0])} if found is not None else
+            {"unavailable": f"{beside[0]} has no row for {file.paradigm}"})
+    return conversion
 
 
 #: The data sets' languages (ISO 639-1 codes, and the ISO 639-3 codes a data set names), and the
