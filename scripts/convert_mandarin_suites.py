@@ -219,7 +219,8 @@ DESIGNS = (
            "cannot end the sentence, so a full stop without the object is surprising.",
            "the full stop: more surprising without the object"),
     Design("Subordination", "sd", "subordination", ("matrix", "no_matrix"),
-           ("subordinate_clause", "matrix_clause", "end"), lambda lines, notes: _ending(lines, 1, notes),
+           ("subordinate_clause", "matrix_clause", "end"),
+           lambda lines, notes: _ending(lines, 1, notes),
            (_above((3,), "no_matrix", "matrix"),), FOUR,
            "Subordination: a clause opened by 随着 'along with' needs a main clause, so a full "
            "stop right after it is surprising.",

@@ -51,7 +51,8 @@ def table(dataset: DataSet, folder: Path) -> str:
     inside = (f" in {dataset.archive.source_path} (SHA-256 {dataset.archive.sha256})"
               if dataset.archive else "")
     header = (f"# {dataset.title} ({dataset.citation}).\n"
-              f"# Files of github.com/{dataset.repository} at commit {dataset.commit}{inside}, licence "
+              f"# Files of github.com/{dataset.repository} at commit {dataset.commit}{inside}, "
+              "licence "
               f"{dataset.licence}; sha256 of the file's (uncompressed) bytes at that commit, pairs "
               f"as the converter counts them{note}. Written by scripts/pairs_sources.py.\n")
     return header + "\n".join("\t".join(row) for row in [COLUMNS + extra, *rows]) + "\n"

@@ -30,9 +30,8 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from syntaxgym_helm.core.download import DownloadError, fetch, sha256_hex, write_atomically
 from syntaxgym_helm.core.errors import SyntaxGymError
@@ -41,6 +40,9 @@ from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, dataset_of_sui
 from syntaxgym_helm.core.minimal_pairs.dataset import PairDataError
 from syntaxgym_helm.core.minimal_pairs.fetch import load_named, resolve_named
 from syntaxgym_helm.core.suite import Suite, load_suite
+
+if TYPE_CHECKING:  # importlib.resources.abc from Python 3.11 on; importlib.abc before
+    from importlib.abc import Traversable
 
 T = TypeVar("T")
 HU2020_COMMIT = "2f42038477a9f03ab66f308a963ed49864cd8111"

@@ -156,7 +156,8 @@ def shown_figures(results: PairResults) -> PaperFigures | None:
     companion = results.dataset.companion
     if companion is None or not results.companion:
         return paper
-    by_paradigm = {key: dict(values) for key, values in (paper.by_paradigm if paper else {}).items()}
+    by_paradigm = {key: dict(values)
+                   for key, values in (paper.by_paradigm if paper else {}).items()}
     for key, value in results.companion.items():
         by_paradigm.setdefault(key, {})[companion.label] = value
     return PaperFigures(citation=paper.citation if paper else results.dataset.cited,

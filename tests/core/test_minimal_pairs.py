@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 import gzip
-import re
 import http.server
+import re
 import shutil
 import threading
 from collections import Counter

@@ -63,7 +63,8 @@ def test_records_become_items_cut_between_characters() -> None:
     assert (conversion.name, meta["group"], meta["region_separator"]) == (
         "zhoblimp_classifier_noun_agreement", "", "")
     item = conversion.suite["items"][0]
-    assert [r["content"] for r in item["conditions"][1]["regions"]] == ["我买了一", "匹", "书", "。"]
+    bad = item["conditions"][1]["regions"]
+    assert [r["content"] for r in bad] == ["我买了一", "匹", "书", "。"]
     records = [json.loads(line) for line in (EXCERPTS / "ZhoBLiMP" /
                                              "classifier_noun_agreement.jsonl").read_text().split(
         "\n") if line]
@@ -77,7 +78,8 @@ def test_identical_and_malformed_records_are_reported_by_line_and_pair_id(tmp_pa
     assert [str(p).rsplit(": ", 1)[-1] for p in conversion.problems] == [
         "sentence_good and sentence_bad are the same sentence"]
     assert conversion.suite["meta"]["zhoblimp_conversion"]["skipped"] == [
-        {"line": 3, "pairID": "2", "reason": "sentence_good and sentence_bad are the same sentence"}]
+        {"line": 3, "pairID": "2",
+         "reason": "sentence_good and sentence_bad are the same sentence"}]
     good = {"UID": "BA_deletion", "phenomenon": "BA", "sentence_good": "我把书放下了。",
             "sentence_bad": "我放下了书把。", "pairID": 0}
     lines = [good, {**good, "pairID": "x"}, {**good, "UID": "ya_insertion", "pairID": 2},

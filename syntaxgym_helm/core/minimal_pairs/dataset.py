@@ -131,7 +131,7 @@ class Companion:
     key: str  # the meta key the figures go under, e.g. human_agreement
     label: str  # the report's column, e.g. humans
     #: The file's figures for one paradigm (``accuracy`` is the one shown), or None.
-    figures: Callable[[bytes, "SourceFile"], "Mapping[str, float] | None"]
+    figures: Callable[[bytes, SourceFile], Mapping[str, float] | None]
 
 
 Line = tuple[int, str]  # (1-based line number, text without its line end)

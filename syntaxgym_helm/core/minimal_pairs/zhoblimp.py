@@ -72,7 +72,8 @@ ZHOBLIMP = DataSet(
                     sha256="a0c97ff2dd55d5b67b1bafdb8c4204379c646951c69e43addb4ce781176f7428"),
     companion=Companion(path="human_validation_result.csv",
                         source_path="data/human_validation_result.csv",
-                        sha256="1c60b98b82bae486af7848f4818407e614928aa1020517ca50056b2e85fcf896", key="human_agreement", label="humans",
+                        sha256="1c60b98b82bae486af7848f4818407e614928aa1020517ca50056b2e85fcf896",
+                        key="human_agreement", label="humans",
                         figures=human_agreement),
     paper_score="zhoblimp:0.5",
     paper_note=("humans: the share of annotators' judgements that agreed with the pair's label "
