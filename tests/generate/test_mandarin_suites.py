@@ -63,6 +63,23 @@ def test_each_suite_validates_and_loads_by_name(name: str, tmp_path: Path) -> No
     assert suite.meta.extra["source"]["licence"] == "MIT"
 
 
+def test_the_papers_figures_cover_every_suite_and_model() -> None:
+    """The shipped figures (scripts/mandarin_paper_figures.py, from the authors' token
+    surprisals): eight models on each of the paper's 24 suites, each the mean over two or three
+    seeds."""
+    from syntaxgym_helm.core.files import packaged_table
+    from syntaxgym_helm.report.mandarin import PAPER_FILE, paper_figures
+
+    models, figures = paper_figures()
+    assert len(models) == 8 and sorted(figures) == sorted(converted_suites())
+    assert all(0 <= value <= 1 for row in figures.values() for value in row.values())
+    # The authors scored the _pp variants (not in the paper's tables) with six of the models.
+    assert {suite for suite, row in figures.items() if len(row) < 8} == {
+        f"mandarin_gp_subject_{m}_pp" for m in ("none", "adj", "obj", "sub")}
+    assert {row[f"{m} trials"] for row in packaged_table(PAPER_FILE) for m in models
+            if row[m]} == {"2", "3"}
+
+
 def test_the_regions_hold_the_authors_targets(tmp_path: Path) -> None:
     """Item 1 of a suite of each phenomenon: the target of the authors' evaluation is the region
     the predictions compare (the noun and full stop; the relative clause's verb; the relative

@@ -104,6 +104,24 @@ def test_multiblimp_runs_from_its_offline_copy_beside_its_per_token_score(
     assert cells[3].split()[0] == f"{_by_hand(run.run_dir, None):.3f}"
 
 
+def test_the_mandarin_section_gives_the_papers_measure_beside_its_models(
+        runs: list[RunRecord]) -> None:
+    """Classifier's accuracy as the paper measures it: the mean of its four comparisons'
+    accuracies, from HELM's per-item stats; the paper's figures as shipped."""
+    from syntaxgym_helm.report.mandarin import mandarin_markdown, paper_figures
+
+    run = next(r for r in runs if r.suite_name == "mandarin_classifier_none")
+    per_item = json.loads((run.run_dir / "per_instance_stats.json").read_text())
+    means = []
+    for entry in per_item:
+        stats = {s["name"]["name"]: s["mean"] for s in entry["stats"]}
+        means.append(sum(stats[f"syntaxgym_prediction_{i}_accuracy"] for i in range(4)) / 4)
+    cells = _cells(mandarin_markdown(runs), "mandarin_classifier_none")
+    models, paper = paper_figures()
+    assert cells[1].split()[0] == f"{sum(means) / len(means):.3f}"
+    assert cells[2:] == [f"{paper['mandarin_classifier_none'][m]:.3f}" for m in models]
+
+
 def test_the_mandarin_suite_and_the_new_tables_reach_the_leaderboard(output: Path,
                                                                     runs: list[RunRecord],
                                                                     tmp_path: Path) -> None:
