@@ -142,8 +142,9 @@ def _registered_description(name: str) -> str:
     found = source_file(name)
     if found is not None:
         dataset, file = found
-        return (f"{dataset.title} paradigm {file.paradigm} ({LANGUAGE_NAMES[file.language]}, "
-                f"{file.group}): {file.pairs:,} minimal pairs {_cite(dataset.name)}; the main "
+        where = ", ".join(filter(None, (LANGUAGE_NAMES[file.language], file.group)))
+        return (f"{dataset.title} paradigm {file.paradigm} ({where}): {file.pairs:,} minimal "
+                f"pairs {_cite(dataset.name)}; the main "
                 "column is the whole-sentence comparison (prediction 0), the papers' accuracy.")
     if name in HU2020_SUITES:
         circuit = HU2020_SUITES[name].circuit or "left out of the paper's SG score"
@@ -304,9 +305,9 @@ def _pair_parents(present: set[str]) -> list[tuple[str, str, str, list[str]]]:
     for dataset in DATASETS.values():
         cite = _cite(dataset.name)
         parents.append((f"syntaxgym_{dataset.name}", f"{dataset.title} "
-                        f"({len(dataset.files())} paradigms)",
+                        f"({len(dataset.files())} {dataset.files_label})",
                         f"{dataset.title} {cite}: whole-sentence accuracy per paradigm; the Mean "
-                        "score column is the mean over the paradigms run.",
+                        f"score column is the mean over the {dataset.files_label} run.",
                         [f.suite for f in dataset.files() if f.suite in present]))
         parents += [(group.name, f"{dataset.title} {group.label}",
                      f"The {dataset.title} paradigms of {group.label} {cite}.",

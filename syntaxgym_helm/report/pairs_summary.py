@@ -219,7 +219,8 @@ def group_table(results: PairResults, lost: dict[str, set[str]] | None = None) -
         total = len(results.files) if name == OVERALL else len(everything[name])
         label = f"**{name}**" if name == OVERALL else name
         rows.append((label, (f"{len(members)}/{total}", *cells)))
-    return Table(results.dataset.title, ("paradigms run", *results.models, *_paper_headers(paper)),
+    return Table(results.dataset.title, (f"{results.dataset.files_label} run", *results.models,
+                                         *_paper_headers(paper)),
                  tuple(rows))
 
 
@@ -341,7 +342,8 @@ def dataset_summary_markdown(runs: Sequence[RunRecord], dataset: DataSet,
         f"from: `{dataset.name}_regions.png` and `{dataset.name}_regions.csv` beside this file.",
     ]
     return "\n\n".join([
-        f"# {dataset.title} ({len(results.paradigms)} of {len(dataset.files())} paradigms)",
+        f"# {dataset.title} ({len(results.paradigms)} of {len(dataset.files())} "
+        f"{dataset.files_label})",
         group_table(results, lost_paradigms(runs, unreadable, dataset)).markdown(),
         "## Per paradigm",
         paradigm_table(results).markdown(),

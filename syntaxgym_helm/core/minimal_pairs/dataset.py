@@ -177,6 +177,8 @@ class DataSet:
     error: type[PairDataError] = PairDataError
     #: What a file's group is (the report's column header): group, phenomenon, ...
     group_label: str = "group"
+    #: What one of its files (one suite) is, in the plural: paradigms, languages (MultiBLiMP's).
+    files_label: str = "paradigms"
     #: The leaderboard's groups of its suites (default: languages, where several, then groups).
     leaderboard_groups: Callable[[], list[PairGroup]] | None = None
     #: The figures its paper publishes per paradigm (None: not held here) and what the report

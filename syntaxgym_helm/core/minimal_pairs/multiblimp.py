@@ -170,4 +170,4 @@ MULTIBLIMP = DataSet(
     shared_folder="multilingual/multiblimp", shared_glob="*/data.tsv",
     good_label="sen", bad_label="wrong_sen", language_names={
         code: name for code, name, _ in LANGUAGES}, listing=_listing,
-    leaderboard_groups=lambda: [], paper_score="mean")
+    leaderboard_groups=lambda: [], paper_score="mean", files_label="languages")
