@@ -109,6 +109,9 @@ def write_pairs(args: argparse.Namespace) -> Path:
             lines = [line for line in handle.read().decode("utf-8").splitlines() if line.strip()]
             (folder / f"{uid}.jsonl").write_text("\n".join(lines[:args.pairs]) + "\n",
                                                  encoding="utf-8")
+    human = args.zhoblimp_dir / "human_validation_result.csv"
+    if human.is_file():  # beside the sample: its suites' meta takes their human agreement
+        shutil.copyfile(human, folder.parent / human.name)
     return folder
 
 
