@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from syntaxgym_helm.core.download import sha256_hex
@@ -29,10 +31,8 @@ def table(dataset: DataSet, folder: Path) -> str:
     """The text of ``data/pairs_<name>.tsv`` for the files of ``dataset`` in ``folder``."""
     rows = []
     extra: tuple[str, ...] = ()
-    for path in sorted(folder.glob(dataset.shared_glob)):
-        relative = path.relative_to(folder).as_posix()
+    for relative, data in _files(dataset, folder):
         file = dataset.describe(relative)
-        data = read_file(path, packed=path.suffix == ".gz")
         conversion = convert_data(dataset, file, data, relative)
         record = conversion.suite["meta"][f"{dataset.name}_conversion"]
         facts = dict(dataset.table_row(file, data)) if dataset.table_row else {}
@@ -40,17 +40,51 @@ def table(dataset: DataSet, folder: Path) -> str:
         extra = tuple(facts)
         rows.append((file.suite, file.path, file.source_path, sha256_hex(data),
                      str(record["pairs"]), file.language, file.paradigm, group, *facts.values()))
+    if not rows and dataset.listing is not None and not dataset.pinned:
+        return unpinned_table(dataset)
     if not rows:
         raise SystemExit(f"{dataset.name}: no file matches {dataset.shared_glob} in {folder}")
     suites = [row[0] for row in rows]
     if len(set(suites)) != len(suites):
         raise SystemExit(f"{dataset.name}: suite names are not unique")
     note = f"; {dataset.table_note}" if dataset.table_note else ""
+    inside = (f" in {dataset.archive.source_path} (SHA-256 {dataset.archive.sha256})"
+              if dataset.archive else "")
     header = (f"# {dataset.title} ({dataset.citation}).\n"
-              f"# Files of github.com/{dataset.repository} at commit {dataset.commit}, licence "
+              f"# Files of github.com/{dataset.repository} at commit {dataset.commit}{inside}, "
+              "licence "
               f"{dataset.licence}; sha256 of the file's (uncompressed) bytes at that commit, pairs "
               f"as the converter counts them{note}. Written by scripts/pairs_sources.py.\n")
     return header + "\n".join("\t".join(row) for row in [COLUMNS + extra, *rows]) + "\n"
+
+
+def unpinned_table(dataset: DataSet) -> str:
+    """The table of a data set whose files could not be read where it is written: its declared
+    listing (names, paths, pair counts), with no checksums."""
+    assert dataset.listing is not None
+    rows = [(f.suite, f.path, f.source_path, "", str(f.pairs), f.language, f.paradigm, f.group)
+            for f in dataset.listing()]
+    header = (f"# {dataset.title} ({dataset.citation}).\n"
+              f"# Files of {dataset.repository} ({dataset.download}), licence {dataset.licence}: "
+              "not pinned "
+              "(no revision, no sha256: the files could not be fetched where this table was "
+              "written), pairs as\n# its declaration lists them. Written by "
+              "scripts/pairs_sources.py.\n")
+    return header + "\n".join("\t".join(row) for row in [COLUMNS, *rows]) + "\n"
+
+
+def _files(dataset: DataSet, folder: Path) -> Iterator[tuple[str, bytes]]:
+    """(path, bytes) of each of the data set's files in ``folder``: the files matching
+    ``shared_glob``, or, for a data set published as an archive, the archive's members."""
+    for path in sorted(folder.glob(dataset.shared_glob)):
+        if dataset.archive is None:
+            yield path.relative_to(folder).as_posix(), read_file(path, path.suffix == ".gz")
+            continue
+        with tarfile.open(path, mode="r:gz") as archive:
+            for member in sorted(archive.getmembers(), key=lambda m: m.name):
+                handle = archive.extractfile(member) if member.isfile() else None
+                if handle is not None:
+                    yield member.name, handle.read()
 
 
 def main(argv: list[str] | None = None) -> int:

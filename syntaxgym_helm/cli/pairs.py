@@ -37,7 +37,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _list(name: str | None) -> int:
     if name is None:
-        rows = [(d.name, d.title, ", ".join(d.languages), str(len(d.files())),
+        rows = [(d.name, d.title, ", ".join(d.languages) if len(d.languages) <= 6 else
+                 f"{len(d.languages)} languages", str(len(d.files())),
                  f"{sum(f.pairs or 0 for f in d.files()):,}", d.env_var)
                 for d in DATASETS.values()]
         _table(("data set", "title", "languages", "suites", "pairs", "offline folder"), rows)

@@ -11,7 +11,9 @@ the user gave it (name, path or URL), then the file read.
 
 Built-in suites (generated from ``configs/suites/*.jsonnet`` and shipped in the package as
 ``syntaxgym_helm/suites/<name>.json``) are addressed by name too; their names start with ``sgh_``,
-so they never collide with the Hu et al. names. So are the minimal-pair data sets' suites
+so they never collide with the Hu et al. names; so are the Mandarin suites of Wang et al. (2021),
+converted and shipped as ``syntaxgym_helm/suites/mandarin/mandarin_<phenomenon>_<modifier>.json``
+(:func:`converted_suites`). So are the minimal-pair data sets' suites
 (``blimp_<UID>``, ``clams_<language>_<case>``, ``rublimp_...``, ``turblimp_...``, ``sling_...``;
 :mod:`syntaxgym_helm.core.minimal_pairs`), converted from their checked sources, with
 ``suites_dir`` as the data set's offline folder.
@@ -29,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from syntaxgym_helm.core.download import DownloadError, fetch, sha256_hex, write_atomically
 from syntaxgym_helm.core.errors import SyntaxGymError
@@ -38,6 +40,9 @@ from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, dataset_of_sui
 from syntaxgym_helm.core.minimal_pairs.dataset import PairDataError
 from syntaxgym_helm.core.minimal_pairs.fetch import load_named, resolve_named
 from syntaxgym_helm.core.suite import Suite, load_suite
+
+if TYPE_CHECKING:  # importlib.resources.abc from Python 3.11 on; importlib.abc before
+    from importlib.abc import Traversable
 
 T = TypeVar("T")
 HU2020_COMMIT = "2f42038477a9f03ab66f308a963ed49864cd8111"
@@ -48,6 +53,9 @@ HU2020_URL = (
 SUITES_DIR_ENV = "SYNTAXGYM_SUITES_DIR"
 #: Every built-in suite's name starts with this (no Hu et al. name does).
 BUILTIN_PREFIX = "sgh_"
+#: The shipped suites converted from another project's (``syntaxgym_helm/suites/mandarin/``,
+#: written by ``scripts/convert_mandarin_suites.py``): named ``mandarin_...``.
+CONVERTED_COLLECTION = "mandarin"
 
 #: The six circuits of Hu et al. (2020), Table 1.
 CIRCUITS = (
@@ -167,8 +175,27 @@ def builtin_suites() -> list[str]:
                   if entry.name.startswith(BUILTIN_PREFIX) and entry.name.endswith(".json"))
 
 
+def converted_suites(collection: str = CONVERTED_COLLECTION) -> list[str]:
+    """The names of the suites converted from another project's published suites and shipped
+    in the package (``syntaxgym_helm/suites/<collection>/``, with their licence): the 28 Mandarin
+    suites of Wang et al. (2021), ``mandarin_<phenomenon>_<modifier>``."""
+    folder = resources.files("syntaxgym_helm") / "suites" / collection
+    if not folder.is_dir():
+        return []
+    return sorted(entry.name[: -len(".json")] for entry in folder.iterdir()
+                  if entry.name.startswith(f"{collection}_") and entry.name.endswith(".json"))
+
+
+def shipped_suite_file(name: str) -> Traversable:
+    """The packaged file of a built-in or converted suite (``name`` one of theirs)."""
+    folder = resources.files("syntaxgym_helm") / "suites"
+    if name.startswith(f"{CONVERTED_COLLECTION}_"):
+        folder = folder / CONVERTED_COLLECTION
+    return folder / f"{name}.json"
+
+
 def _builtin(name: str, cache_dir: Path) -> Path:
-    source = resources.files("syntaxgym_helm") / "suites" / f"{name}.json"
+    source = shipped_suite_file(name)
     if isinstance(source, Path):  # an ordinary install: the file itself
         return source
     target = cache_dir / f"{name}.json"  # e.g. a zipped install: copy it out
@@ -213,6 +240,8 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
     builtin = builtin_suites()
     if spec in builtin:
         return _builtin(spec, Path(cache_dir))
+    if spec in converted_suites():
+        return _builtin(spec, Path(cache_dir))
     path = Path(spec).expanduser()
     if path.exists():  # a pipe or a device too: refused at once, saying what it is
         check_regular_file(path, spec)
@@ -220,7 +249,9 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
     known = ", ".join(sorted(HU2020_SUITES))
     raise RegistryError(
         f"unknown suite {spec!r}: it is not a registered name, an existing file or an http(s) URL. "
-        f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}; minimal "
+        f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}; "
+        f"{CONVERTED_COLLECTION} suites: {len(converted_suites())} ({CONVERTED_COLLECTION}_..., "
+        "docs/multilingual.md); minimal "
         "pairs: " + ", ".join(f"{d.prefix}... ({len(d.files())} suites)" for d in DATASETS.values())
         + " (`syntaxgym-helm list DATA_SET` names them)"
     )

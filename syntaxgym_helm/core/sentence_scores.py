@@ -6,7 +6,8 @@ prefers; the fields answer with different numbers, all from the same token log-p
 
 - ``sum``: the sentence's surprisal, Σ of its tokens' surprisals (bits), i.e. −log₂ P(sentence).
   BLiMP's paper, lm-evaluation-harness's ``acc`` and this plugin's runs compare it.
-- ``mean``: the sum over the number of the sentence's tokens (ZhoBLiMP's ``meanLP``).
+- ``mean``: the sum over the number of the sentence's tokens (ZhoBLiMP's ``meanLP``, and the
+  per-token normalisation of MultiBLiMP's authors).
 - ``char``: the sum over the sentence's length in characters (Unicode code points), which is
   lm-evaluation-harness's ``acc_norm`` (``lls / len(choice)``).
 - ``byte``: the sum over the sentence's length in UTF-8 bytes, lm-evaluation-harness's

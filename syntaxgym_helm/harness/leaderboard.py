@@ -36,6 +36,7 @@ from syntaxgym_helm.core.registry import (
     HU2020_SUITES,
     ONE_ITEM_HU2020_SUITES,
     builtin_suites,
+    converted_suites,
     sg_score_suites,
 )
 from syntaxgym_helm.harness.schema import (
@@ -92,6 +93,7 @@ def generated_files() -> dict[Path, str]:
         Path("run_specs/syntaxgym_sg_score.conf"): run_entries_conf(sg_score_suites()),
         Path("run_specs/syntaxgym_hu2020.conf"): run_entries_conf(sorted(HU2020_SUITES)),
         Path("run_specs/syntaxgym_builtin.conf"): run_entries_conf(builtin_suites()),
+        Path("run_specs/syntaxgym_mandarin.conf"): run_entries_conf(converted_suites()),
         # One per minimal-pair data set: syntaxgym_blimp.conf, syntaxgym_clams.conf, ...
         **{Path(f"run_specs/syntaxgym_{dataset.name}.conf"): run_entries_conf(
             file.suite for file in dataset.files()) for dataset in DATASETS.values()},

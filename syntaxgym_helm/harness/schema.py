@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +49,14 @@ from syntaxgym_helm.core.minimal_pairs.catalogue import (
     pair_groups,
     source_file,
 )
-from syntaxgym_helm.core.registry import CIRCUITS, HU2020_SUITES, builtin_suites, sg_score_suites
+from syntaxgym_helm.core.registry import (
+    CIRCUITS,
+    HU2020_SUITES,
+    builtin_suites,
+    converted_suites,
+    sg_score_suites,
+    shipped_suite_file,
+)
 from syntaxgym_helm.harness.run_spec import (
     context_group_name,
     suite_context_group_name,
@@ -76,6 +82,7 @@ from syntaxgym_helm.harness.stats import (
 _TAXONOMY = {"task": "targeted syntactic evaluation", "what": "constructed minimal pairs",
              "who": "linguists", "when": "2020", "language": "English"}
 CITATION = "[(Hu et al., 2020)](https://aclanthology.org/2020.acl-main.158/)"
+MANDARIN_CITE = "[(Wang et al., 2021)](https://aclanthology.org/2021.emnlp-main.454/)"
 CONTEXT_CATEGORY = "SyntaxGym with context"
 
 
@@ -135,20 +142,22 @@ def _registered_description(name: str) -> str:
     found = source_file(name)
     if found is not None:
         dataset, file = found
-        return (f"{dataset.title} paradigm {file.paradigm} ({LANGUAGE_NAMES[file.language]}, "
-                f"{file.group}): {file.pairs:,} minimal pairs {_cite(dataset.name)}; the main "
+        where = ", ".join(filter(None, (LANGUAGE_NAMES[file.language], file.group)))
+        return (f"{dataset.title} paradigm {file.paradigm} ({where}): {file.pairs:,} minimal "
+                f"pairs {_cite(dataset.name)}; the main "
                 "column is the whole-sentence comparison (prediction 0), the papers' accuracy.")
     if name in HU2020_SUITES:
         circuit = HU2020_SUITES[name].circuit or "left out of the paper's SG score"
         return f"SyntaxGym suite {name} ({circuit}) {CITATION}."
-    suite_file = resources.files("syntaxgym_helm") / "suites" / f"{name}.json"
-    meta = json.loads(suite_file.read_text(encoding="utf-8"))["meta"]
+    meta = json.loads(shipped_suite_file(name).read_text(encoding="utf-8"))["meta"]
+    if name in converted_suites():
+        return (f"Mandarin suite {name} {MANDARIN_CITE}: {meta['description']} Success "
+                f"criterion: {meta['criterion']}.")
     return f"Built-in suite {name}: {meta['description']}"
 
 
 def _builtin_predictions(name: str) -> int:
-    suite_file = resources.files("syntaxgym_helm") / "suites" / f"{name}.json"
-    return len(json.loads(suite_file.read_text(encoding="utf-8"))["predictions"])
+    return len(json.loads(shipped_suite_file(name).read_text(encoding="utf-8"))["predictions"])
 
 
 def _cite(dataset: str) -> str:
@@ -163,7 +172,7 @@ def registry_suites() -> list[SuiteColumn]:
     return ([SuiteColumn(name, _registered_description(name), None)
              for name in sorted(HU2020_SUITES)]
             + [SuiteColumn(name, _registered_description(name), _builtin_predictions(name))
-               for name in builtin_suites()]
+               for name in [*builtin_suites(), *converted_suites()]]
             + [SuiteColumn(file.suite, _registered_description(file.suite),
                            None if dataset.extra_predictions else 1)
                for dataset in DATASETS.values() for file in dataset.files()])
@@ -232,6 +241,7 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
         ("syntaxgym_builtin", "Built-in suites",
          "The suites shipped with syntaxgym-helm, generated from the JSONNET configs in "
          "configs/suites/; the Mean score column is their mean accuracy.", builtins),
+        *_mandarin_parents(present),
         *_pair_parents(present),
         ("syntaxgym", "SyntaxGym (all suites)",
          "Every SyntaxGym suite that was run: the 34 of Hu et al. (2020), the built-in suites, "
@@ -271,6 +281,23 @@ def schema(suites: Sequence[SuiteColumn]) -> dict[str, Any]:
             "metric_groups": [main, items, *details, efficiency], "run_groups": groups}
 
 
+def _mandarin_parents(present: set[str]) -> list[tuple[str, str, str, list[str]]]:
+    """The Mandarin suites of Wang et al. (2021): all of them (the Mean score column is their
+    mean item accuracy), then per phenomenon (its modifiers)."""
+    names = [name for name in converted_suites() if name in present]
+    phenomena: dict[str, list[str]] = {}
+    for name in names:
+        tags = json.loads(shipped_suite_file(name).read_text(encoding="utf-8"))["meta"]["tags"]
+        phenomena.setdefault(tags[1], []).append(name)
+    return [("syntaxgym_mandarin", "Mandarin suites (Wang et al. 2021)",
+             f"The test suites of Wang et al. (2021) {MANDARIN_CITE}, converted to SyntaxGym "
+             "suites with the paper's success criteria; the Mean score column is their mean "
+             "item accuracy.", names),
+            *[(f"syntaxgym_mandarin_{phenomenon}", f"Mandarin: {phenomenon}",
+               f"The {phenomenon} suites of Wang et al. (2021) {MANDARIN_CITE}, one per "
+               "modifier.", members) for phenomenon, members in phenomena.items()]]
+
+
 def _pair_parents(present: set[str]) -> list[tuple[str, str, str, list[str]]]:
     """Per minimal-pair data set: its table (the Mean score column is the mean whole-sentence
     accuracy over the paradigms run, BLiMP's overall figure), then its languages and groups."""
@@ -278,9 +305,9 @@ def _pair_parents(present: set[str]) -> list[tuple[str, str, str, list[str]]]:
     for dataset in DATASETS.values():
         cite = _cite(dataset.name)
         parents.append((f"syntaxgym_{dataset.name}", f"{dataset.title} "
-                        f"({len(dataset.files())} paradigms)",
+                        f"({len(dataset.files())} {dataset.files_label})",
                         f"{dataset.title} {cite}: whole-sentence accuracy per paradigm; the Mean "
-                        "score column is the mean over the paradigms run.",
+                        f"score column is the mean over the {dataset.files_label} run.",
                         [f.suite for f in dataset.files() if f.suite in present]))
         parents += [(group.name, f"{dataset.title} {group.label}",
                      f"The {dataset.title} paradigms of {group.label} {cite}.",

@@ -49,6 +49,7 @@ from typing import Any
 from syntaxgym_helm.report.accuracy_csv import AccuracyRow, accuracy_rows
 from syntaxgym_helm.report.annotate import write_annotated
 from syntaxgym_helm.report.heap import collection_paused, existing_objects_frozen
+from syntaxgym_helm.report.mandarin import mandarin_markdown
 from syntaxgym_helm.report.pairs_plots import plot_pair_regions
 from syntaxgym_helm.report.pairs_regions import RegionAnalysisRow, analyse_run, in_order
 from syntaxgym_helm.report.pairs_summary import (
@@ -284,13 +285,17 @@ def summary_text(runs: Sequence[RunRecord], unreadable: Sequence[UnreadableRun] 
     data sets', then (where such runs are present) each data set's summary, whose accuracy and
     published figures differ, then (where context runs are present) robustness to context. Runs
     that could not be read are listed first (by the SyntaxGym summary, or alone before the data
-    sets'), then (where a model and its scoring variants were run) the variants beside it."""
+    sets'), then the Mandarin suites of Wang et al. (2021) beside the paper's models, then (where
+    a model and its scoring variants were run) the variants beside it."""
     pairs, others = split_pairs(_without_context(runs))
     parts = [summary_markdown(others, unreadable)] if others else []
     if not others and unreadable:
         parts.append(unreadable_markdown(unreadable) + "\n")
     if pairs:
         parts.append(pairs_summary_markdown(pairs, unreadable))
+    mandarin = mandarin_markdown(others)
+    if mandarin:
+        parts.append(mandarin)
     variants = variants_markdown(_without_context(runs))
     if variants:
         parts.append(variants)

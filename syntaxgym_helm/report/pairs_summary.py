@@ -26,6 +26,7 @@ from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, LANGUAGE_NAMES
 from syntaxgym_helm.core.minimal_pairs.convert import LeftOut, left_out
 from syntaxgym_helm.core.minimal_pairs.dataset import DataSet, SourceFile
 from syntaxgym_helm.core.minimal_pairs.papers import PaperFigures, paper_figures
+from syntaxgym_helm.core.sentence_scores import parse_sentence_score
 from syntaxgym_helm.core.uncertainty import (
     Interval,
     bootstrap_interval,
@@ -34,6 +35,7 @@ from syntaxgym_helm.core.uncertainty import (
 )
 from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY, item_stat_values
 from syntaxgym_helm.report.runs import RunRecord, UnreadableRun
+from syntaxgym_helm.report.sentence_scores import with_sentence_score
 from syntaxgym_helm.report.summary import Table, fewer_mark, fmt, tie_count, ties_line
 
 OVERALL = "overall"
@@ -77,6 +79,9 @@ class PairResults:
     ties: dict[str, dict[str, int]] = field(default_factory=dict)
     #: Per paradigm key, the pairs its conversion left out (the suite's meta, as the run holds it).
     left_out: dict[str, LeftOut] = field(default_factory=dict)
+    #: Per paradigm key, the figure the data set's companion file gave its suite's meta at
+    #: conversion (ZhoBLiMP's human agreement), as the run holds it.
+    companion: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def of(cls, runs: Sequence[RunRecord], dataset: DataSet) -> PairResults:
@@ -84,6 +89,7 @@ class PairResults:
         items_run: dict[str, dict[str, int]] = {}
         ties: dict[str, dict[str, int]] = {}
         left: dict[str, LeftOut] = {}
+        companion: dict[str, float] = {}
         for run in runs:
             found = pair_file(run)
             if found is None or found[0] is not dataset:
@@ -95,7 +101,11 @@ class PairResults:
             lost = left_out(run.suite.meta.extra)
             if lost is not None:
                 left[key] = lost
-        return cls(dataset, tuple(outcomes), outcomes, items_run, ties, left)
+            figures = (run.suite.meta.extra.get(dataset.companion.key)
+                       if dataset.companion else None)
+            if isinstance(figures, dict) and isinstance(figures.get("accuracy"), (int, float)):
+                companion[key] = float(figures["accuracy"])
+        return cls(dataset, tuple(outcomes), outcomes, items_run, ties, left, companion)
 
     @property
     def files(self) -> dict[str, SourceFile]:
@@ -139,6 +149,23 @@ class PairResults:
         return rows
 
 
+def shown_figures(results: PairResults) -> PaperFigures | None:
+    """The figures shown beside ours: the paper's (shipped), and the companion file's that the
+    runs' suites carry (ZhoBLiMP's human agreement, read with the data at conversion)."""
+    paper = paper_figures(results.dataset)
+    companion = results.dataset.companion
+    if companion is None or not results.companion:
+        return paper
+    by_paradigm = {key: dict(values)
+                   for key, values in (paper.by_paradigm if paper else {}).items()}
+    for key, value in results.companion.items():
+        by_paradigm.setdefault(key, {})[companion.label] = value
+    return PaperFigures(citation=paper.citation if paper else results.dataset.cited,
+                        columns={**(paper.columns if paper else {}),
+                                 companion.label: companion.label},
+                        by_paradigm=by_paradigm)
+
+
 def _cell(value: float, interval: Interval, paradigms: int, of: int) -> str:
     text = f"{fmt(value)} {interval.text()}" if not math.isnan(value) else "–"
     # A model that ran fewer of the group's paradigms than the row names is marked, with how many.
@@ -176,7 +203,7 @@ def group_table(results: PairResults, lost: dict[str, set[str]] | None = None) -
     keys = results.paradigms
     rows_in = {OVERALL: keys, **results.groups(keys)}
     everything = results.groups(list(results.files))
-    paper = paper_figures(results.dataset)
+    paper = shown_figures(results)
     rows = []
     for name, members in rows_in.items():
         cells = []
@@ -192,7 +219,8 @@ def group_table(results: PairResults, lost: dict[str, set[str]] | None = None) -
         total = len(results.files) if name == OVERALL else len(everything[name])
         label = f"**{name}**" if name == OVERALL else name
         rows.append((label, (f"{len(members)}/{total}", *cells)))
-    return Table(results.dataset.title, ("paradigms run", *results.models, *_paper_headers(paper)),
+    return Table(results.dataset.title, (f"{results.dataset.files_label} run", *results.models,
+                                         *_paper_headers(paper)),
                  tuple(rows))
 
 
@@ -200,7 +228,7 @@ def paradigm_table(results: PairResults) -> Table:
     """One row per paradigm run, grouped: its items scored, our models' accuracy (Wilson
     interval) and the paper's figures."""
     rows = []
-    paper = paper_figures(results.dataset)
+    paper = shown_figures(results)
     files = results.files
     for key in results.paradigms:
         scored = []
@@ -295,10 +323,10 @@ def dataset_summary_markdown(runs: Sequence[RunRecord], dataset: DataSet,
                              unreadable: Sequence[UnreadableRun] = ()) -> str:
     """One data set's section of summary.md ('' when none of ``runs`` is of it); means that
     lack runs that could not be read say so."""
-    results = PairResults.of(runs, dataset)
+    results = PairResults.of(with_paper_score(runs, dataset), dataset)
     if not results.models:
         return ""
-    paper = paper_figures(dataset)
+    paper = shown_figures(results)
     notes = [
         f"{dataset.title} accuracy: the share of scorable pairs whose good sentence has the lower "
         "total surprisal (prediction 0, `(*;%good%) < (*;%bad%)`: the sum of the sentence's "
@@ -314,7 +342,8 @@ def dataset_summary_markdown(runs: Sequence[RunRecord], dataset: DataSet,
         f"from: `{dataset.name}_regions.png` and `{dataset.name}_regions.csv` beside this file.",
     ]
     return "\n\n".join([
-        f"# {dataset.title} ({len(results.paradigms)} of {len(dataset.files())} paradigms)",
+        f"# {dataset.title} ({len(results.paradigms)} of {len(dataset.files())} "
+        f"{dataset.files_label})",
         group_table(results, lost_paradigms(runs, unreadable, dataset)).markdown(),
         "## Per paradigm",
         paradigm_table(results).markdown(),
@@ -322,8 +351,25 @@ def dataset_summary_markdown(runs: Sequence[RunRecord], dataset: DataSet,
     ]) + "\n"
 
 
+def with_paper_score(runs: Sequence[RunRecord], dataset: DataSet) -> list[RunRecord]:
+    """``runs``, and where the data set's paper scores sentences otherwise than by their sum
+    (ZhoBLiMP's SLLN-LP, MultiBLiMP's per-token mean), the data set's runs again under that score
+    (labelled ``[sentence score=...]``), unless a score was chosen for the report already."""
+    if dataset.paper_score is None:
+        return list(runs)
+    mine = [run for run in runs if (found := pair_file(run)) is not None and found[0] is dataset
+            and "[sentence score=" not in run.name]
+    if not mine or len(mine) < sum(1 for run in runs if (found := pair_file(run)) is not None
+                                   and found[0] is dataset):
+        return list(runs)
+    return [*runs, *with_sentence_score(mine, parse_sentence_score(dataset.paper_score))]
+
+
 def _paper_note(dataset: DataSet, paper: PaperFigures | None) -> str:
-    if paper is not None:
-        return dataset.paper_note
+    score = (f" Columns `[sentence score={parse_sentence_score(dataset.paper_score)}]`: the same "
+             f"runs under the score {dataset.cited} use (docs/blimp.md, sentence scores)."
+             if dataset.paper_score else "")
+    if paper is not None and dataset.paper_note:
+        return dataset.paper_note + score
     return (f"The paper's figures are not held here: see {dataset.cited}, {dataset.paper_url} "
-            "(docs/multilingual.md).")
+            "(docs/multilingual.md)." + score)

@@ -122,6 +122,16 @@ _DROPPED = Wild("dropped")
 _DROPPED_ACROSS = Wild("dropped", across=True)
 
 
+def _across_whitespace(segments: tuple[Segment, ...]) -> int:
+    """1 when dropped pieces come right before text that begins with whitespace: a token that
+    would hold the end of one word and the whitespace after it, which pre-tokenizers (GPT-2's
+    byte-level one, SentencePiece's) do not make, so that reading is the less likely of two
+    that fit ("\x9d \xd7" read as " " after the end of a Hebrew letter, where the letter's
+    last byte was a token of its own)."""
+    first = segments[1] if len(segments) > 1 and segments[0] is _DROPPED_ACROSS else None
+    return int(isinstance(first, bytes) and first[:1].isspace())
+
+
 @lru_cache(maxsize=65536)
 def readings(token: str, loose: bool = False) -> tuple[Reading, ...]:
     """Every way ``token`` may be read, most literal first (rule 4 of the package).
@@ -132,7 +142,8 @@ def readings(token: str, loose: bool = False) -> tuple[Reading, ...]:
     these only when no strict alignment exists."""
     if loose:
         strict = readings(token)
-        extra = [Reading(segments, cost=len(segments) - len(reading.segments))
+        extra = [Reading(segments, cost=len(segments) - len(reading.segments)
+                         + _across_whitespace(segments))
                  for reading in strict
                  if reading.segments and not reading.is_wildcard and not reading.special
                  for segments in ((_DROPPED_ACROSS, *reading.segments),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from syntaxgym_helm.core.download import sha256_hex
 from syntaxgym_helm.core.minimal_pairs.blimp import BLIMP
+from syntaxgym_helm.core.minimal_pairs.blimp_nl import BLIMP_NL
 from syntaxgym_helm.core.minimal_pairs.clams import CLAMS
 from syntaxgym_helm.core.minimal_pairs.convert import Conversion, convert_data
 from syntaxgym_helm.core.minimal_pairs.dataset import (
@@ -17,22 +18,26 @@ from syntaxgym_helm.core.minimal_pairs.dataset import (
     snake,
 )
 from syntaxgym_helm.core.minimal_pairs.fetch import read_file
+from syntaxgym_helm.core.minimal_pairs.multiblimp import MULTIBLIMP
 from syntaxgym_helm.core.minimal_pairs.rublimp import RUBLIMP
 from syntaxgym_helm.core.minimal_pairs.sling import SLING
 from syntaxgym_helm.core.minimal_pairs.turblimp import TURBLIMP
+from syntaxgym_helm.core.minimal_pairs.zhoblimp import ZHOBLIMP
 
 __all__ = ["DATASETS", "LANGUAGE_NAMES", "PairGroup", "convert_file", "dataset_of_suite",
            "get_dataset", "pair_groups", "source_file"]
 
 #: The data sets, in the order tables list them.
-DATASETS: dict[str, DataSet] = {d.name: d for d in (BLIMP, CLAMS, RUBLIMP, TURBLIMP, SLING)}
+DATASETS: dict[str, DataSet] = {d.name: d for d in (BLIMP, CLAMS, RUBLIMP, TURBLIMP, SLING,
+                                                     ZHOBLIMP, MULTIBLIMP, BLIMP_NL)}
 
 
 def dataset_of_suite(name: str) -> DataSet | None:
-    """The data set whose suite names ``name`` has the form of (``clams_...``), or None."""
-    return next((d for d in DATASETS.values()
-                 if name.startswith(d.prefix) and "/" not in name and not name.endswith(".json")),
-                None)
+    """The data set whose suite names ``name`` has the form of (``clams_...``), or None; the
+    longest prefix wins (``blimp_nl_...`` is BLiMP-NL's, not BLiMP's)."""
+    found = [d for d in DATASETS.values()
+             if name.startswith(d.prefix) and "/" not in name and not name.endswith(".json")]
+    return max(found, key=lambda d: len(d.prefix), default=None)
 
 
 def source_file(name: str) -> tuple[DataSet, SourceFile] | None:
@@ -51,19 +56,32 @@ def get_dataset(name: str) -> DataSet:
 def convert_file(dataset: DataSet, path: str | Path) -> Conversion:
     """Convert a file of ``dataset`` given by path (a modified copy, or the data set's own): its
     suite, paradigm and language come from where it lies (``en_evalset/simple_agrmt.txt``); a
-    ``.gz`` file is unpacked first."""
+    ``.gz`` file is unpacked first. Where the data set has a companion file (ZhoBLiMP's human
+    validation) and one lies beside the file or its folder, its figures go into the meta."""
     path = Path(path)
     try:
         data = read_file(path, packed=path.suffix == ".gz")
     except OSError as exc:
         raise dataset.error(f"cannot read {path}: {exc}") from exc
     file = dataset.describe(path.as_posix())
-    return convert_data(dataset, file, data, str(path), sha256_hex(data))
+    conversion = convert_data(dataset, file, data, str(path), sha256_hex(data))
+    companion = dataset.companion
+    beside = [folder / companion.path for folder in (path.parent, path.parent.parent)
+              if companion and (folder / companion.path).is_file()]
+    if companion and beside:  # a copy's own companion file (ZhoBLiMP's human validation)
+        found = companion.figures(read_file(beside[0]), file)
+        conversion.suite["meta"][companion.key] = (
+            {**found, "source": str(beside[0])} if found is not None else
+            {"unavailable": f"{beside[0]} has no row for {file.paradigm}"})
+    return conversion
 
 
-#: ISO 639-1 codes of the data sets' languages, and the names tables give them.
+#: The data sets' languages (ISO 639-1 codes, and the ISO 639-3 codes a data set names), and the
+#: names tables give them.
 LANGUAGE_NAMES = {"en": "English", "fr": "French", "de": "German", "he": "Hebrew",
-                  "ru": "Russian", "tr": "Turkish", "zh": "Mandarin Chinese"}
+                  "ru": "Russian", "tr": "Turkish", "zh": "Mandarin Chinese", "nl": "Dutch",
+                  **{code: name for d in DATASETS.values()
+                     for code, name in d.language_names.items()}}
 
 
 def pair_groups(dataset: DataSet) -> list[PairGroup]:

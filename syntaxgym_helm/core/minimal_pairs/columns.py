@@ -5,14 +5,16 @@ the columns of a data set): every file has a header, one pair per row, each row 
 declaration names the columns holding the good and the bad sentence and, where the data has them,
 the pair's id, its paradigm, the critical words of each side and a later word where the violation
 shows. Its :meth:`Columns.read` is the data set's ``read`` (:class:`~.dataset.DataSet`).
+:class:`Records` does the same for files of JSON records, one a line.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from syntaxgym_helm.core.minimal_pairs.dataset import (
     Line,
@@ -117,3 +119,68 @@ def csv_pairs(lines: Iterable[Line], source: str, columns: Sequence[str],
                 f"{len(header)}"))
             continue
         yield make(number, dict(zip(header, row, strict=True)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Records:
+    """The fields of a data set's JSON-lines files (one JSON object a line) and what each holds:
+    the declared reader of ZhoBLiMP and BLiMP-NL, as :class:`Columns` is of CSV files."""
+
+    #: Fields every record must have; others are kept in ``MinimalPair.fields``.
+    required: tuple[str, ...]
+    good: str
+    bad: str
+    #: The pair's id, a whole number (a JSON number or a string of digits); None: the line.
+    pair_id: str | None = None
+    #: The pair's paradigm, which must be the file's; None: the file's paradigm.
+    paradigm: str | None = None
+    #: Fields that must hold the same value on every line of a file (its phenomenon).
+    constant: tuple[str, ...] = ()
+
+    def read(self, lines: Iterable[Line], file: SourceFile,
+             source: str) -> Iterator[MinimalPair | PairProblem]:
+        """The file's pairs and problems (a :data:`~.dataset.Reader`)."""
+        first: dict[str, object] = {}
+        for number, text in lines:
+            if not text.strip():
+                continue
+            record, reason = self._record(text, file, first)
+            if record is None:
+                yield PairProblem(source=source, line=number, pair_id=None, reason=reason)
+                continue
+            first = first or {key: record[key] for key in self.constant}
+            pair_id = str(record[self.pair_id]) if self.pair_id else str(number)
+            yield MinimalPair(number=int(pair_id), good=str(record[self.good]),
+                              bad=str(record[self.bad]), line=number,
+                              paradigm=file.paradigm, language=file.language,
+                              pair_id=pair_id, fields=record)
+
+    def _record(self, text: str, file: SourceFile,
+                first: dict[str, object]) -> tuple[dict[str, Any] | None, str]:
+        """The line's record, or None and why it cannot be read."""
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return None, f"not valid JSON: {exc.msg} at column {exc.colno}"
+        if not isinstance(record, dict):
+            return None, "a line must hold one JSON object"
+        missing = [key for key in self.required if key not in record]
+        if missing:
+            return None, f"the field(s) {', '.join(map(repr, missing))} are missing"
+        for key in (self.good, self.bad):
+            if not isinstance(record[key], str):
+                return None, f"the field {key!r} must be a JSON string"
+        if self.pair_id is not None:
+            value = record[self.pair_id]
+            if isinstance(value, bool) or not (
+                    (isinstance(value, int) and value >= 0)
+                    or (isinstance(value, str) and value.isascii() and value.isdigit())):
+                return None, f"{self.pair_id} {value!r} is not a whole number"
+        if self.paradigm is not None and record[self.paradigm] != file.paradigm:
+            return None, (f"its {self.paradigm} {record[self.paradigm]!r} is not the file's "
+                          f"paradigm {file.paradigm!r}")
+        for key in self.constant:
+            if first and record[key] != first[key]:
+                return None, (f"its {key} {record[key]!r} differs from the file's "
+                              f"{first[key]!r} (from its first record)")
+        return record, ""

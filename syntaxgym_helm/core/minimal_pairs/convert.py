@@ -259,7 +259,7 @@ def default_meta_head(dataset: DataSet, file: SourceFile, first: MinimalPair) ->
         "paradigm": file.paradigm,
         "group": file.group,
         "source_commit": dataset.commit,
-        "source_url": dataset.url.format(path=file.source_path),
+        "source_url": dataset.source_url(file),
     }
     if dataset.separator != " ":
         head["region_separator"] = dataset.separator

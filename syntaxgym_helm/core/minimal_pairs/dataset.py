@@ -77,7 +77,9 @@ class SourceFile:
     #: In an offline folder laid out as the project's shared copy, e.g. en_evalset/simple_agrmt.txt
     path: str
     source_path: str  # in the source repository, e.g. en_evalset/simple_agrmt.txt
-    sha256: str | None = None  # of the uncompressed file at the pinned commit; None: a user's file
+    #: Of the uncompressed file at the pinned commit; None: a user's file; "": not recorded yet
+    #: (a data set whose files could not be fetched where the package was built).
+    sha256: str | None = None
     pairs: int | None = None  # pairs in the file (lines, not only the convertible ones)
     language: str
     paradigm: str
@@ -101,6 +103,35 @@ class PaperFigures:
     citation: str
     columns: Mapping[str, str]
     by_paradigm: Mapping[str, Mapping[str, float]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Archive:
+    """A compressed archive (``.tar.gz``) that holds a data set's files as published: downloaded
+    and checked whole, its members read from it (their paths are the files' ``path``)."""
+
+    source_path: str  # in the source repository, e.g. data/ZhoBLiMP.tar.gz
+    sha256: str  # of the archive's bytes at the pinned commit
+
+    @property
+    def name(self) -> str:
+        return PurePosixPath(self.source_path).name
+
+
+@dataclass(frozen=True, kw_only=True)
+class Companion:
+    """A file published beside a data set's files whose figures each suite's ``meta`` takes at
+    conversion (ZhoBLiMP's human agreement per paradigm): read from where the data is read
+    (offline folder, cache, checked download), never shipped, and shown by the report beside the
+    models' accuracy."""
+
+    path: str  # in an offline folder laid out as the project's shared copy
+    source_path: str  # in the source repository
+    sha256: str
+    key: str  # the meta key the figures go under, e.g. human_agreement
+    label: str  # the report's column, e.g. humans
+    #: The file's figures for one paradigm (``accuracy`` is the one shown), or None.
+    figures: Callable[[bytes, SourceFile], Mapping[str, float] | None]
 
 
 Line = tuple[int, str]  # (1-based line number, text without its line end)
@@ -146,6 +177,8 @@ class DataSet:
     error: type[PairDataError] = PairDataError
     #: What a file's group is (the report's column header): group, phenomenon, ...
     group_label: str = "group"
+    #: What one of its files (one suite) is, in the plural: paradigms, languages (MultiBLiMP's).
+    files_label: str = "paradigms"
     #: The leaderboard's groups of its suites (default: languages, where several, then groups).
     leaderboard_groups: Callable[[], list[PairGroup]] | None = None
     #: The figures its paper publishes per paradigm (None: not held here) and what the report
@@ -156,6 +189,22 @@ class DataSet:
     #: (default: the group :attr:`describe` gives, no extra column), and the table's note on them.
     table_row: Callable[[SourceFile, bytes], Mapping[str, str]] | None = None
     table_note: str = ""
+    #: Where a file is downloaded from: ``{repository}``, ``{commit}`` and ``{path}`` filled in
+    #: (default: GitHub's raw files); ``commit`` empty: not pinned yet (no download, and offline
+    #: copies cannot be checked: docs/multilingual.md).
+    download: str = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
+    #: The archive the files are published in (None: each file on its own).
+    archive: Archive | None = None
+    #: A file beside the data whose figures each suite's meta takes (None: none).
+    companion: Companion | None = None
+    #: Names of languages beyond the catalogue's (ISO 639-3 codes: MultiBLiMP's).
+    language_names: Mapping[str, str] = field(default_factory=dict)
+    #: The sentence score its paper uses where it is not the sum (``zhoblimp:0.5``, ``mean``):
+    #: the report adds each model's accuracy under it.
+    paper_score: str | None = None
+    #: Its files, for a data set whose files could not be read where the package was built
+    #: (``data/pairs_<name>.tsv`` is written from it, without checksums; None: read them).
+    listing: Callable[[], list[SourceFile]] | None = None
 
     @property
     def env_var(self) -> str:
@@ -166,9 +215,21 @@ class DataSet:
         return f"{self.name}_"
 
     @property
+    def pinned(self) -> bool:
+        """Whether its files are pinned: a commit, and a SHA-256 for each file."""
+        return bool(self.commit)
+
+    @property
     def url(self) -> str:
         """The download address pattern: ``{path}`` is a file's source path."""
-        return f"https://raw.githubusercontent.com/{self.repository}/{self.commit}/{{path}}"
+        return self.download.format(repository=self.repository, commit=self.commit,
+                                    path="{path}")
+
+    def source_url(self, file: SourceFile) -> str:
+        """Where ``file`` is published: its own address, or its archive's and the member."""
+        if self.archive is not None:
+            return f"{self.url.format(path=self.archive.source_path)}#{file.source_path}"
+        return self.url.format(path=file.source_path)
 
     @property
     def table(self) -> str:

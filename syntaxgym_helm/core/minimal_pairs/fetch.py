@@ -4,8 +4,9 @@ source.
 A suite's file is taken, in this order, from an offline folder (the ``data_dir`` argument, then
 the data set's variable, e.g. ``$SYNTAXGYM_CLAMS_DIR``), laid out as the project's shared copy
 (``en_evalset/simple_agrmt.txt``) or as a checkout of the source repository
-(``datasets/add_new_suffix.csv``), the file itself or gzip-compressed beside it (``NAME.gz``);
-from the cache (``<cache_dir>/<data set>/<path>``); or downloaded from the pinned commit into the
+(``datasets/add_new_suffix.csv``), the file itself or gzip-compressed beside it (``NAME.gz``),
+or, for a data set published as an archive (ZhoBLiMP's ``.tar.gz``), inside that archive; from
+the cache (``<cache_dir>/<data set>/<path>``); or downloaded from the pinned commit into the
 cache. Every copy must match the SHA-256 recorded for it (of the uncompressed bytes); an offline
 copy that does not is refused, since a modified file must not pass under the data set's name
 (convert it with ``syntaxgym-helm convert`` and run the suite by path instead). The conversion
@@ -15,8 +16,10 @@ is cheap, so it is redone each time and written to ``<cache_dir>/<suite>.json``.
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import os
+import tarfile
 import zlib
 from pathlib import Path
 
@@ -47,7 +50,11 @@ def convert_named(dataset: DataSet, name: str, cache_dir: str | Path,
     pattern (``{path}``: the file's source path), for tests' local servers."""
     file = find_file(dataset, name)
     data = source_bytes(dataset, file, Path(cache_dir), data_dir, url or dataset.url)
-    return convert_data(dataset, file, data, file.path, file.sha256)
+    conversion = convert_data(dataset, file, data, file.path, file.sha256 or sha256_hex(data))
+    if dataset.companion is not None:
+        conversion.suite["meta"][dataset.companion.key] = companion_figures(
+            dataset, file, Path(cache_dir), data_dir, url or dataset.url)
+    return conversion
 
 
 def resolve_named(dataset: DataSet, name: str, cache_dir: str | Path,
@@ -77,36 +84,145 @@ def write_suite(conversion: Conversion, cache_dir: str | Path) -> Path:
 def source_bytes(dataset: DataSet, file: SourceFile, cache_dir: Path,
                  data_dir: str | Path | None, url: str) -> bytes:
     """The file's checked bytes: offline folder, else cache, else download (see the module)."""
-    folders = [Path(f).expanduser() for f in (data_dir, os.environ.get(dataset.env_var)) if f]
+    folders = _folders(dataset, data_dir)
     for folder in folders:
-        for relative in dict.fromkeys((file.path, file.source_path)):
-            for candidate, packed in ((folder / relative, False),
-                                      (folder / f"{relative}.gz", True)):
-                if candidate.is_file():
-                    data = read_file(candidate, packed)
-                    if sha256_hex(data) != file.sha256:
-                        raise dataset.error(
-                            f"{candidate} is not {dataset.title}'s {file.paradigm} at the pinned "
-                            f"commit (its SHA-256 differs from {file.sha256}); to run a modified "
-                            f"copy, convert it (`syntaxgym-helm convert {dataset.name} FILE`, or "
-                            "convert_file in Python) and pass the suite file by path")
-                    return data
+        found = _offline(dataset, file, folder)
+        if found is not None:
+            return found
     cached = cache_dir / dataset.name / file.path
     if cached.is_file():
         data = safe_files.read_regular_file(cached)
-        if sha256_hex(data) == file.sha256:
+        if file.sha256 and sha256_hex(data) == file.sha256:
             return data
-    address = url.format(path=file.source_path)
+    if not dataset.pinned:
+        where = "".join(f" and {folder} has no {file.path}" for folder in folders)
+        raise dataset.error(
+            f"{dataset.title}'s files are not pinned in this package (no revision and checksums "
+            f"were recorded: its data could not be fetched where the package was built), so "
+            f"{file.suite} is not downloaded{where}. Set {dataset.env_var} (or the suites_dir "
+            f"argument) to a folder holding {dataset.title}'s files (docs/multilingual.md)")
+    if dataset.archive is not None:
+        archive = _archive(dataset, cache_dir, url, folders)
+        data = _member(dataset, file, archive, url.format(path=dataset.archive.source_path))
+        if sha256_hex(data) != file.sha256:
+            raise dataset.error(f"{file.path} in {dataset.archive.name} does not match its "
+                                f"recorded SHA-256 {file.sha256}")
+    else:
+        data = _download(dataset, url.format(path=file.source_path), folders, file.path)
+        if sha256_hex(data) != file.sha256:
+            raise dataset.error(f"{url.format(path=file.source_path)} does not match its "
+                                f"recorded SHA-256 {file.sha256}")
+    write_atomically(cached, data)
+    return data
+
+
+def companion_figures(dataset: DataSet, file: SourceFile, cache_dir: Path,
+                      data_dir: str | Path | None, url: str) -> dict[str, object]:
+    """The companion file's figures for ``file`` (offline folder, cache, checked download), with
+    where they come from; ``unavailable`` and why when the file cannot be had (the suite runs
+    without them)."""
+    companion = dataset.companion
+    assert companion is not None
+    folders = _folders(dataset, data_dir)
+    found = [folder / relative for folder in folders
+             for relative in dict.fromkeys((companion.path, companion.source_path))
+             if (folder / relative).is_file()]
+    cached = cache_dir / dataset.name / companion.path
+    try:
+        if found:
+            data = safe_files.read_regular_file(found[0])
+        elif cached.is_file() and sha256_hex(safe_files.read_regular_file(cached)) == \
+                companion.sha256:
+            data = safe_files.read_regular_file(cached)
+        else:
+            data = _download(dataset, url.format(path=companion.source_path), folders,
+                             companion.path)
+            write_atomically(cached, data)
+    except (PairDataError, OSError) as exc:
+        return {"unavailable": str(exc)}
+    if sha256_hex(data) != companion.sha256:
+        return {"unavailable": f"{found[0] if found else companion.source_path} is not the "
+                               f"pinned {companion.path} (its SHA-256 differs from "
+                               f"{companion.sha256})"}
+    figures = companion.figures(data, file)
+    if figures is None:
+        return {"unavailable": f"{companion.path} has no row for {file.paradigm}"}
+    return {**figures, "source": dataset.url.format(path=companion.source_path),
+            "source_sha256": companion.sha256}
+
+
+def _folders(dataset: DataSet, data_dir: str | Path | None) -> list[Path]:
+    return [Path(f).expanduser() for f in (data_dir, os.environ.get(dataset.env_var)) if f]
+
+
+def _offline(dataset: DataSet, file: SourceFile, folder: Path) -> bytes | None:
+    """The file from an offline folder (the file itself, gzip-compressed beside it, or in the
+    data set's archive there), checked; None when the folder has none of these."""
+    found: tuple[bytes, Path] | None = None
+    for relative in dict.fromkeys((file.path, file.source_path)):
+        for candidate, packed in ((folder / relative, False), (folder / f"{relative}.gz", True)):
+            if found is None and candidate.is_file():
+                found = read_file(candidate, packed), candidate
+    if found is None and dataset.archive is not None:
+        for relative in dict.fromkeys((dataset.archive.name, dataset.archive.source_path)):
+            candidate = folder / relative
+            if found is None and candidate.is_file():
+                archive = safe_files.read_regular_file(candidate)
+                found = _member(dataset, file, archive, str(candidate)), candidate
+    if found is None:
+        return None
+    data, where = found
+    if file.sha256 and sha256_hex(data) != file.sha256:
+        raise dataset.error(
+            f"{where} is not {dataset.title}'s {file.paradigm} at the pinned commit (the SHA-256 "
+            f"of {file.path} differs from {file.sha256}); to run a modified copy, convert it "
+            f"(`syntaxgym-helm convert {dataset.name} FILE`, or convert_file in Python) and pass "
+            "the suite file by path")
+    return data
+
+
+def _download(dataset: DataSet, address: str, folders: list[Path], wanted: str) -> bytes:
     try:
         data, _ = fetch(address)
     except DownloadError as exc:
-        where = "".join(f" and {folder} has no {file.path}" for folder in folders)
+        where = "".join(f" and {folder} has no {wanted}" for folder in folders)
         raise dataset.error(f"{exc}{where}. Offline, set {dataset.env_var} (or the suites_dir "
                             f"argument) to a folder holding {dataset.title}'s files") from exc
-    if sha256_hex(data) != file.sha256:
-        raise dataset.error(f"{address} does not match its recorded SHA-256 {file.sha256}")
+    return data
+
+
+def _archive(dataset: DataSet, cache_dir: Path, url: str, folders: list[Path]) -> bytes:
+    """The data set's archive from the cache, else downloaded, checked whole."""
+    archive = dataset.archive
+    assert archive is not None
+    cached = cache_dir / dataset.name / archive.name
+    if cached.is_file():
+        data = safe_files.read_regular_file(cached)
+        if sha256_hex(data) == archive.sha256:
+            return data
+    address = url.format(path=archive.source_path)
+    data = _download(dataset, address, folders, archive.name)
+    if sha256_hex(data) != archive.sha256:
+        raise dataset.error(f"{address} does not match its recorded SHA-256 {archive.sha256}")
     write_atomically(cached, data)
     return data
+
+
+def _member(dataset: DataSet, file: SourceFile, archive: bytes, where: str) -> bytes:
+    """``file.path`` read from a ``.tar.gz`` archive's bytes (bounded as every suite file)."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+            member = tar.getmember(file.path)
+            if not member.isfile() or member.size > safe_files.MAX_FILE_BYTES:
+                raise dataset.error(f"{where}: {file.path} is not a regular file of at most "
+                                    f"{safe_files.MAX_FILE_BYTES:,} bytes")
+            handle = tar.extractfile(member)
+            assert handle is not None
+            return handle.read()
+    except KeyError:
+        raise dataset.error(f"{where} holds no {file.path}") from None
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        raise dataset.error(f"{where} is not a readable .tar.gz archive: {exc}") from exc
 
 
 def read_file(path: Path, packed: bool = False) -> bytes:

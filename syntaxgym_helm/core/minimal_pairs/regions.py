@@ -35,6 +35,7 @@ from __future__ import annotations
 import itertools
 import re
 import string
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -169,10 +170,25 @@ def locate(units: Sequence[str], phrase: str, fold: Fold) -> list[int]:
     wanted = [fold(word) for word in phrase.split()]
     if not wanted:
         return []
-    words = [fold(unit.strip(PUNCTUATION)) for unit in units]
+    words = [fold(strip_punctuation(unit)) for unit in units]
     last = len(words) - len(wanted)
     return [index for index in range(last + 1)
             if words[index:index + len(wanted)] == wanted]
+
+
+def strip_punctuation(unit: str) -> str:
+    """``unit`` without the punctuation at its ends: :data:`PUNCTUATION` and every character
+    Unicode calls punctuation (the danda ``।``, the Ethiopic full stop ``።``, Armenian ``։``)."""
+    start, end = 0, len(unit)
+    while start < end and _is_punctuation(unit[start]):
+        start += 1
+    while end > start and _is_punctuation(unit[end - 1]):
+        end -= 1
+    return unit[start:end]
+
+
+def _is_punctuation(char: str) -> bool:
+    return char in PUNCTUATION or unicodedata.category(char).startswith("P")
 
 
 def mark_place(units: Sequence[str], phrase: str, fold: Fold, start: int,
