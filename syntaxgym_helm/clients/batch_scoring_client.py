@@ -199,10 +199,10 @@ class BatchScoringClient(EchoScoringClient):
         for name in ("_model", "_tokenizer"):
             self.__dict__.pop(name, None)
 
-    def _cache_key(self, request: Request, checkpoint: str) -> Mapping:
+    def _cache_key(self, request: Request, checkpoint: str | None = None) -> Mapping:
         raw = {"format": self.CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
                "echo_prompt": True, "max_tokens": 0, "dtype": self.dtype,
-               "checkpoint": checkpoint, **self._key_fields()}
+               "checkpoint": checkpoint or self.checkpoint, **self._key_fields()}
         return CachingClient.make_cache_key(raw, request)
 
     def _response(self, request: Request, identity: CheckpointIdentity) -> dict[str, Any]:

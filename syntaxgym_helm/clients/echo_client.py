@@ -66,7 +66,9 @@ class EchoScoringClient(CachingClient):
         """The checkpoint's identity now (:mod:`~syntaxgym_helm.clients.checkpoint_identity`)."""
         return self.watch.current().digest
 
-    def _cache_key(self, request: Request, checkpoint: str) -> Mapping:
+    def _cache_key(self, request: Request, checkpoint: str | None = None) -> Mapping:
+        """The request-cache key of ``request`` for the checkpoint ``checkpoint`` (default: the
+        files' identity now)."""
         raise NotImplementedError
 
     def _response(self, request: Request, identity: CheckpointIdentity) -> dict[str, Any]:

@@ -166,15 +166,15 @@ class SyntaxGymClient(EchoScoringClient):
 
     # -- requests -------------------------------------------------------------------------------
 
-    def _cache_key(self, request: Request, checkpoint: str) -> Mapping:
+    def _cache_key(self, request: Request, checkpoint: str | None = None) -> Mapping:
         """The request-cache key of ``request``: the prompt, the settings that change its
-        logprobs, and ``checkpoint`` (the files' identity)."""
+        logprobs, and ``checkpoint`` (default: the files' identity now)."""
         raw = {"format": CACHE_FORMAT, "model": request.model, "prompt": request.prompt,
                **({"word_boundary": True} if self.settings.word_boundary else {}),
                **({"boundary_end_of_text": False} if self.settings.word_boundary
                   and not self.settings.boundary_end_of_text else {}),
                "echo_prompt": True, "max_tokens": 0, "bos_text": self.bos_text,
-               "dtype": self.dtype, "checkpoint": checkpoint}
+               "dtype": self.dtype, "checkpoint": checkpoint or self.checkpoint}
         return CachingClient.make_cache_key(raw, request)
 
     def _response(self, request: Request, identity: CheckpointIdentity) -> dict[str, Any]:
