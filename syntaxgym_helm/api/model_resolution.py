@@ -73,14 +73,15 @@ def split_revision(model: str, revision: str | None = None) -> tuple[str, str | 
 
 
 def resolve_model(model: str, known_to_helm: bool = False, *, revision: str | None = None,
-                  name: str | None = None) -> str:
+                  name: str | None = None, replace: bool = False) -> str:
     """The HELM model name for ``model`` (see the module doc). ``known_to_helm``: HELM already
     serves ``model`` under that name (then it is returned as given, unless it is a path).
     ``revision``: a Hub id's revision (or ``model`` as ``org/model@REVISION``). ``name``: the
     model name to register it under (default: ``local/<folder name>``, or the Hub id). Names
     are checked against HELM's registry as it is: register a ``local_path``'s YAML first
-    (:func:`resolved_model` does). Raises :class:`CheckpointError` naming the path and what to
-    do."""
+    (:func:`resolved_model` does). ``replace``: a ``name`` given that names another checkpoint
+    is re-pointed to this one (a sweep's checkpoint whose files changed, its runs done again)
+    instead of refused. Raises :class:`CheckpointError` naming the path and what to do."""
     from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT
 
     base, variant = split_variant(model)
@@ -98,7 +99,7 @@ def resolve_model(model: str, known_to_helm: bool = False, *, revision: str | No
                         checkpoint.commit or checkpoint.revision)
     check_checkpoint(checkpoint, (chosen,), identity)
     with _LOCK:
-        chosen_name = free_name(checkpoint, identity, chosen, name)
+        chosen_name = free_name(checkpoint, identity, chosen, name, replace=replace)
         # A deployment of this name is of this checkpoint (free_name): its settings are kept.
         if variant_name(chosen_name, chosen) not in DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT:
             register_entries(checkpoint_entries(checkpoint, chosen_name, variants=(chosen,)))
@@ -176,16 +177,22 @@ def check_masked_tokenizer(checkpoint: Checkpoint, variant: str, tokenizer: Any 
 
 
 def free_name(checkpoint: Checkpoint, identity: CheckpointIdentity,
-              variant: str = DEFAULT_VARIANT, name: str | None = None) -> str:
+              variant: str = DEFAULT_VARIANT, name: str | None = None, *,
+              replace: bool = False) -> str:
     """The model name for the checkpoint: ``name`` or :func:`model_name_for`'s, unless HELM's
     registry (or this module, in this process) already has it for another checkpoint; then,
     for a name made from the path, that name with 8 hex digits of ``identity`` (and a warning
-    naming both), and for a name given, :class:`NameTakenError` naming both."""
+    naming both), and for a name given, :class:`NameTakenError` naming both (``replace``: the
+    name given is taken over, with a warning naming what it named)."""
     wanted = model_name_for(checkpoint, name)
     owner = next(filter(None, (name_owner(taken, identity)
                                for taken in dict.fromkeys((wanted,
                                                            variant_name(wanted, variant))))), None)
     if owner is None:
+        return wanted
+    if name and replace:
+        warnings.warn(f"{wanted} named {owner}; it now names {identity.describe()}",
+                      UserWarning, stacklevel=4)
         return wanted
     if name:
         raise NameTakenError(

@@ -310,7 +310,8 @@ def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
                              word_surprisals=None)
     checkpoint = replace(checkpoint, identity=identity)
     try:  # registering it reads its config, not its weights
-        model = resolve_model(source.folder or "", name=_model_name(settings.label, checkpoint))
+        model = resolve_model(source.folder or "", name=_model_name(settings.label, checkpoint),
+                              replace=True)  # the name is this checkpoint's, its files now
         specs = run_specs_for(settings.entries, model, settings.max_eval_instances)
     except Exception as error:  # noqa: BLE001 - a checkpoint the plugin refuses: say why
         say(f"{step} {checkpoint.name}: refused: {error}")

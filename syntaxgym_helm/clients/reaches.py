@@ -103,7 +103,8 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           "transformers' loader and save_pretrained)"),
     Reach("malloc_trim",
           ("syntaxgym_helm/clients/local/freed_memory.py",
-           "syntaxgym_helm/clients/local/prefetch.py"),
+           "syntaxgym_helm/clients/local/prefetch.py",
+           "syntaxgym_helm/clients/local/logprob_engine.py"),
           "glibc's malloc_trim, called through ctypes after a load, the engine's set-up and "
           "each run of a helm-run",
           "a load frees far more than it keeps (a tokenizer's parse, a GGUF file's conversion); "

@@ -4,13 +4,10 @@ A run folder is ``benchmark_output/runs/<run suite>/<run name>/``. The metric ke
 for every item there (:mod:`syntaxgym_helm.harness.scored_items`): the run's suite and each item's
 region values and outcomes, which is all a report reads. A run whose metric could not keep them
 (a full disk: its log says so), or one asked to be scored again (``rescore``), is scored here from
-its ``scenario_state.json``, which holds every request with its returned tokens and logprobs,
-every instance carrying its item as a one-item suite
-(:data:`syntaxgym_helm.harness.scenario.ITEM_KEY`), with the metric's own code
-(:func:`syntaxgym_helm.harness.metric.evaluate_request_states`) and the run's own ``first_token``
-and ``ties`` policies. Either way reports see exactly the region values the metric saw, with no
-model run, and only after :mod:`syntaxgym_helm.report.run_checks` has found them to be the run
-HELM's files describe, written in this version's run format.
+its ``scenario_state.json`` (every request with its tokens and logprobs, every instance carrying
+its item: :data:`~syntaxgym_helm.harness.scenario.ITEM_KEY`) with the metric's own code and the
+run's own policies. Either way reports see exactly the region values the metric saw, with no
+model run, once :mod:`syntaxgym_helm.report.run_checks` has found them to be HELM's run.
 
 A run folder that cannot be read so (a file missing or cut off, files of two runs, a run written
 by another version) is still found, and :func:`read_runs` returns it as an :class:`UnreadableRun`
@@ -34,8 +31,7 @@ from syntaxgym_helm.core.item_evaluation import ItemEvaluation
 from syntaxgym_helm.core.run_options import RunOptions, options_from
 from syntaxgym_helm.core.suite import Suite
 
-# The metric module imports HELM's metric classes first, which HELM's own import order needs
-# before its adaptation classes are loaded.
+# The metric module first: HELM's import order needs its metric classes before its adaptation's.
 from syntaxgym_helm.harness.metric import evaluate_request_states
 from syntaxgym_helm.harness.run_format import FORMAT_KEY, RunFormatError, adapter_digest
 from syntaxgym_helm.harness.run_spec import suite_group_name
@@ -209,9 +205,9 @@ def _kept_checkpoint(run_dir: Path, spec: dict[str, Any]) -> dict[str, Any]:
 
 def _with_checkpoint(record: RunRecord, checkpoint: dict[str, Any]) -> RunRecord:
     """``record`` with the checkpoint a run keeps (``run.checkpoint`` of its scored items)."""
-    source = str(checkpoint.get("source") or "") + (
-        f" / {checkpoint['gguf_file']}" if checkpoint.get("gguf_file") else "") + (
-        f" at commit {checkpoint['commit']}" if checkpoint.get("commit") else "")
+    gguf, commit = checkpoint.get("gguf_file"), checkpoint.get("commit")
+    source = str(checkpoint.get("source") or "") + (f" / {gguf}" if gguf else "") + (
+        f" at commit {commit}" if commit else "")
     return replace(record, checkpoint=str(checkpoint.get("digest") or ""),
                    checkpoint_source=source)
 

@@ -39,7 +39,7 @@ KINDS = {
 }
 
 
-def _build(kind: str, folder: Path, vocabulary: int | None = None) -> Path:
+def _build(kind: str, folder: Path, vocabulary: int | None = None, **config: int) -> Path:
     import torch
     import transformers as tf
 
@@ -53,7 +53,7 @@ def _build(kind: str, folder: Path, vocabulary: int | None = None) -> Path:
         "bert": lambda: tf.BertForMaskedLM(tf.BertConfig(**small, **limit)),
         "electra": lambda: tf.ElectraForMaskedLM(tf.ElectraConfig(embedding_size=16, **small,
                                                                   **limit)),
-        "roberta": lambda: tf.RobertaForMaskedLM(tf.RobertaConfig(**small, **limit)),
+        "roberta": lambda: tf.RobertaForMaskedLM(tf.RobertaConfig(**small, **limit, **config)),
         "xlm-roberta": lambda: tf.XLMRobertaForMaskedLM(tf.XLMRobertaConfig(**small, **limit)),
         "modernbert": lambda: tf.ModernBertForMaskedLM(tf.ModernBertConfig(
             **small, **limit, local_attention=8, cls_token_id=tokenizer.cls_token_id,
@@ -139,15 +139,15 @@ def test_every_kind_scores_its_last_position_and_refuses_one_more_at_once(
 
 @pytest.mark.limit(300)
 def test_a_pass_that_fails_fails_its_requests_with_the_reason_at_once(tmp_path: Path) -> None:
-    """A tokenizer larger than the model's vocabulary (files of two checkpoints in one folder):
-    the pass raises inside the model; each sentence fails with the reason, in seconds."""
+    """A model whose forward raises (a config with no token type for the ids every input
+    carries, ``type_vocab_size: 0``): each sentence fails with the reason, in seconds."""
     from syntaxgym_helm.api.evaluate import score_sentences
 
-    folder = _build("roberta", tmp_path / "mismatched", vocabulary=60)
+    folder = _build("roberta", tmp_path / "broken", type_vocab_size=0)
     started = time.monotonic()
     with pytest.raises(ValueError, match=r"could not score 2 of 2 sentences: sentence 1: .*"
-                                         r"MaskedLMClient: scoring failed: IndexError: index out "
-                                         "of range"):
+                                         r"MaskedLMClient: scoring failed: RuntimeError: "
+                                         "index_select"):
         score_sentences(["The keys are on the table.", "The cat sat."], str(folder))
     assert time.monotonic() - started < 60
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import csv
 import json
+import lzma
 import math
 from pathlib import Path
 
 import pytest
 
+from fixtures import FIXTURES_DIR
 from syntaxgym_helm.core.acquisition import log_axis, sigmoid
 from syntaxgym_helm.report.learning_curves import (
     ALL_SUITES,
@@ -26,7 +28,8 @@ from syntaxgym_helm.report.sweep_tables import (
     fast_eval_results,
 )
 
-SHARED_CURVES = Path(__file__).resolve().parents[3] / "shared" / "pythia_curves"
+#: The published file, compressed (tests/fixtures/README.md).
+PUBLISHED_CURVES = FIXTURES_DIR / "pythia_curves" / "blimp_160m_acc.csv.xz"
 STEPS = (0, 16, 128, 1000, 10000, 143000)
 
 
@@ -111,9 +114,8 @@ def test_the_published_pythia_curve_is_found_by_the_model_s_name() -> None:
     assert sum(final) / len(final) == pytest.approx(0.7749, abs=5e-4)  # the README's mean
 
 
-@pytest.mark.skipif(not SHARED_CURVES.is_dir(), reason="../shared/pythia_curves is not here")
 def test_the_shipped_curve_is_the_published_file() -> None:
-    with open(SHARED_CURVES / "blimp_160m_acc.csv", encoding="utf-8", newline="") as stream:
+    with lzma.open(PUBLISHED_CURVES, "rt", encoding="utf-8", newline="") as stream:
         source = {(int(r["seed"]), int(r["step"]), r["paradigm"]): float(r["score"])
                   for r in csv.DictReader(stream)}
     shipped = {(seed, p.step, p.suite): p.accuracy for seed in range(10)
