@@ -79,11 +79,11 @@ def workloads(args: argparse.Namespace) -> dict[str, Workload]:
     blimp = f"blimp_{args.paradigm}"
     return {w.name: w for w in (
         Workload("causal", SMOLLM2, blimp, args.causal_pairs, False,
-                 ("malloc_trim", "tokenizer_build_inputs")),
+                 ("tokenizer_build_inputs",)),
         Workload("causal-cold", SMOLLM2, SUITE, 20, True,
-                 ("gguf_parse_once", "gguf_streamed_copy", "malloc_trim")),
+                 ("gguf_parse_once", "gguf_streamed_copy")),
         Workload("gemma", GEMMA, SUITE, 20, False,
-                 ("tokenizer_build_inputs", "malloc_trim")),
+                 ("tokenizer_build_inputs",)),
         Workload("masked", MASKED, blimp, args.masked_pairs, False,
                  ("masked_head_at_targets", "bert_last_layer_at_targets")),
     )}

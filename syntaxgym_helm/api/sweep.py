@@ -28,6 +28,7 @@ removed first). A checkpoint that fails
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import time
@@ -366,13 +367,11 @@ def _load_failure() -> str | None:
 
 def release_models() -> None:
     """Free every model the plugin's clients loaded in this process (the next request loads
-    again), and hand the memory back."""
+    again): a model holds reference cycles, which only the collector frees."""
     import sys
 
     server = sys.modules.get("syntaxgym_helm.clients.local.server")
     if server is not None:
         server.ModelServerFactory.release()
     else:  # no local engine ran: a masked or encoder-decoder LM's client went with the runner
-        from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
-
-        return_freed_memory()
+        gc.collect()  # the model's reference cycles

@@ -1,5 +1,5 @@
-"""syntaxgym_helm.clients.reaches: the register of reaches into torch's, transformers', gguf's
-and glibc's internals, and the switch that turns them off.
+"""syntaxgym_helm.clients.reaches: the register of reaches into torch's, transformers' and gguf's
+internals, and the switch that turns them off.
 
 Every probe passes on the installed versions; a probe that fails turns its reach off with one
 warning naming it (the stock path is used); ``SYNTAXGYM_STOCK`` turns all of them off or the ones
@@ -56,19 +56,20 @@ def test_a_failed_probe_turns_the_reach_off_with_one_warning(
 
 
 def test_a_probe_that_raises_is_a_problem_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    broken = REACHES["malloc_trim"]
+    broken = REACHES["gguf_streamed_copy"]
 
     def probe() -> list[str]:
-        raise OSError("no libc")
+        raise ImportError("cannot import name 'TENSOR_PROCESSORS'")
 
-    monkeypatch.setitem(REACHES, "malloc_trim", type(broken)(
+    monkeypatch.setitem(REACHES, "gguf_streamed_copy", type(broken)(
         **{**broken.__dict__, "probe": probe}))
-    assert reaches.problems("malloc_trim") == ["its probe failed (OSError: no libc)"]
+    assert reaches.problems("gguf_streamed_copy") == [
+        "its probe failed (ImportError: cannot import name 'TENSOR_PROCESSORS')"]
 
 
 @pytest.mark.parametrize(("value", "off"), [
     ("1", set(REACHES)), ("all", set(REACHES)), ("0", set()), ("", set()),
-    ("malloc_trim, gguf_parse_once", {"malloc_trim", "gguf_parse_once"}),
+    ("tokenizer_build_inputs, gguf_parse_once", {"tokenizer_build_inputs", "gguf_parse_once"}),
 ])
 def test_the_environment_turns_all_or_the_named_reaches_off(
         monkeypatch: pytest.MonkeyPatch, value: str, off: set[str]) -> None:
@@ -79,9 +80,9 @@ def test_the_environment_turns_all_or_the_named_reaches_off(
 
 def test_an_unknown_name_in_the_environment_is_refused_naming_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(reaches.STOCK_VARIABLE, "malloc_trim,workspace")
+    monkeypatch.setenv(reaches.STOCK_VARIABLE, "gguf_parse_once,workspace")
     with pytest.raises(StockSettingError, match=r"workspace is not a reach.*gguf_parse_once"):
-        reaches.active("malloc_trim")
+        reaches.active("gguf_parse_once")
 
 
 def _patched_modules(model) -> list[str]:
@@ -102,12 +103,11 @@ def test_the_causal_engine_patches_nothing_in_the_model() -> None:
 
 
 def test_the_environment_turns_the_loaders_reaches_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
     from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 
-    assert return_freed_memory()
+    with gguf_parsed_once() as replaced:
+        assert replaced
     monkeypatch.setenv(reaches.STOCK_VARIABLE, "1")
-    assert not return_freed_memory()
     with gguf_parsed_once() as replaced:
         assert not replaced
 

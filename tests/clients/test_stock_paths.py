@@ -85,7 +85,7 @@ def _causal_folder(architecture: str, folder: Path) -> Path:
 def _causal_scores(source: str, stock: bool, gguf_file: str | None = None):
     model, tokenizer = load_model_and_tokenizer(source, gguf_file=gguf_file, device="cpu",
                                                 stock=stock)
-    engine = LogprobEngine(model, tokenizer, stock=stock)
+    engine = LogprobEngine(model, tokenizer)  # the engine patches nothing: no reach
     return [(s.texts, s.logprobs) for s in engine.prompt_logprobs(SENTENCES)]
 
 

@@ -29,7 +29,8 @@ Below them, the engine the server runs, one concern a module:
 - :mod:`.prefix_store`: the cross-pass store of computed prefixes (keys, values, hidden states,
   normalisers);
 - :mod:`.output_layer`: the model's output layer, a block of the vocabulary at a time;
-- :mod:`.freed_memory`: memory a load freed handed back to the system;
+- :mod:`.freed_memory`: a tokenizer's Python copy of the vocabulary and merges it was built from,
+  dropped after a load;
 - :mod:`.model_loading`: checkpoints, GGUF files (dequantised once and cached, checked when read),
   devices, dtypes;
 - :mod:`.prefetch`: the executor hook that hands the client a run's requests up front.

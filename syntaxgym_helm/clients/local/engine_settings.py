@@ -111,7 +111,7 @@ class EngineSettings:
                     max_batch_positions=self.max_batch_positions,
                     max_sequence_length=self.max_sequence_length,
                     workers=self.workers, word_boundary=self.word_boundary,
-                    boundary_end_of_text=self.boundary_end_of_text, stock=self.stock)
+                    boundary_end_of_text=self.boundary_end_of_text)
 
     def server_args(self) -> dict[str, Any]:
         """The :class:`~.server.ModelServer`'s keyword arguments."""

@@ -1,66 +1,16 @@
-"""Handing memory the process has freed back to the operating system (:func:`return_freed_memory`).
+"""Dropping the Python copies of the vocabulary and merges a transformers tokenizer keeps after
+building its Rust tokenizer (:func:`drop_tokenizer_build_inputs`).
 
-Loading a checkpoint allocates much more than it keeps: the tokenizers library parses a
-``tokenizer.json`` into temporaries several times the size of the tokenizer it builds (Gemma-3's
-262,144 words and 514,906 merges: about 340 MB parsed for a tokenizer of about 60 MB), and a
-GGUF checkpoint is read, dequantised and converted through copies of its tensors. glibc's
-``malloc`` keeps most of what is freed in its heaps for later allocations, so the process's
-resident memory stays at the high-water mark of the load, and every later peak (the engine's
-packed weights, its passes) comes on top of it. ``malloc_trim(0)`` returns the free pages of
-every heap. Where the C library has no ``malloc_trim`` (musl, macOS, Windows), nothing is done.
-
-Both are reaches into other libraries' internals (:mod:`syntaxgym_helm.clients.reaches`:
-``malloc_trim``, ``tokenizer_build_inputs``), used only where they are active.
+Loading a checkpoint's tokenizer leaves behind what scoring never reads: transformers' tokenizer
+classes keep the vocabulary and merges they built their Rust tokenizer from (Gemma-3's 262,144
+words and 514,906 merges: about 150 MB of Python objects) for the length of the process. This is
+a reach into transformers' private attributes (:mod:`syntaxgym_helm.clients.reaches`:
+``tokenizer_build_inputs``), used only where it is active.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import gc
-import sys
-
 from syntaxgym_helm.clients import reaches
-
-_libc: ctypes.CDLL | None = None
-_looked_up = False
-
-
-def _malloc_trim():
-    global _libc, _looked_up
-    if not _looked_up:
-        _looked_up = True
-        if sys.platform.startswith("linux"):
-            try:
-                _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            except OSError:
-                _libc = None
-    return getattr(_libc, "malloc_trim", None) if _libc is not None else None
-
-
-def malloc_trim_problems() -> list[str]:
-    """The probe of the reach ``malloc_trim``: the C library must have it (glibc's)."""
-    return [] if _malloc_trim() is not None else ["the C library has no malloc_trim (not glibc)"]
-
-
-def return_freed_memory(stock: bool = False) -> bool:
-    """Collect garbage (objects in reference cycles, e.g. a model just replaced) and return the
-    C heaps' free pages to the operating system (:func:`trim_heaps`); returns whether
-    ``malloc_trim`` was called. Takes milliseconds: call it after a load, not in a loop."""
-    gc.collect()
-    return trim_heaps(stock)
-
-
-def trim_heaps(stock: bool = False) -> bool:
-    """Return the C heaps' free pages to the operating system (``malloc_trim(0)``), unless the
-    reach ``malloc_trim`` is off (``stock``) or the C library has none; returns whether it was
-    called."""
-    trim = _malloc_trim()
-    if trim is None or not reaches.active("malloc_trim", stock):
-        return False
-    trim(0)
-    return True
-
 
 #: Attributes in which transformers' tokenizer classes keep the vocabulary and merges they built
 #: their Rust tokenizer from (``GemmaTokenizer``, ``LlamaTokenizer``, ``GPT2Tokenizer``, ...).

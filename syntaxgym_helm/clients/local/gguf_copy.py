@@ -20,6 +20,7 @@ anything is written, and the caller loads the model whole.
 
 from __future__ import annotations
 
+import gc
 import json
 import mmap
 import struct
@@ -32,7 +33,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 
 #: Rows dequantised at once (Gemma-3's embedding table: 262,144 rows of 640).
@@ -84,7 +84,7 @@ class _Stored:
 
 
 def write_streamed_copy(gguf_path: Path, source: str, kwargs: dict[str, Any],
-                        folder: Path, stock: bool = False) -> None:
+                        folder: Path) -> None:
     """Write the float32 dequantised copy of ``gguf_path`` (loaded as ``source`` with
     ``kwargs``: ``gguf_file``, ``trust_remote_code``, ``revision``) into ``folder``: tokenizer,
     config and generation config from one parse of the file, then ``model.safetensors`` a tensor
@@ -98,7 +98,7 @@ def write_streamed_copy(gguf_path: Path, source: str, kwargs: dict[str, Any],
         tokenizer.save_pretrained(folder)
         del tokenizer
         plan.save_config(folder)
-    return_freed_memory(stock)  # the file's parse and the tokenizer's, before the first tensor
+    gc.collect()  # the file's parse, held in reference cycles, goes before the first tensor
     plan.save_weights(gguf_path, folder / "model.safetensors")
 
 

@@ -28,7 +28,6 @@ from syntaxgym_helm.clients.local.forward_passes import (
     PlainPasses,
     SharedPasses,
 )
-from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
 from syntaxgym_helm.clients.local.output_layer import OutputLayer
 from syntaxgym_helm.clients.local.pass_workers import PassWorkers
 from syntaxgym_helm.clients.local.prefix_store import PrefixStore, layer_tensors, returned_cache
@@ -72,8 +71,7 @@ class LogprobEngine:
 
     With ``word_boundary``, the logprobs are corrected for word boundaries (:mod:`.word_boundary`;
     a tokenizer that marks no word beginnings is refused; ``boundary_end_of_text=False``: the end
-    of text is not a word boundary, as in minicons). ``stock``: the memory its set-up freed is
-    not handed back with glibc's ``malloc_trim`` (:mod:`syntaxgym_helm.clients.reaches`).
+    of text is not a word boundary, as in minicons).
     """
 
     def __init__(
@@ -92,7 +90,6 @@ class LogprobEngine:
         workers: int = 1,
         word_boundary: bool = False,
         boundary_end_of_text: bool = True,
-        stock: bool = False,
     ) -> None:
         if batch_size < 1 or max_row_nodes < 1 or max_batch_positions < 1:
             raise ValueError("batch_size, max_row_nodes and max_batch_positions must be positive")
@@ -122,7 +119,6 @@ class LogprobEngine:
             prefix_cache_mb, check_prefix_sharing)
         if prefix_sharing:
             self.counts.clear()  # the probe's passes are not the caller's
-        return_freed_memory(stock)  # the probes' activations, before the first scoring pass
 
     @property
     def batch_size(self) -> int:

@@ -9,6 +9,7 @@ copy is checked against its manifest at every load but the one that has just wri
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import sys
 import time
@@ -24,10 +25,7 @@ from syntaxgym_helm.clients.cache_dirs import default_weights_cache_dir
 from syntaxgym_helm.clients.checked_folders import reject, save_folder, usable_folder
 from syntaxgym_helm.clients.content_digest import file_digest
 from syntaxgym_helm.clients.local.dtype_names import dtype_attribute
-from syntaxgym_helm.clients.local.freed_memory import (
-    drop_tokenizer_build_inputs,
-    return_freed_memory,
-)
+from syntaxgym_helm.clients.local.freed_memory import drop_tokenizer_build_inputs
 from syntaxgym_helm.clients.local.gguf_parsing import gguf_parsed_once
 
 
@@ -81,7 +79,7 @@ def load_model_and_tokenizer(
     from the copy); later loads read that copy after checking it against its manifest
     (:mod:`syntaxgym_helm.clients.checked_folders`). A copy that is damaged (a file cut short or
     changed, its manifest missing) or cannot be loaded is replaced, with a warning naming it.
-    ``stock``: every reach into transformers', gguf's and glibc's internals off
+    ``stock``: every reach into transformers' and gguf's internals off
     (:mod:`syntaxgym_helm.clients.reaches`): transformers loads the GGUF file and
     ``save_pretrained`` writes the copy.
     """
@@ -118,7 +116,7 @@ def load_model_and_tokenizer(
             # reclaim and share), as on every later load. The dequantised model goes first, so
             # that the two are never in memory together.
             del model
-            return_freed_memory(stock)
+            gc.collect()  # and what the GGUF file's parse left in reference cycles
             again = _load_cached(cache_folder, Path(pretrained_model_name_or_path) / gguf_file,
                                  torch_dtype, trust_remote_code, extra, stock=stock)
             model, tokenizer = again if again is not None else _load(
@@ -127,11 +125,10 @@ def load_model_and_tokenizer(
         model, tokenizer = loaded
     model.to(device)
     model.eval()
-    # What the load freed (the tokenizer's parse and its Python copy of the vocabulary, a GGUF
-    # file's dequantised copy replaced by the mapped one) goes back to the system before the
+    # What the load left in reference cycles (a GGUF file's parse) is collected before the
     # engine's packed weights come on top.
     drop_tokenizer_build_inputs(tokenizer, stock)
-    return_freed_memory(stock)
+    gc.collect()
     return model, tokenizer
 
 
@@ -243,15 +240,13 @@ def _save_streamed(source: str, kwargs: Mapping[str, Any], dtype: torch.dtype,
     started = time.time()
     try:
         saved = save_folder(folder, lambda temporary: write_streamed_copy(
-            gguf, source, dict(kwargs), temporary, stock))
+            gguf, source, dict(kwargs), temporary))
     except NotStreamable:
         return None
     except Exception as exc:  # noqa: BLE001 - the whole model is loaded and saved instead
         hwarn(f"syntaxgym local engine: could not write the dequantised copy of {gguf} a tensor "
               f"at a time ({type(exc).__name__}: {exc}); loading the whole model instead")
         return None
-    finally:
-        return_freed_memory(stock)  # the last tensor
     if saved:
         hlog(f"syntaxgym local engine: dequantised {gguf} to {folder} a tensor at a time in "
              f"{time.time() - started:.1f}s")

@@ -59,27 +59,13 @@ def _prefetching(original: Callable) -> Callable:
         before = {name: client.engine_counts() for name, (client, _) in clients.items()}
         if prefetch_enabled():
             prefetch_requests(clients)
-        if clients:
-            hand_back_freed_memory()  # what the last run's metrics and JSON writing freed
         try:
             return original(self, scenario_state)
         finally:
             flush(clients)
             log_counts(clients, before)
-            if clients:
-                hand_back_freed_memory()
 
     return execute
-
-
-def hand_back_freed_memory() -> None:
-    """Return the memory glibc's allocator holds free to the system (``malloc_trim``, the reach
-    of that name): a run's passes and JSON leave tens of megabytes free in its heaps, which
-    otherwise stay in the process's resident memory through the next runs. Elsewhere than glibc,
-    or where the reach is off, nothing."""
-    from syntaxgym_helm.clients.local.freed_memory import trim_heaps
-
-    trim_heaps()
 
 
 def prefetch_enabled() -> bool:

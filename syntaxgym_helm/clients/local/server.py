@@ -13,6 +13,7 @@ cores.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -20,7 +21,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from syntaxgym_helm.clients.local.freed_memory import return_freed_memory
 from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.local.server_lifecycle import ServerLifecycle
@@ -346,7 +346,7 @@ class ModelServerFactory:
         their memory back (a sweep keeps one checkpoint in memory at a time); returns how many
         servers were closed. A later request for such a model loads it again. A model holds
         reference cycles (methods installed on its modules), which only the collector frees:
-        the memory is handed back after a collection."""
+        a collection follows."""
         wanted = None if sources is None else set(sources)
 
         def chosen(model_key: tuple) -> bool:
@@ -361,7 +361,7 @@ class ModelServerFactory:
             for key in [key for key in cls._models if chosen(key)]:
                 del cls._models[key]
         del servers[:]
-        return_freed_memory()  # collects, then trims the C heaps
+        gc.collect()
         return closed
 
     @classmethod
