@@ -85,7 +85,7 @@ def workloads(args: argparse.Namespace) -> dict[str, Workload]:
         Workload("gemma", GEMMA, SUITE, 20, False,
                  ("tokenizer_build_inputs",)),
         Workload("masked", MASKED, blimp, args.masked_pairs, False,
-                 ("masked_head_at_targets", "bert_last_layer_at_targets")),
+                 ("masked_head_at_targets",)),
     )}
 
 

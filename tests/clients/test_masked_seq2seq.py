@@ -324,7 +324,7 @@ def test_model_add_writes_entries_helm_reads(checkpoints, tmp_path, capsys):
     assert main(["model", "add", str(tmp_path / "missing"), "--local-path", str(prod_env)]) == 2
 
 
-def test_the_last_layer_and_head_at_the_targets_only_compute_less_and_score_the_same(checkpoints):
+def test_the_head_at_the_targets_only_computes_less_and_scores_the_same(checkpoints):
     from torch.utils.flop_counter import FlopCounterMode
 
     from syntaxgym_helm.clients.masked.pll import TargetLogits, encode_sentences, score_sentences
@@ -335,7 +335,6 @@ def test_the_last_layer_and_head_at_the_targets_only_compute_less_and_score_the_
     encoded = encode_sentences(tokenizer, PROMPTS, "within_word_l2r", 512)
     shortcut = TargetLogits(model)
     assert shortcut.check(encoded[0], tokenizer.mask_token_id, "cpu")
-    assert shortcut.last_layer_active, "BERT's last layer is computed at the targets only"
     runs = []
     for target_logits in (shortcut, None):
         if target_logits is None:
@@ -346,7 +345,7 @@ def test_the_last_layer_and_head_at_the_targets_only_compute_less_and_score_the_
                                      device="cpu", target_logits=target_logits)
         runs.append((counter.get_total_flops(), scores))
     (fewer, short), (full_flops, full) = runs
-    assert not shortcut.last_layer_active
+    assert not shortcut.active
     assert fewer < full_flops
     for a, b in zip(short, full, strict=True):
         assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-5
@@ -359,10 +358,3 @@ def test_the_log_softmax_in_pieces_is_the_whole_bit_for_bit():
     wanted = torch.randint(0, 400, (70,))
     assert torch.equal(chosen_logprobs(logits, wanted),
                        torch.log_softmax(logits, -1)[torch.arange(70), wanted])
-
-
-def test_other_architectures_keep_their_layers(checkpoints):
-    from syntaxgym_helm.clients.masked.pll import TargetLogits
-
-    model = transformers.AutoModelForMaskedLM.from_pretrained(checkpoints["modernbert"]).eval()
-    assert not TargetLogits(model).last_layer_active

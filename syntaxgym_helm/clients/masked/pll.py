@@ -26,8 +26,7 @@ length of the sentences. The output head is computed at each copy's masked posit
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -39,7 +38,6 @@ from syntaxgym_helm.clients.local.prompt_encoding import (
     PromptLogprobs,
     texts_from_offsets,
 )
-from syntaxgym_helm.clients.masked.last_layer import TargetRowsLayer, last_bert_layer
 from syntaxgym_helm.core.scoring_variants import PllVariant
 
 
@@ -133,11 +131,10 @@ class TargetLogits:
     RoBERTa's ``lm_head``, ModernBERT's ``head``) is position-wise, so it is given only the
     hidden state of each row's target (a forward pre-hook) instead of every position: the head's
     matrix product over the vocabulary, the largest single cost of a small masked LM, and the
-    ``rows x length x vocabulary`` logits are not computed. In a BERT-family model the last
-    encoder layer is computed at the targets only too (:mod:`.last_layer`). :meth:`check` compares
-    that with transformers' own full logits when the model loads and turns it off for a model
-    whose head is not found or not position-wise. Each is a reach of
-    :mod:`syntaxgym_helm.clients.reaches`, used where it is active (``stock``: none)."""
+    ``rows x length x vocabulary`` logits are not computed. :meth:`check` compares that with
+    transformers' own full logits when the model loads and turns it off for a model whose head is
+    not found or not position-wise. It is a reach of :mod:`syntaxgym_helm.clients.reaches`
+    (``masked_head_at_targets``), used where it is active (``stock``: not)."""
 
     def __init__(self, model, stock: bool = False) -> None:
         self.model = model
@@ -147,17 +144,11 @@ class TargetLogits:
                  if module is not base and not isinstance(module, torch.nn.Dropout)]
         self._handle = (heads[0].register_forward_pre_hook(self._slice)
                         if heads and reaches.active("masked_head_at_targets", stock) else None)
-        on = self._handle is not None
-        layer = (last_bert_layer(model)
-                 if on and reaches.active("bert_last_layer_at_targets", stock) else None)
-        self._last_layer = TargetRowsLayer(layer, lambda: self._positions) if layer else None
 
     def _slice(self, module, args):
         if self._positions is None or not args or not torch.is_tensor(args[0]):
             return None
         hidden = args[0]
-        if hidden.shape[1] == 1:  # the last layer computed the targets only
-            return None
         rows = torch.arange(hidden.shape[0], device=hidden.device)
         return (hidden[rows, self._positions.to(hidden.device)].unsqueeze(1), *args[1:])
 
@@ -165,18 +156,10 @@ class TargetLogits:
     def active(self) -> bool:
         return self._handle is not None
 
-    @property
-    def last_layer_active(self) -> bool:
-        """Whether the last encoder layer is computed at the targets only (:mod:`.last_layer`)."""
-        return self._last_layer is not None
-
     def off(self) -> None:
         if self._handle is not None:
             self._handle.remove()
             self._handle = None
-        if self._last_layer is not None:
-            self._last_layer.remove()
-            self._last_layer = None
 
     def __call__(self, ids: torch.Tensor, attention: torch.Tensor,
                  positions: torch.Tensor) -> torch.Tensor:
@@ -215,27 +198,12 @@ class TargetLogits:
             return False
         if self._handle is None:
             return False
-        with self._unpatched():
-            logits = self.model(input_ids=ids, attention_mask=attention).logits
+        logits = self.model(input_ids=ids, attention_mask=attention).logits  # no positions: inert
         full = logits[torch.arange(ids.shape[0], device=logits.device),
                       positions.to(logits.device)]
         if not torch.allclose(sliced.float(), full.float(), atol=tolerance, rtol=0):
             self.off()
         return self.active
-
-    @contextmanager
-    def _unpatched(self) -> Iterator[None]:
-        """Within the block, the model computes with transformers' own forwards: the patched
-        one (the last layer) taken off, the head's hook
-        inert (no positions)."""
-        patched = [*([self._last_layer.layer] if self._last_layer else []),
-]
-        saved = [module.__dict__.pop("forward") for module in patched]
-        try:
-            yield
-        finally:
-            for module, forward in zip(patched, saved, strict=True):
-                module.forward = forward
 
 
 #: Rows of a pass's logits put through the log-softmax at once (:func:`chosen_logprobs`).
