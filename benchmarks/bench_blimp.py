@@ -1,17 +1,17 @@
 """Benchmark: all 67 BLiMP paradigms (67,000 minimal pairs) through ``helm-run``, beside the paper.
 
 Runs ``helm-run --conf-paths run_specs/syntaxgym_blimp.conf`` for one model under
-``/usr/bin/time -v`` (whole process: wall time and peak memory), then writes a section of
-BENCHMARKS.md: the whole-process time, HELM's execution time, peak memory, and every paradigm's
-accuracy beside the figures of Warstadt et al. (2020) (GPT-2, Transformer-XL, LSTM, 5-gram,
-human), with the paper's phenomenon means and the overall mean.
+``/usr/bin/time -v`` (whole process: wall time and peak memory), then writes a section into
+``--output`` (docs/blimp.md): the whole-process time, HELM's execution time, peak memory, and every
+paradigm's accuracy beside the figures of Warstadt et al. (2020) (GPT-2, Transformer-XL, LSTM,
+5-gram, human), with the paper's phenomenon means and the overall mean.
 
 The accuracy compared is BLiMP's own: the first prediction, ``(*;%good%) < (*;%bad%)``, the
 summed surprisal of each whole sentence (``syntaxgym_first_prediction_accuracy``, read from
 HELM's ``stats.json``). Not a test. From the project root, e.g. (about an hour on 2 CPU cores)::
 
     python benchmarks/bench_blimp.py --blimp-dir ../shared/blimp --workdir /tmp/blimp \\
-        --output BENCHMARKS.md
+        --output docs/blimp.md
 
 ``--reuse`` writes the section from a finished run in ``--workdir`` (its ``time.txt``, ``log``
 and ``command``) without running it again.
@@ -107,7 +107,7 @@ def section(workdir: Path, model: str) -> str:
     lines = [
         f"## BLiMP: all 67 paradigms on {model}, beside Warstadt et al. (2020)",
         "",
-        f"Run {started} with `python {SCRIPT} --workdir {workdir} --output BENCHMARKS.md` "
+        f"Run {started} with `python {SCRIPT} --workdir {workdir} --output docs/blimp.md` "
         f"(the helm-run: `{(workdir / 'command').read_text().strip()}`).",
         "",
         f"Commit {commit()}. Machine: {machine()}. Load average (1 / 5 / 15 min) at the end "

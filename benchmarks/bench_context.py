@@ -1,7 +1,8 @@
 """Benchmark: robustness to context (``context=`` run entries), its cost and its results.
 
-Two parts, each a subsection of the "Robustness to context" section of BENCHMARKS.md (between
-this script's markers; the rest of the file is kept):
+Two parts, each written between this script's markers into ``--output`` (the rest of the file is
+kept): ``cost`` into BENCHMARKS.md ("Cost of a context before each item"), ``robustness`` into
+docs/context.md ("Measured"):
 
 ``cost``
     One ``helm-run`` per context length (``--sentences 0,1,3,6``, kind ``--kind``, default
@@ -22,7 +23,8 @@ this script's markers; the rest of the file is kept):
 
 Not a test. Run from the project root, e.g.::
 
-    python benchmarks/bench_context.py --parts cost,robustness --output BENCHMARKS.md
+    python benchmarks/bench_context.py --parts cost --output BENCHMARKS.md
+    python benchmarks/bench_context.py --parts robustness --output docs/context.md
 
 ``--families builtin`` runs the robustness part on the built-in suites only; ``--max-items 2``
 makes a quick trial of either part (helm-run's ``--max-eval-instances``).
@@ -265,7 +267,7 @@ def main() -> None:
     parser.add_argument("--families", default="builtin,hu2020", type=lambda t: t.split(","),
                         help="the robustness part's suites: builtin, hu2020 or both")
     parser.add_argument("--workdir", type=Path, help="default: a new temporary folder")
-    parser.add_argument("--output", type=Path, help="BENCHMARKS.md: write the parts into it")
+    parser.add_argument("--output", type=Path, help="write the parts into this Markdown file")
     parser.add_argument("--hu2020-models", type=lambda t: t.split(","), default=None,
                         help="the robustness part's models on the Hu et al. suites (default: "
                         "every embedded model installed)")

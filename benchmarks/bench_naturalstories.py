@@ -32,6 +32,8 @@ naturalstories``) and nothing of it is written outside ``--workdir``. From the p
 
 Parts (``--parts``): ``ours``, ``minicons``, ``fit``. ``--reuse`` writes the section from
 ``--workdir``'s ``results.json`` without running anything.
+The section's "Fit to reading times" part belongs on docs/python_api.md ("Measured: fit to
+Natural Stories reading times"): move it there from what ``--output`` receives.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ whole). Then it writes, per data set, the accuracy per paradigm and its means pe
 group (CLAMS: per language and construction; RuBLiMP: per level; TurBLiMP: base and
 experimental; SLING: per phenomenon) with 95% intervals, as ``syntaxgym-helm report`` computes
 them (:mod:`syntaxgym_helm.report.pairs_summary`), beside CLAMS's published figures (the other
-papers' are cited); into BENCHMARKS.md (between this script's markers) and into the report
-(``<workdir>/report/<run suite>/summary.md``, with the region plots).
+papers' are cited); into ``--output`` (docs/multilingual.md, between this script's markers) and
+into the report (``<workdir>/report/<run suite>/summary.md``, with the region plots).
 
 Accuracy is the whole-sentence comparison, ``(*;%good%) < (*;%bad%)``, as the papers count it.
 Not a test. From the project root, e.g. (a tiny check: 3 pairs of 3 paradigms of each
@@ -23,7 +23,7 @@ data set, spread over its languages and groups)::
 and the full run (about an hour on 2 cores with ``--pairs 50``)::
 
     python benchmarks/bench_pairs_models.py --data ../shared/multilingual --workdir /tmp/pairs \\
-        --pairs 50 --output BENCHMARKS.md
+        --pairs 50 --output docs/multilingual.md
 
 ``--reuse`` writes the section from the finished runs in ``--workdir`` without running again.
 """

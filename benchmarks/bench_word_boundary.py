@@ -6,7 +6,10 @@ Not a test. From the project root, e.g.::
 
     python benchmarks/bench_word_boundary.py --suites-dir ../shared/suites/hu2020 \\
         --blimp-dir ../shared/blimp/data --clams-dir ../shared/multilingual/clams/en_evalset \\
-        --pairs 50 --workdir $TMPDIR/bow-acc --output BENCHMARKS.md
+        --pairs 50 --workdir $TMPDIR/bow-acc --output docs/scoring.md
+
+The accuracy section belongs in docs/scoring.md, beside "Word boundaries"; ``--parts whole``
+writes its section into BENCHMARKS.md (``--output BENCHMARKS.md``).
 
 ``--parts accuracy`` (the default): per model, one model after the other, ``helm-run`` processes
 that run it plainly and as ``~bow`` on the Hu et al. suites (every item) and on the minimal pairs
