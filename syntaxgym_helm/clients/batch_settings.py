@@ -14,9 +14,12 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from syntaxgym_helm.clients.local.dtype_names import dtype_attribute
-from syntaxgym_helm.clients.local.engine_settings import DtypeName, EngineSettingError
-from syntaxgym_helm.core.options import OptionError, check_fields, option, options_from
+from syntaxgym_helm.clients.local.engine_settings import (
+    DtypeName,
+    check_settings,
+    settings_from,
+)
+from syntaxgym_helm.core.options import option
 from syntaxgym_helm.core.scoring_variants import PllVariant, Seq2SeqConvention
 
 Settings = TypeVar("Settings", bound="BatchScoringSettings")
@@ -43,26 +46,14 @@ class BatchScoringSettings:
                          "internals off (clients/reaches.py; SYNTAXGYM_STOCK=1 for every model)")
 
     def __post_init__(self) -> None:
-        try:
-            check_fields(self)
-        except OptionError as error:
-            raise EngineSettingError(str(error)) from None
-        dtype_attribute(self.dtype)
+        check_settings(self)
 
     @classmethod
     def from_args(cls: type[Settings], values: Mapping[str, Any], client: str) -> Settings:
         """The settings from a deployment's ``args`` (a torch dtype, or ``torch.float32``, is
         taken by its name); an unknown name or a bad value is an error naming ``client`` and
         the argument."""
-        values = dict(values)
-        if "dtype" in values:
-            values["dtype"] = str(values["dtype"]).replace("torch.", "")
-        try:
-            return options_from(cls, values, where=f"{client}: ")
-        except EngineSettingError:
-            raise
-        except OptionError as error:
-            raise EngineSettingError(str(error)) from None
+        return settings_from(cls, values, client)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 #: The environment variable of the switch (see the module doc).
@@ -65,6 +65,24 @@ class Reach:
             module, _, function = probe.partition(":")
             probe = getattr(importlib.import_module(module), function)
         return list(probe())
+
+
+def missing_attributes(wanted: Mapping[str, Iterable[str]], *,
+                       callables: bool = False) -> list[str]:
+    """What the installed libraries lack of ``wanted`` (module name -> attribute names): each
+    module that cannot be imported and each name it lacks (``callables``: or that is not
+    callable), for a reach's probe."""
+    found = []
+    for module_name, names in wanted.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            found.append(f"{module_name} cannot be imported ({error})")
+            continue
+        found += [f"{module_name}.{name} is missing" for name in names
+                  if not (callable(getattr(module, name, None)) if callables
+                          else hasattr(module, name))]
+    return found
 
 
 def _no_problems() -> list[str]:

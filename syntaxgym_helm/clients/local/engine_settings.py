@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from syntaxgym_helm.clients.local.dtype_names import dtype_attribute
 from syntaxgym_helm.core.options import OptionError, check_fields, option, options_from
@@ -66,25 +66,13 @@ class EngineSettings:
                          "for every model)")
 
     def __post_init__(self) -> None:
-        try:
-            check_fields(self)
-        except OptionError as error:
-            raise EngineSettingError(str(error)) from None
-        dtype_attribute(self.dtype)
+        check_settings(self)
 
     @classmethod
     def from_args(cls, values: Mapping[str, Any]) -> EngineSettings:
         """The settings from a deployment's ``args`` (a torch dtype, or ``torch.float32``, is
         taken by its name); an unknown name or a bad value is an error naming it."""
-        values = dict(values)
-        if "dtype" in values:
-            values["dtype"] = str(values["dtype"]).replace("torch.", "")
-        try:
-            return options_from(cls, values, where="SyntaxGymClient: ")
-        except EngineSettingError:
-            raise
-        except OptionError as error:
-            raise EngineSettingError(str(error)) from None
+        return settings_from(cls, values, "SyntaxGymClient")
 
     def updated(self, values: Mapping[str, Any]) -> EngineSettings:
         """These settings with ``values`` (a deployment's ``args``, read as :meth:`from_args`
@@ -116,3 +104,31 @@ class EngineSettings:
     def server_args(self) -> dict[str, Any]:
         """The :class:`~.server.ModelServer`'s keyword arguments."""
         return dict(max_wait_s=float(self.max_wait_ms) / 1000.0, progress=self.progress)
+
+
+def check_settings(settings: Any) -> None:
+    """Check a client's settings object (each field against its type, the dtype by name),
+    raising :class:`EngineSettingError` (the ``__post_init__`` of every client's settings)."""
+    try:
+        check_fields(settings)
+    except OptionError as error:
+        raise EngineSettingError(str(error)) from None
+    dtype_attribute(settings.dtype)
+
+
+Settings = TypeVar("Settings")
+
+
+def settings_from(cls: type[Settings], values: Mapping[str, Any], client: str) -> Settings:
+    """A client's settings of class ``cls`` from a deployment's ``args`` (a torch dtype, or
+    ``torch.float32``, taken by its name); an unknown name or a bad value is an
+    :class:`EngineSettingError` naming ``client`` and the argument."""
+    values = dict(values)
+    if "dtype" in values:
+        values["dtype"] = str(values["dtype"]).replace("torch.", "")
+    try:
+        return options_from(cls, values, where=f"{client}: ")
+    except EngineSettingError:
+        raise
+    except OptionError as error:
+        raise EngineSettingError(str(error)) from None

@@ -53,18 +53,9 @@ TRANSFORMERS_NAMES = {
 def missing_names() -> list[str]:
     """What the installed transformers and gguf lack of :data:`TRANSFORMERS_NAMES` (the probe of
     the reach ``gguf_streamed_copy``, :mod:`syntaxgym_helm.clients.reaches`)."""
-    import importlib
+    from syntaxgym_helm.clients.reaches import missing_attributes
 
-    found = []
-    for module_name, names in TRANSFORMERS_NAMES.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as error:
-            found.append(f"{module_name} cannot be imported ({error})")
-            continue
-        found += [f"{module_name}.{name} is missing" for name in names
-                  if not hasattr(module, name)]
-    return found
+    return missing_attributes(TRANSFORMERS_NAMES)
 
 
 class NotStreamable(Exception):

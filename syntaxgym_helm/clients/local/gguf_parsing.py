@@ -221,15 +221,9 @@ def _originals() -> dict[tuple[Any, str], Any]:
 def missing_names() -> list[str]:
     """What the installed gguf and transformers lack of :data:`MEMOISED` and of gguf's reader
     (the probe of the reach ``gguf_parse_once``, :mod:`syntaxgym_helm.clients.reaches`)."""
-    found = []
-    for module_name, names in MEMOISED.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as error:
-            found.append(f"{module_name} cannot be imported ({error})")
-            continue
-        found += [f"{module_name}.{name} is missing" for name in names
-                  if not callable(getattr(module, name, None))]
+    from syntaxgym_helm.clients.reaches import missing_attributes
+
+    found = missing_attributes(MEMOISED, callables=True)
     reader = getattr(sys.modules.get("gguf"), "GGUFReader", None)  # imported above
     found += [f"gguf.GGUFReader.{name} is missing" for name in READER_NAMES
               if reader is not None and not hasattr(reader, name)]
