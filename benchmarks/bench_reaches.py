@@ -28,6 +28,11 @@ Workloads (``--workloads``):
 - ``gemma``: ``syntaxgym/gemma-3-270m-q4_k_m``, warm, on the same suite;
 - ``masked``: a RoBERTa-base-sized masked LM (``bench_peak_memory.masked_model``, added with
   ``syntaxgym-helm model add``) on the BLiMP paradigm, ``--masked-pairs`` pairs (default 100).
+- ``sweep``: ``syntaxgym-helm sweep`` over the checkpoints ``--sweep-checkpoints`` names (a glob:
+  ``bench_sweep.py --parts build`` writes SmolLM2-135M's, e.g. ``DIR/checkpoints/checkpoint-[246]``
+  for the first three) on the first ``--sweep-paradigms`` BLiMP paradigms (default 10),
+  ``--sweep-pairs`` pairs each (default 20): a process that releases each checkpoint's model
+  before it loads the next.
 
 ``--extra-arm 'LABEL:VAR=VALUE,VAR=VALUE'`` adds an arm with those environment variables (e.g.
 torch's oneDNN cache bounds, set by the user). From the repository root::
@@ -41,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import glob
 import json
 import os
 import shutil
@@ -86,7 +92,15 @@ def workloads(args: argparse.Namespace) -> dict[str, Workload]:
                  ("tokenizer_build_inputs",)),
         Workload("masked", MASKED, blimp, args.masked_pairs, False,
                  ("masked_head_at_targets",)),
+        Workload("sweep", args.sweep_checkpoints, " ".join(
+            f"blimp_{uid}" for uid in _paradigms(args.blimp_dir)[:args.sweep_paradigms]),
+            args.sweep_pairs, False, ("malloc_trim",)),
     )}
+
+
+def _paradigms(blimp_dir: Path) -> list[str]:
+    return sorted(path.stem for path in (blimp_dir / "data").glob("*.jsonl")) or sorted(
+        path.stem for path in blimp_dir.glob("*.jsonl"))
 
 
 def measured(command: list[str], cwd: Path, env: dict[str, str],
@@ -161,6 +175,11 @@ def started_run(workload: Workload, arm: str, added: dict[str, str], work: Path,
     command = [str(BIN / "helm-run"), "--run-entries",
                f"syntaxgym:suite={workload.suite},model={workload.model}", "--suite", "x",
                "--max-eval-instances", str(workload.items)]
+    if workload.name == "sweep":
+        command = [str(BIN / "syntaxgym-helm"), "sweep", workload.model, "--suites",
+                   *workload.suite.split(), "--pairs-per-paradigm", str(workload.items),
+                   "--suite", "x", "--name", "sweep", "--local-path", "prod_env",
+                   "--output-path", "benchmark_output", "--no-plots"]
     wait = measured(command, folder, run_env, work / "runs" / f"{workload.name}-{index:03d}.log")
 
     def result() -> dict[str, Any]:
@@ -231,6 +250,10 @@ def main() -> None:
     parser.add_argument("--paradigm", default="anaphor_number_agreement")
     parser.add_argument("--causal-pairs", type=int, default=1000)
     parser.add_argument("--masked-pairs", type=int, default=100)
+    parser.add_argument("--sweep-checkpoints", default="",
+                        help="the sweep workload's checkpoints (a glob)")
+    parser.add_argument("--sweep-paradigms", type=int, default=10)
+    parser.add_argument("--sweep-pairs", type=int, default=20)
     parser.add_argument("--extra-arm", action="append", default=[])
     parser.add_argument("--arms", default="", help="only these arms (comma-separated labels)")
     parser.add_argument("--threads", type=int, default=1,
@@ -289,7 +312,11 @@ def main() -> None:
     for workload in chosen:
         rows = (paired_table if args.paired else table)(workload, results)
         if rows:
-            lines += ["", f"`{workload.name}`: `{workload.model}` on `{workload.suite}`, "
+            what = (f"`{workload.model}` on `{workload.suite}`" if workload.name != "sweep" else
+                    f"{len(glob.glob(workload.model))} checkpoints of SmolLM2-135M on "
+                    f"{len(workload.suite.split())} BLiMP "
+                    "paradigms")
+            lines += ["", f"`{workload.name}`: {what}, "
                       f"{workload.items} items" + (", cold" if workload.cold else ", warm"), "",
                       *rows]
     text = "\n".join(lines) + "\n"

@@ -374,4 +374,7 @@ def release_models() -> None:
     if server is not None:
         server.ModelServerFactory.release()
     else:  # no local engine ran: a masked or encoder-decoder LM's client went with the runner
+        from syntaxgym_helm.clients.local.freed_memory import trim_heaps
+
         gc.collect()  # the model's reference cycles
+        trim_heaps()

@@ -1,4 +1,4 @@
-"""Every place the plugin reaches into the internals of torch, transformers or gguf,
+"""Every place the plugin reaches into the internals of torch, transformers, gguf or the C library,
 in one register (as :mod:`syntaxgym_helm.helm_compat` is for HELM's), and the one switch that
 turns them all off.
 
@@ -7,7 +7,8 @@ BENCHMARKS.md section that measured it), the versions it was checked on, and its
 checked at run time before it is used. A reach whose probe fails is not used: the plugin scores
 with the stock path instead (transformers' own forwards and loaders, torch's default kernels), with
 one warning naming the reach and what failed. Nothing here changes state outside the model being
-scored: no environment variable, allocator setting or other process-wide switch.
+scored: no environment variable, allocator setting or other process-wide switch (``malloc_trim``
+hands back pages already freed, once a model is released; it sets nothing).
 
 **The switch.** ``stock: true`` among a local client's arguments (the causal engine's
 :class:`~.local.engine_settings.EngineSettings`, the masked and encoder-decoder clients'
@@ -92,7 +93,7 @@ def _no_problems() -> list[str]:
 #: The releases each probe and the stock-against-fast tests passed on: ``make install``'s torch and
 #: the supported ranges' ends, where ``make test-compat`` runs them (docs/install.md).
 _CHECKED_ON = ("torch 2.8.0, 2.13.0 and 2.15.0", "transformers 5.23.0 and 5.24.0",
-               "gguf 0.16.2 and 0.19.0")
+               "gguf 0.16.2 and 0.19.0", "glibc 2.36")
 
 REACHES: dict[str, Reach] = {reach.name: reach for reach in (
     Reach("gguf_parse_once",
@@ -133,6 +134,16 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           f"{MEASURED}, `gemma`: off, CPU +4.9%, peak memory +9.4% (Gemma-3 270M)",
           _CHECKED_ON[1:2], _no_problems,
           "only a tokenizer with a Rust tokenizer (backend_tokenizer) loses them"),
+    Reach("malloc_trim",
+          ("syntaxgym_helm/clients/local/freed_memory.py",
+           "syntaxgym_helm/clients/local/server.py"),
+          "glibc's malloc_trim(0), called through ctypes once a model is released "
+          "(ModelServerFactory.release: a sweep, between checkpoints)",
+          "glibc keeps a released model's memory in its heaps, fragmented, so each checkpoint "
+          "of a sweep would peak on top of what the one before left",
+          "BENCHMARKS.md, \"Sweep over 6 checkpoints\": off, the sweep's peak memory grows "
+          "with each checkpoint (see there)", _CHECKED_ON[3:],
+          "syntaxgym_helm.clients.local.freed_memory:malloc_trim_problems"),
     Reach("masked_head_at_targets",
           ("syntaxgym_helm/clients/masked/pll.py",),
           "a forward pre-hook on a masked LM's output head (the model's first child after the "

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from syntaxgym_helm.clients.local.freed_memory import trim_heaps
 from syntaxgym_helm.clients.local.logprob_engine import LogprobEngine
 from syntaxgym_helm.clients.local.prompt_encoding import PromptError, PromptLogprobs
 from syntaxgym_helm.clients.local.server_lifecycle import ServerLifecycle
@@ -346,7 +347,8 @@ class ModelServerFactory:
         their memory back (a sweep keeps one checkpoint in memory at a time); returns how many
         servers were closed. A later request for such a model loads it again. A model holds
         reference cycles (methods installed on its modules), which only the collector frees:
-        a collection follows."""
+        a collection follows, then the C heaps' free pages are handed back (the reach
+        ``malloc_trim``, :func:`~.freed_memory.trim_heaps`)."""
         wanted = None if sources is None else set(sources)
 
         def chosen(model_key: tuple) -> bool:
@@ -362,6 +364,8 @@ class ModelServerFactory:
                 del cls._models[key]
         del servers[:]
         gc.collect()
+        if closed:
+            trim_heaps()  # the reach malloc_trim (freed_memory.py)
         return closed
 
     @classmethod
