@@ -91,8 +91,25 @@ def test_the_key_covers_the_source_the_companion_and_the_data_set() -> None:
     assert key != reuse.conversion_key(clams, file, "a" * 64, {"accuracy": 0.9})
     other = clams.by_suite()["clams_en_vp_coord"]
     assert key != reuse.conversion_key(clams, other, "a" * 64, None)
-    declared_elsewhere = dataclasses.replace(clams, title="CLAMS copy")
-    assert reuse.conversion_key(declared_elsewhere, file, "a" * 64, None) is None
+    assert key != reuse.conversion_key(clams, dataclasses.replace(file, group="other"), "a" * 64,
+                                       None)
+
+
+def test_only_the_registry_reuses_a_conversion(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A data set passed to fetch's functions directly (tests declare their own) converts each
+    time, and leaves no record to reuse."""
+    monkeypatch.delenv("SYNTAXGYM_CLAMS_DIR", raising=False)
+    cache = tmp_path / "cache"
+    path = fetch.resolve_named(DATASETS["clams"], CLAMS_SUITE, cache, MULTILINGUAL_DIR / "clams")
+    assert path.is_file() and not reuse.record_path(path).exists()
+    fetch.resolve_named(DATASETS["clams"], CLAMS_SUITE, cache, MULTILINGUAL_DIR / "clams",
+                        reuse_conversion=True)
+    assert reuse.record_path(path).is_file()
+    with monkeypatch.context() as patched:
+        _no_conversion(patched)
+        with pytest.raises(AssertionError, match="converted again"):
+            fetch.resolve_named(DATASETS["clams"], CLAMS_SUITE, cache, MULTILINGUAL_DIR / "clams")
 
 
 def _archive(members: dict[str, bytes]) -> bytes:

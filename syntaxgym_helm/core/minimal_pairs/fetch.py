@@ -63,31 +63,36 @@ def convert_named(dataset: DataSet, name: str, cache_dir: str | Path,
 
 
 def resolve_named(dataset: DataSet, name: str, cache_dir: str | Path,
-                  data_dir: str | Path | None = None, url: str | None = None) -> Path:
-    """The path of the converted suite ``name`` in ``cache_dir`` (reused or written)."""
-    return _named(dataset, name, Path(cache_dir), data_dir, url)[0]
+                  data_dir: str | Path | None = None, url: str | None = None, *,
+                  reuse_conversion: bool = False) -> Path:
+    """The path of the converted suite ``name``, written into ``cache_dir``.
+    ``reuse_conversion``: the file there is kept when its record matches (:mod:`.reuse`; only
+    for the catalogue's data sets, as the registry passes them)."""
+    return _named(dataset, name, Path(cache_dir), data_dir, url, reuse_conversion)[0]
 
 
 def load_named(dataset: DataSet, name: str, cache_dir: str | Path,
-               data_dir: str | Path | None = None) -> Suite:
-    """The suite ``name`` itself, its file written too. Built without validating it again: its
-    source is checked byte for byte and the conversion of every file is tested to validate (a
-    reused file is the conversion's bytes, checked against its record)."""
-    path, suite = _named(dataset, name, Path(cache_dir), data_dir, None)
+               data_dir: str | Path | None = None, *, reuse_conversion: bool = False) -> Suite:
+    """The suite ``name`` itself, its file written too (or reused, as :func:`resolve_named`).
+    Built without validating it again: its source is checked byte for byte and the conversion
+    of every file is tested to validate (a reused file is the conversion's bytes, checked
+    against its record)."""
+    path, suite = _named(dataset, name, Path(cache_dir), data_dir, None, reuse_conversion)
     return Suite.from_trusted_json(suite, str(path))
 
 
 def _named(dataset: DataSet, name: str, cache_dir: Path, data_dir: str | Path | None,
-           url: str | None) -> tuple[Path, dict[str, Any]]:
-    """The converted suite ``name``'s file and JSON: reused when its record holds this
-    conversion's key, else converted from the checked source and written with its record."""
+           url: str | None, reusable: bool) -> tuple[Path, dict[str, Any]]:
+    """The converted suite ``name``'s file and JSON: reused when ``reusable`` and its record
+    holds this conversion's key, else converted from the checked source and written (with its
+    record when ``reusable``)."""
     file = find_file(dataset, name)
     url = url or dataset.url
     data = source_bytes(dataset, file, cache_dir, data_dir, url)
     digest = file.sha256 or sha256_hex(data)
     companion = None if dataset.companion is None else companion_figures(
         dataset, file, cache_dir, data_dir, url)
-    key = reuse.conversion_key(dataset, file, digest, companion)
+    key = reuse.conversion_key(dataset, file, digest, companion) if reusable else None
     target = cache_dir / f"{file.suite}.json"
     found = reuse.reused_suite(target, key)
     if found is not None:

@@ -1,7 +1,7 @@
 """A converted suite reused from the cache while everything that made it is unchanged.
 
-Converting a paradigm costs far more than reading its checked source (BLiMP's 1,000 pairs: about
-60 ms against 0.5 ms), and a sweep loads the same suites at every checkpoint. So the cache keeps,
+Converting a paradigm costs far more than reading and hashing its source, and a sweep loads the
+same suites at every checkpoint (and a run again, the suites of the run before). So the cache keeps,
 beside each converted suite ``<cache_dir>/<suite>.json``, a record ``<suite>.json.key``: the
 *conversion key* and the SHA-256 of the suite file's bytes. The key is a digest of everything a
 conversion reads:
@@ -11,15 +11,16 @@ conversion reads:
 - the file's row (:class:`SourceFile`: suite, paths, language, paradigm, group);
 - the companion figures the suite's meta takes (ZhoBLiMP's human agreement, or why they are
   unavailable);
-- the package's version and a digest of the source of every module under
-  ``syntaxgym_helm/core`` (readers, regions, conversion, the data sets' declarations), so a
-  changed converter never serves an old conversion.
+- a digest of the source of every module under ``syntaxgym_helm/core`` (readers, regions,
+  conversion, the data sets' declarations), so a changed converter never serves an old
+  conversion.
 
-Only the catalogue's own data sets are reused (a data set declared elsewhere, as tests do,
-converts each time). A suite file whose bytes do not match its record (edited, cut short), a
-record that cannot be read, or any other key: the suite is converted again and both files
-rewritten. The suite is built from the reused JSON without validating it again, as from a fresh
-conversion: those bytes are the conversion's, byte for byte.
+Only the registry reuses conversions (:func:`syntaxgym_helm.core.registry.load_named_suite`: the
+catalogue's own data sets, whose declarations that digest covers); a data set declared elsewhere,
+as tests do, is converted each time. A suite file whose bytes do not match its record (edited,
+cut short), a record that cannot be read, or any other key: the suite is converted again and
+both files rewritten. The suite is built from the reused JSON without validating it again, as
+from a fresh conversion: those bytes are the conversion's, byte for byte.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import syntaxgym_helm
 from syntaxgym_helm.core.download import sha256_hex, write_atomically
 from syntaxgym_helm.core.errors import SyntaxGymError
 from syntaxgym_helm.core.files import read_regular_file
@@ -63,16 +63,13 @@ def code_digest() -> str | None:
 
 def conversion_key(dataset: DataSet, file: SourceFile, source_sha256: str,
                    companion: Mapping[str, Any] | None) -> str | None:
-    """The key of the conversion of ``file`` from source bytes of ``source_sha256``; None when
-    it is not to be reused (a data set not the catalogue's, unreadable package source)."""
-    from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS
-
+    """The key of the conversion of ``file`` of the catalogue's ``dataset`` from source bytes
+    of ``source_sha256``; None when the package's source cannot be read (nothing is reused)."""
     code = code_digest()
-    if DATASETS.get(dataset.name) is not dataset or code is None:
+    if code is None:
         return None
-    recipe = {"key_version": KEY_VERSION, "package": syntaxgym_helm.__version__, "code": code,
-              "dataset": dataset.name, "file": repr(file), "source_sha256": source_sha256,
-              "companion": companion}
+    recipe = {"key_version": KEY_VERSION, "code": code, "dataset": dataset.name,
+              "file": repr(file), "source_sha256": source_sha256, "companion": companion}
     return sha256_hex(json.dumps(recipe, sort_keys=True, ensure_ascii=False,
                                  default=repr).encode("utf-8"))
 
