@@ -21,6 +21,7 @@ converted and shipped as ``syntaxgym_helm/suites/mandarin/mandarin_<phenomenon>_
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -211,7 +212,8 @@ def load_named_suite(spec: str, cache_dir: str | Path,
     Its errors name the suite as given, then the file read when that is another (a cached
     download, a file in ``suites_dir``), e.g. ``number_prep (/cache/number_prep.json): ...``."""
     if dataset_of_suite(spec) is not None:
-        return _pair_suite(load_named, spec, cache_dir, suites_dir)
+        return _pair_suite(functools.partial(load_named, reuse_conversion=True), spec,
+                           cache_dir, suites_dir)
     path = resolve_suite(spec, cache_dir, suites_dir)
     label = spec if Path(spec).expanduser() == path else f"{spec} ({path})"
     if spec.startswith(("http://", "https://")):
@@ -236,7 +238,8 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
     if spec in HU2020_SUITES:
         return _registered(HU2020_SUITES[spec], Path(cache_dir), suites_dir)
     if dataset_of_suite(spec) is not None:
-        return _pair_suite(resolve_named, spec, cache_dir, suites_dir)
+        return _pair_suite(functools.partial(resolve_named, reuse_conversion=True), spec,
+                           cache_dir, suites_dir)
     builtin = builtin_suites()
     if spec in builtin:
         return _builtin(spec, Path(cache_dir))

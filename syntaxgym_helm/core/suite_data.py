@@ -59,7 +59,7 @@ def region_text(text: str) -> str:
 def join_regions(contents: Iterable[str], separator: str = DEFAULT_SEPARATOR) -> str:
     """A sentence from its regions' contents: the non-empty ones joined by ``separator``
     (a single space unless the suite says otherwise); what every client is sent."""
-    return separator.join(content for content in contents if content)
+    return separator.join([content for content in contents if content])
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,8 @@ class Condition:
     @property
     def sentence(self) -> str:
         """The text a model reads: the non-empty regions joined by the separator."""
-        return join_regions((region.content for region in self.regions), self.separator)
+        # Written out (as join_regions): it runs for every condition of every instance made.
+        return self.separator.join([region.content for region in self.regions if region.content])
 
     def region(self, number: int) -> Region | None:
         return next((region for region in self.regions if region.region_number == number), None)

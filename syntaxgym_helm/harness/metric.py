@@ -85,7 +85,7 @@ class SyntaxGymMetric(ReferenceMetric):
 
         Items are scored on one thread whatever ``--num-threads`` says: scoring is pure Python,
         which HELM's worker threads would only make wait for one another (the GIL)."""
-        self._scored: list[tuple[Any, ItemEvaluation]] = []
+        self._scored: list[tuple[Any, ItemEvaluation, dict[str, Any]]] = []
         result = super().evaluate(scenario_state, metric_service, eval_cache_path, parallelism=1)
         self._keep_scored_items(eval_cache_path, scenario_state)
         return MetricResult([*result.aggregated_stats, *run_stats(result.per_instance_stats)],
@@ -102,8 +102,7 @@ class SyntaxGymMetric(ReferenceMetric):
         begin_output(folder)
         try:
             scored.sort(key=lambda entry: entry[1].item_number)
-            suite = merge_one_item_suites([read_item_payload(instance.extra_data[ITEM_KEY])
-                                           for instance, _ in scored])
+            suite = merge_one_item_suites([one_item for _, _, one_item in scored])
             run: dict[str, Any] = {"name": current_run_name(),
                                    "adapter_spec_sha256": adapter_digest(
                                        scenario_state.adapter_spec)}
@@ -113,8 +112,9 @@ class SyntaxGymMetric(ReferenceMetric):
             if used is not None:
                 run["checkpoint"] = used.record()
             write_scored_items(folder, self.options.first_token, suite,
-                               [(instance.id, evaluation) for instance, evaluation in scored],
-                               run=run, notes=[instance_notes(instance) for instance, _ in scored])
+                               [(instance.id, evaluation) for instance, evaluation, _ in scored],
+                               run=run,
+                               notes=[instance_notes(instance) for instance, _, _ in scored])
         except Exception as exc:  # noqa: BLE001 - the reports can score the run again
             hwarn(f"SyntaxGym: could not keep the items scored in {folder} "
                   f"({type(exc).__name__}: {exc}); `syntaxgym-helm report` will score the run "
@@ -127,11 +127,13 @@ class SyntaxGymMetric(ReferenceMetric):
         metric_service: MetricService,
         eval_cache_path: str,
     ) -> list[Stat]:
-        score = evaluate_request_states(reference_request_states, self.options)
+        # The item's one-item suite, read once for scoring and for the items kept.
+        one_item = item_json(reference_request_states[0])
+        score = evaluate_request_states(reference_request_states, self.options, one_item)
         report_words_split_by_regions(reference_request_states)
         scored = getattr(self, "_scored", None)
         if scored is not None:
-            scored.append((reference_request_states[0].instance, score))
+            scored.append((reference_request_states[0].instance, score, one_item))
         if not score.scorable:
             instance_id = reference_request_states[0].instance.id
             # One bounded line per item, however long the reasons (a client's error can quote a
@@ -147,21 +149,28 @@ class SyntaxGymMetric(ReferenceMetric):
         return metric_metadata()
 
 
-def item_suite(state: RequestState) -> Suite:
-    """The one-item suite the scenario put in the instance."""
+def item_json(state: RequestState) -> dict[str, Any]:
+    """The one-item suite the scenario put in the instance, as JSON."""
     instance = state.instance
     if not instance.extra_data or ITEM_KEY not in instance.extra_data:
         raise ValueError(f"instance {instance.id} was not made by SyntaxGymScenario")
+    return read_item_payload(instance.extra_data[ITEM_KEY])
+
+
+def item_suite(state: RequestState, one_item: dict[str, Any] | None = None) -> Suite:
+    """The one-item suite the scenario put in the instance (``one_item``: its JSON, already
+    read by :func:`item_json`)."""
     # Written by the scenario from a validated suite: read back without validating it again.
-    return Suite.from_trusted_json(read_item_payload(instance.extra_data[ITEM_KEY]),
-                                   f"instance {instance.id}")
+    return Suite.from_trusted_json(item_json(state) if one_item is None else one_item,
+                                   f"instance {state.instance.id}")
 
 
-def evaluate_request_states(states: list[RequestState],
-                            options: RunOptions = DEFAULT_OPTIONS) -> ItemEvaluation:
+def evaluate_request_states(states: list[RequestState], options: RunOptions = DEFAULT_OPTIONS,
+                            one_item: dict[str, Any] | None = None) -> ItemEvaluation:
     """Score one instance from its per-condition request states under the run's ``options``
-    (also used by the reports and the Python API)."""
-    suite = item_suite(states[0])
+    (also used by the reports and the Python API); ``one_item``: the instance's one-item suite
+    as :func:`item_json` reads it (read here when not given)."""
+    suite = item_suite(states[0], one_item)
     item = suite.items[0]
     results: dict[str, ConditionResult] = {}
     prefixes: set[str] = set()

@@ -21,6 +21,7 @@ scores only what follows ``prompt`` minus the sentence, never scores the context
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import Any
 
 from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
@@ -56,7 +57,30 @@ CONDITION_TAG_PREFIX = "condition:"
 
 def item_payload(one_item_suite: dict[str, Any]) -> str:
     """The one-item suite as ``Instance.extra_data[ITEM_KEY]`` holds it: compact JSON text."""
-    return json.dumps(one_item_suite, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(one_item_suite)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_string = encode_basestring  # a string as the encoder writes it (ensure_ascii off)
+
+
+def _number(value: int) -> str:
+    return str(value) if type(value) is int else _ENCODER.encode(value)
+
+
+def item_payloads(suite: Suite) -> list[str]:
+    """Each item's :func:`item_payload` (the suite's header, then ``items`` holding that item),
+    the same text, written from the suite's objects: the header encoded once, each item straight
+    to text, rather than a dict per item encoded whole with the header (HELM keeps only
+    ``--max-eval-instances`` of the instances made from them)."""
+    head = item_payload(suite.header_json_dict())[:-1] + ',"items":['
+    return [
+        head + '{"item_number":' + _number(item.item_number) + ',"conditions":[' + ",".join(
+            '{"condition_name":' + _string(condition.condition_name) + ',"regions":['
+            + ",".join('{"region_number":' + _number(region.region_number) + ',"content":'
+                       + _string(region.content) + "}" for region in condition.regions)
+            + "]}" for condition in item.conditions) + "]}]}"
+        for item in suite.items]
 
 
 def read_item_payload(payload: str) -> dict[str, Any]:
@@ -146,11 +170,9 @@ def suite_instances(suite: Suite, context: ContextSpec) -> list[Instance]:
     """A suite's items as HELM instances (what :class:`SyntaxGymScenario` gives HELM; also
     :func:`syntaxgym_helm.api.evaluate`'s instances, so that both score the same requests)."""
     contexts = item_contexts(suite, context)
-    data = suite.to_json_dict()
-    items_json = data.pop("items")
-    return [_instance(item, {**data, "items": [item_json]}, contexts[item.item_number],
+    return [_instance(item, payload, contexts[item.item_number],
                       suite.notes.get(item.item_number, ()))
-            for item, item_json in zip(suite.items, items_json, strict=False)]
+            for item, payload in zip(suite.items, item_payloads(suite), strict=True)]
 
 
 #: The most items whose text changes :func:`log_text_changes` lists one by one.
@@ -167,7 +189,7 @@ def log_text_changes(suite: Suite) -> None:
               f"in all (`syntaxgym-helm validate {suite.source}` lists every one)")
 
 
-def _instance(item: Item, one_item_suite: dict[str, Any], context: str = "",
+def _instance(item: Item, payload: str, context: str = "",
               notes: tuple[str, ...] = ()) -> Instance:
     references = [
         Reference(Output(text=condition.sentence),
@@ -179,6 +201,6 @@ def _instance(item: Item, one_item_suite: dict[str, Any], context: str = "",
         references=references,
         split=TEST_SPLIT,
         id=f"item{item.item_number}",
-        extra_data={ITEM_KEY: item_payload(one_item_suite), FORMAT_KEY: RUN_FORMAT_VERSION,
+        extra_data={ITEM_KEY: payload, FORMAT_KEY: RUN_FORMAT_VERSION,
                     **({NOTES_KEY: list(notes)} if notes else {})},
     )

@@ -17,7 +17,7 @@ GUIDE = "docs/adding_a_dataset.md"
 LAYER = ROOT / "syntaxgym_helm" / "core" / "minimal_pairs"
 #: The layer's own modules: every other module of the folder is a data set's.
 LAYER_MODULES = {"__init__", "catalogue", "columns", "convert", "dataset", "fetch", "papers",
-                 "regions"}
+                 "regions", "reuse"}
 
 
 def _read(relative: str) -> str:

@@ -9,11 +9,14 @@ from pathlib import Path
 import pytest
 
 from fixtures import HU2020_DIR as HU2020
+from syntaxgym_helm.core.registry import shipped_suite_file
 from syntaxgym_helm.core.suite import parse_suite
 from syntaxgym_helm.harness.scenario import (
     ITEM_KEY,
     MAIN_METRIC,
     SyntaxGymScenario,
+    item_payload,
+    item_payloads,
     read_item_payload,
 )
 
@@ -35,6 +38,19 @@ def test_instances_mirror_the_suite(tmp_path: Path) -> None:
         assert [c.condition_name for c in carried.items[0].conditions] == [
             c["condition_name"] for c in item["conditions"]]
         assert carried.predictions[0].source == raw["predictions"][0]["formula"]
+
+
+@pytest.mark.parametrize("path", [HU2020 / "fgd_subject.json",
+                                  shipped_suite_file("mandarin_classifier_adj")])
+def test_each_payload_is_the_one_item_suite_encoded_whole(path: Path) -> None:
+    """The payloads written item by item are the text of each one-item suite's JSON encoded
+    whole, byte for byte (Chinese text, a region separator and a meta of nested values)."""
+    suite = parse_suite(json.loads(path.read_text(encoding="utf-8")))
+    data = suite.to_json_dict()
+    items = data.pop("items")
+    assert item_payloads(suite) == [item_payload({**data, "items": [item]}) for item in items]
+    assert item_payloads(suite)[0] == json.dumps({**data, "items": items[:1]},
+                                                 ensure_ascii=False, separators=(",", ":"))
 
 
 def test_a_suite_given_by_path_and_the_metadata(tmp_path: Path) -> None:

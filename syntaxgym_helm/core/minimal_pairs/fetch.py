@@ -9,8 +9,11 @@ or, for a data set published as an archive (ZhoBLiMP's ``.tar.gz``), inside that
 the cache (``<cache_dir>/<data set>/<path>``); or downloaded from the pinned commit into the
 cache. Every copy must match the SHA-256 recorded for it (of the uncompressed bytes); an offline
 copy that does not is refused, since a modified file must not pass under the data set's name
-(convert it with ``syntaxgym-helm convert`` and run the suite by path instead). The conversion
-is cheap, so it is redone each time and written to ``<cache_dir>/<suite>.json``.
+(convert it with ``syntaxgym-helm convert`` and run the suite by path instead). The suite is
+written to ``<cache_dir>/<suite>.json``; a later load reuses that file while its source's digest,
+companion figures and the converter are unchanged (:mod:`.reuse`), and converts again otherwise.
+An archive's members are read once per process (:func:`archive_members`, keyed by the digest of
+the archive's bytes, which are read and hashed at every load).
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ import os
 import tarfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 from syntaxgym_helm.core import files as safe_files
 from syntaxgym_helm.core.download import DownloadError, fetch, sha256_hex, write_atomically
+from syntaxgym_helm.core.minimal_pairs import reuse
 from syntaxgym_helm.core.minimal_pairs.convert import Conversion, convert_data
 from syntaxgym_helm.core.minimal_pairs.dataset import DataSet, PairDataError, SourceFile
 from syntaxgym_helm.core.suite import Suite
@@ -58,26 +63,56 @@ def convert_named(dataset: DataSet, name: str, cache_dir: str | Path,
 
 
 def resolve_named(dataset: DataSet, name: str, cache_dir: str | Path,
-                  data_dir: str | Path | None = None, url: str | None = None) -> Path:
-    """The path of the converted suite ``name``, written into ``cache_dir``."""
-    return write_suite(convert_named(dataset, name, cache_dir, data_dir, url), cache_dir)
+                  data_dir: str | Path | None = None, url: str | None = None, *,
+                  reuse_conversion: bool = False) -> Path:
+    """The path of the converted suite ``name``, written into ``cache_dir``.
+    ``reuse_conversion``: the file there is kept when its record matches (:mod:`.reuse`; only
+    for the catalogue's data sets, as the registry passes them)."""
+    return _named(dataset, name, Path(cache_dir), data_dir, url, reuse_conversion)[0]
 
 
 def load_named(dataset: DataSet, name: str, cache_dir: str | Path,
-               data_dir: str | Path | None = None) -> Suite:
-    """The suite ``name`` itself, its file written too. Built without validating it again: its
-    source is checked byte for byte and the conversion of every file is tested to validate."""
-    conversion = convert_named(dataset, name, cache_dir, data_dir)
-    path = write_suite(conversion, cache_dir)
-    return Suite.from_trusted_json(conversion.suite, str(path))
+               data_dir: str | Path | None = None, *, reuse_conversion: bool = False) -> Suite:
+    """The suite ``name`` itself, its file written too (or reused, as :func:`resolve_named`).
+    Built without validating it again: its source is checked byte for byte and the conversion
+    of every file is tested to validate (a reused file is the conversion's bytes, checked
+    against its record)."""
+    path, suite = _named(dataset, name, Path(cache_dir), data_dir, None, reuse_conversion)
+    return Suite.from_trusted_json(suite, str(path))
 
 
-def write_suite(conversion: Conversion, cache_dir: str | Path) -> Path:
+def _named(dataset: DataSet, name: str, cache_dir: Path, data_dir: str | Path | None,
+           url: str | None, reusable: bool) -> tuple[Path, dict[str, Any]]:
+    """The converted suite ``name``'s file and JSON: reused when ``reusable`` and its record
+    holds this conversion's key, else converted from the checked source and written (with its
+    record when ``reusable``)."""
+    file = find_file(dataset, name)
+    url = url or dataset.url
+    data = source_bytes(dataset, file, cache_dir, data_dir, url)
+    digest = file.sha256 or sha256_hex(data)
+    companion = None if dataset.companion is None else companion_figures(
+        dataset, file, cache_dir, data_dir, url)
+    key = reuse.conversion_key(dataset, file, digest, companion) if reusable else None
+    target = cache_dir / f"{file.suite}.json"
+    found = reuse.reused_suite(target, key)
+    if found is not None:
+        return target, found
+    conversion = convert_data(dataset, file, data, file.path, digest)
+    if dataset.companion is not None:
+        conversion.suite["meta"][dataset.companion.key] = companion
+    # The record is kept only where the next load looks (the file of the suite's own name).
+    path = write_suite(conversion, cache_dir, key if conversion.name == file.suite else None)
+    return path, conversion.suite
+
+
+def write_suite(conversion: Conversion, cache_dir: str | Path, key: str | None = None) -> Path:
     """Write the suite as compact JSON (indenting makes ``json`` use its pure-Python encoder,
-    much slower on large data sets)."""
+    much slower on large data sets), with the record of its conversion ``key`` (None: none)."""
     target = Path(cache_dir) / f"{conversion.name}.json"
-    write_atomically(target, (json.dumps(conversion.suite, ensure_ascii=False,
-                                         separators=(",", ":")) + "\n").encode("utf-8"))
+    data = (json.dumps(conversion.suite, ensure_ascii=False,
+                       separators=(",", ":")) + "\n").encode("utf-8")
+    write_atomically(target, data)
+    reuse.remember(target, key, data)
     return target
 
 
@@ -210,19 +245,51 @@ def _archive(dataset: DataSet, cache_dir: Path, url: str, folders: list[Path]) -
 
 def _member(dataset: DataSet, file: SourceFile, archive: bytes, where: str) -> bytes:
     """``file.path`` read from a ``.tar.gz`` archive's bytes (bounded as every suite file)."""
+    members = archive_members(archive, file.path, where, dataset.error)
+    if file.path not in members:
+        raise dataset.error(f"{where} holds no {file.path}")
+    data = members[file.path]
+    if data is None:
+        raise dataset.error(f"{where}: {file.path} is not a regular file of at most "
+                            f"{safe_files.MAX_FILE_BYTES:,} bytes")
+    return data
+
+
+#: The members of the archive read last, by the SHA-256 of its bytes (one archive at a time).
+_MEMBERS: dict[str, dict[str, bytes | None]] = {}
+#: The most bytes of members kept in memory (ZhoBLiMP's are 6.6 MB).
+MAX_KEPT_MEMBER_BYTES = 256 * 1024 * 1024
+
+
+def archive_members(archive: bytes, wanted: str, where: str,
+                    error: type[PairDataError] = PairDataError) -> dict[str, bytes | None]:
+    """The members of a ``.tar.gz`` archive's bytes by path: each one's bytes, or None for one
+    that is not a regular file of at most ``MAX_FILE_BYTES`` (the last of a path wins, as in
+    ``tarfile``). Finding a member means unpacking the whole archive, so every member is read
+    at once and kept for the process, keyed by the archive's digest (the same bytes hold the
+    same members), while they come to at most :data:`MAX_KEPT_MEMBER_BYTES`; beyond that, only
+    ``wanted`` is read, and nothing kept."""
+    digest = sha256_hex(archive)
+    found = _MEMBERS.get(digest)
+    if found is not None:
+        return found
     try:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-            member = tar.getmember(file.path)
-            if not member.isfile() or member.size > safe_files.MAX_FILE_BYTES:
-                raise dataset.error(f"{where}: {file.path} is not a regular file of at most "
-                                    f"{safe_files.MAX_FILE_BYTES:,} bytes")
-            handle = tar.extractfile(member)
-            assert handle is not None
-            return handle.read()
-    except KeyError:
-        raise dataset.error(f"{where} holds no {file.path}") from None
+            last = {member.name: member for member in tar.getmembers()}
+            readable = {name: member for name, member in last.items()
+                        if member.isfile() and member.size <= safe_files.MAX_FILE_BYTES}
+            keep = sum(member.size for member in readable.values()) <= MAX_KEPT_MEMBER_BYTES
+            members: dict[str, bytes | None] = {}
+            for name, member in last.items():
+                if keep or name == wanted:
+                    handle = tar.extractfile(member) if name in readable else None
+                    members[name] = None if handle is None else handle.read()
     except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-        raise dataset.error(f"{where} is not a readable .tar.gz archive: {exc}") from exc
+        raise error(f"{where} is not a readable .tar.gz archive: {exc}") from exc
+    if keep:
+        _MEMBERS.clear()
+        _MEMBERS[digest] = members
+    return members
 
 
 def read_file(path: Path, packed: bool = False) -> bytes:
