@@ -30,7 +30,7 @@ Below them, the engine the server runs, one concern a module:
   normalisers);
 - :mod:`.output_layer`: the model's output layer, a block of the vocabulary at a time;
 - :mod:`.freed_memory`: a tokenizer's Python copy of the vocabulary and merges it was built from,
-  dropped after a load;
+  dropped after a load; the C heaps' free pages handed back once a model is released;
 - :mod:`.model_loading`: checkpoints, GGUF files (dequantised once and cached, checked when read),
   devices, dtypes;
 - :mod:`.prefetch`: the executor hook that hands the client a run's requests up front.
