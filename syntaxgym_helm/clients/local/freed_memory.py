@@ -1,6 +1,7 @@
 """Memory a process no longer uses, given up: the Python copies of the vocabulary and merges a
-transformers tokenizer keeps after building its Rust tokenizer (:func:`drop_tokenizer_build_inputs`),
-and the C heaps' free pages once a model is released (:func:`trim_heaps`).
+transformers tokenizer keeps after building its Rust tokenizer
+(:func:`drop_tokenizer_build_inputs`), and the C heaps' free pages once a model is released
+(:func:`trim_heaps`).
 
 Loading a checkpoint's tokenizer leaves behind what scoring never reads: transformers' tokenizer
 classes keep the vocabulary and merges they built their Rust tokenizer from (Gemma-3's 262,144
