@@ -6,15 +6,13 @@ per process, keyed by the archive's bytes."""
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from fixtures import MULTILINGUAL_DIR, MULTILINGUAL_EXCERPTS_DIR
+from fixtures import MULTILINGUAL_DIR, MULTILINGUAL_EXCERPTS_DIR, tar_gz
 from syntaxgym_helm.core.minimal_pairs import fetch, reuse
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS
 from syntaxgym_helm.core.minimal_pairs.dataset import PairDataError
@@ -112,22 +110,14 @@ def test_only_the_registry_reuses_a_conversion(tmp_path: Path,
             fetch.resolve_named(DATASETS["clams"], CLAMS_SUITE, cache, MULTILINGUAL_DIR / "clams")
 
 
-def _archive(members: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
 
 
 def test_archive_members_are_kept_by_the_archives_bytes(tmp_path: Path) -> None:
-    first = _archive({"d/a.jsonl": b"one\n", "d/b.jsonl": b"two\n"})
+    first = tar_gz({"d/a.jsonl": b"one\n", "d/b.jsonl": b"two\n"})
     assert fetch.archive_members(first, "d/a.jsonl", "first") == {
         "d/a.jsonl": b"one\n", "d/b.jsonl": b"two\n"}
     # Other bytes (the same file rewritten): read again, never the kept members.
-    second = _archive({"d/a.jsonl": b"changed\n"})
+    second = tar_gz({"d/a.jsonl": b"changed\n"})
     assert fetch.archive_members(second, "d/a.jsonl", "second") == {"d/a.jsonl": b"changed\n"}
     with pytest.raises(PairDataError, match="broken is not a readable .tar.gz archive"):
         fetch.archive_members(b"not an archive", "d/a.jsonl", "broken")
@@ -136,6 +126,6 @@ def test_archive_members_are_kept_by_the_archives_bytes(tmp_path: Path) -> None:
 def test_beyond_the_memory_bound_only_the_wanted_member_is_read(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fetch, "MAX_KEPT_MEMBER_BYTES", 5)
-    archive = _archive({"d/a.jsonl": b"one\n", "d/b.jsonl": b"two\n"})
+    archive = tar_gz({"d/a.jsonl": b"one\n", "d/b.jsonl": b"two\n"})
     assert fetch.archive_members(archive, "d/b.jsonl", "big") == {"d/b.jsonl": b"two\n"}
     assert fetch.archive_members(archive, "d/a.jsonl", "big") == {"d/a.jsonl": b"one\n"}

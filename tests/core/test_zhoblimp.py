@@ -14,9 +14,7 @@ import dataclasses
 import functools
 import hashlib
 import http.server
-import io
 import json
-import tarfile
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -24,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures import MULTILINGUAL_EXCERPTS_DIR, SHARED_ZHOBLIMP_DIR
+from fixtures import MULTILINGUAL_EXCERPTS_DIR, SHARED_ZHOBLIMP_DIR, tar_gz
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, convert_file
 from syntaxgym_helm.core.minimal_pairs.convert import decode_lines
 from syntaxgym_helm.core.minimal_pairs.dataset import (
@@ -102,14 +100,6 @@ def test_identical_and_malformed_records_are_reported_by_line_and_pair_id(tmp_pa
 
 # --- the archive, as published ----------------------------------------------------------------
 
-def _archive(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
 
 
 @pytest.fixture
@@ -119,7 +109,7 @@ def packed(tmp_path: Path) -> tuple[DataSet, SourceFile, Path]:
     laid out as the repository (``data/ZhoBLiMP.tar.gz``)."""
     members = {f"ZhoBLiMP/{path.name}": path.read_bytes()
                for path in sorted((EXCERPTS / "ZhoBLiMP").glob("*.jsonl"))}
-    archive = _archive(members)
+    archive = tar_gz(members)
     human = (EXCERPTS / "human_validation_result.csv").read_bytes()
     www = tmp_path / "www" / "data"
     www.mkdir(parents=True)
@@ -156,7 +146,7 @@ def test_a_file_is_read_from_the_archive_in_an_offline_folder(
     # A member that is not the pinned one is refused, naming the archive.
     changed = tmp_path / "changed"
     changed.mkdir()
-    (changed / "ZhoBLiMP.tar.gz").write_bytes(_archive({file.path: expected.replace(
+    (changed / "ZhoBLiMP.tar.gz").write_bytes(tar_gz({file.path: expected.replace(
         "一本书".encode(), "两本书".encode())}))
     with pytest.raises(PairDataError, match=r"changed/ZhoBLiMP.tar.gz is not ZhoBLiMP's "
                                             r"classifier_noun_agreement at the pinned commit"):
