@@ -25,7 +25,7 @@ import os
 import tarfile
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from syntaxgym_helm.core import files as safe_files
 from syntaxgym_helm.core.download import DownloadError, fetch, sha256_hex, write_atomically
@@ -53,12 +53,32 @@ def convert_named(dataset: DataSet, name: str, cache_dir: str | Path,
                   data_dir: str | Path | None = None, url: str | None = None) -> Conversion:
     """The conversion of suite ``name`` from its checked source. ``url`` is the download address
     pattern (``{path}``: the file's source path), for tests' local servers."""
+    return _convert(dataset, _checked_source(dataset, name, Path(cache_dir), data_dir, url))
+
+
+class _Source(NamedTuple):
+    """A suite's checked source: its row, bytes, their digest and its companion figures."""
+
+    file: SourceFile
+    data: bytes
+    digest: str
+    companion: dict[str, object] | None
+
+
+def _checked_source(dataset: DataSet, name: str, cache_dir: Path, data_dir: str | Path | None,
+                    url: str | None) -> _Source:
     file = find_file(dataset, name)
-    data = source_bytes(dataset, file, Path(cache_dir), data_dir, url or dataset.url)
-    conversion = convert_data(dataset, file, data, file.path, file.sha256 or sha256_hex(data))
+    url = url or dataset.url
+    data = source_bytes(dataset, file, cache_dir, data_dir, url)
+    companion = None if dataset.companion is None else companion_figures(
+        dataset, file, cache_dir, data_dir, url)
+    return _Source(file, data, file.sha256 or sha256_hex(data), companion)
+
+
+def _convert(dataset: DataSet, source: _Source) -> Conversion:
+    conversion = convert_data(dataset, source.file, source.data, source.file.path, source.digest)
     if dataset.companion is not None:
-        conversion.suite["meta"][dataset.companion.key] = companion_figures(
-            dataset, file, Path(cache_dir), data_dir, url or dataset.url)
+        conversion.suite["meta"][dataset.companion.key] = source.companion
     return conversion
 
 
@@ -86,22 +106,17 @@ def _named(dataset: DataSet, name: str, cache_dir: Path, data_dir: str | Path | 
     """The converted suite ``name``'s file and JSON: reused when ``reusable`` and its record
     holds this conversion's key, else converted from the checked source and written (with its
     record when ``reusable``)."""
-    file = find_file(dataset, name)
-    url = url or dataset.url
-    data = source_bytes(dataset, file, cache_dir, data_dir, url)
-    digest = file.sha256 or sha256_hex(data)
-    companion = None if dataset.companion is None else companion_figures(
-        dataset, file, cache_dir, data_dir, url)
-    key = reuse.conversion_key(dataset, file, digest, companion) if reusable else None
-    target = cache_dir / f"{file.suite}.json"
+    source = _checked_source(dataset, name, cache_dir, data_dir, url)
+    key = (reuse.conversion_key(dataset, source.file, source.digest, source.companion)
+           if reusable else None)
+    target = cache_dir / f"{source.file.suite}.json"
     found = reuse.reused_suite(target, key)
     if found is not None:
         return target, found
-    conversion = convert_data(dataset, file, data, file.path, digest)
-    if dataset.companion is not None:
-        conversion.suite["meta"][dataset.companion.key] = companion
+    conversion = _convert(dataset, source)
     # The record is kept only where the next load looks (the file of the suite's own name).
-    path = write_suite(conversion, cache_dir, key if conversion.name == file.suite else None)
+    path = write_suite(conversion, cache_dir,
+                       key if conversion.name == source.file.suite else None)
     return path, conversion.suite
 
 
