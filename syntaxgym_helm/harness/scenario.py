@@ -21,7 +21,6 @@ scores only what follows ``prompt`` minus the sentence, never scores the context
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring
 from typing import Any
 
 from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
@@ -61,26 +60,16 @@ def item_payload(one_item_suite: dict[str, Any]) -> str:
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_string = encode_basestring  # a string as the encoder writes it (ensure_ascii off)
-
-
-def _number(value: int) -> str:
-    return str(value) if type(value) is int else _ENCODER.encode(value)
 
 
 def item_payloads(suite: Suite) -> list[str]:
     """Each item's :func:`item_payload` (the suite's header, then ``items`` holding that item),
-    the same text, written from the suite's objects: the header encoded once, each item straight
-    to text, rather than a dict per item encoded whole with the header (HELM keeps only
+    the same text, with the header encoded once rather than with every item (HELM keeps only
     ``--max-eval-instances`` of the instances made from them)."""
-    head = item_payload(suite.header_json_dict())[:-1] + ',"items":['
-    return [
-        head + '{"item_number":' + _number(item.item_number) + ',"conditions":[' + ",".join(
-            '{"condition_name":' + _string(condition.condition_name) + ',"regions":['
-            + ",".join('{"region_number":' + _number(region.region_number) + ',"content":'
-                       + _string(region.content) + "}" for region in condition.regions)
-            + "]}" for condition in item.conditions) + "]}]}"
-        for item in suite.items]
+    data = suite.to_json_dict()
+    items = data.pop("items")
+    head = item_payload(data)[:-1] + ',"items":['
+    return [head + _ENCODER.encode(item) + "]}" for item in items]
 
 
 def read_item_payload(payload: str) -> dict[str, Any]:
