@@ -83,8 +83,7 @@ class Condition:
     @property
     def sentence(self) -> str:
         """The text a model reads: the non-empty regions joined by the separator."""
-        # Written out (as join_regions): it runs for every condition of every instance made.
-        return self.separator.join([region.content for region in self.regions if region.content])
+        return join_regions([region.content for region in self.regions], self.separator)
 
     def region(self, number: int) -> Region | None:
         return next((region for region in self.regions if region.region_number == number), None)
