@@ -12,8 +12,8 @@ a reach into transformers' private attributes (:mod:`syntaxgym_helm.clients.reac
 A sweep releases each checkpoint's model before it loads the next. glibc's ``malloc`` keeps what
 is freed in its heaps, and once a model's large blocks are freed it serves blocks of their size
 from the heap rather than from fresh mappings; the next model's tensors then sit among the
-holes of the last, and each checkpoint's peak comes on top of what the one before left (+16% by
-the third checkpoint of a BLiMP sweep of SmolLM2-135M). ``malloc_trim(0)`` after the release
+holes of the last, and each checkpoint's peak comes on top of what the one before left (measured:
+BENCHMARKS.md, the reaches' ``sweep`` workload). ``malloc_trim(0)`` after the release
 hands the heaps' free pages back. Where the C library has none (musl, macOS, Windows), nothing
 is done. This is the reach ``malloc_trim``.
 """
