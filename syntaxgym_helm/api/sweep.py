@@ -14,7 +14,9 @@ left out. Then, one checkpoint at a time:
    the checkpoint is loaded once for all its suites and each run is a run folder ``helm-run``
    would write (``benchmark_output/runs/<run suite>/``; ``helm-summarize`` makes a leaderboard
    row of each checkpoint);
-3. its model is released before the next is loaded (a sweep holds one checkpoint in memory);
+3. with HELM's own runner the runs are made in a forked child process that ends with them
+   (:mod:`.checkpoint_process`), else here, the model released before the next is loaded (a
+   sweep holds one checkpoint in memory);
 4. what its runs scored is read once and kept in the sweep's state file
    (``benchmark_output/sweeps/<run suite>/<model>/checkpoints.json``).
 
@@ -116,7 +118,7 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
           words: str | Path | None = None, options: RunOptions | None = None,
           runner: str | type | None = None, output_path: str | Path = "benchmark_output",
           run_suite: str = DEFAULT_RUN_SUITE, local_path: str | Path | None = None,
-          num_threads: int = 4, cache: bool = True, plots: bool = True,
+          num_threads: int = 4, cache: bool = True, plots: bool = True, isolate: bool = True,
           log: Callable[[str], None] | None = None, **option_values: Any) -> SweepResult:
     """Score every checkpoint of a model on ``suites`` (see the module doc and docs/sweeps.md).
 
@@ -131,7 +133,10 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
     (:mod:`syntaxgym_helm.core.word_contexts`) for each word's age of acquisition. The run
     options (``ties``, ``prefix``, ...) as keywords or ``options``. ``runner``: HELM's Runner
     (``helm``, default) or a Runner class or class path. ``cache``: HELM's request cache in
-    ``local_path/cache`` (as ``helm-run``). ``log``: where progress lines go (default: none).
+    ``local_path/cache`` (as ``helm-run``). ``isolate``: with HELM's own runner, each
+    checkpoint runs in a forked child process (:mod:`.checkpoint_process`: the sweep's peak
+    memory is one checkpoint's; a checkpoint that ends its process is recorded as failed); False
+    runs them in this process. ``log``: where progress lines go (default: none).
     """
     from syntaxgym_helm.api.evaluate import api_options
     from syntaxgym_helm.api.helm_engine import local_path_of
@@ -151,7 +156,7 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
     runner_cls = runner_class(runner)
     settings = RunSettings(label, entries, pairs_per_paradigm, runner_cls,
                            local_path_of(local_path), Path(output_path), run_suite, num_threads,
-                           cache)
+                           cache, isolate)
     say(f"sweep of {label}: {len(planned)} checkpoints by {axis.unit} "
         f"({', '.join(c.name for c in planned)}), {len(entries)} run entries each")
     for index, checkpoint in enumerate(planned):
@@ -283,6 +288,7 @@ class RunSettings:
     run_suite: str
     num_threads: int
     cache: bool
+    isolate: bool = True
 
     @property
     def runs_folder(self) -> Path:
@@ -342,7 +348,21 @@ def _model_name(label: str, checkpoint: SweepCheckpoint) -> str:
 
 
 def _run(settings: RunSettings, specs: list[Any]) -> str | None:
-    """Run ``specs`` with a fresh runner, then release the checkpoint's model; what failed."""
+    """Run ``specs`` with a fresh runner: in a child process where the sweep isolates its
+    checkpoints, else here, then release the checkpoint's model; what failed."""
+    from helm.benchmark.runner import Runner
+
+    from syntaxgym_helm.api.checkpoint_process import CAN_FORK, run_in_child
+
+    if settings.isolate and CAN_FORK and settings.runner is Runner:
+        return run_in_child(lambda: _run_specs(settings, specs))
+    try:
+        return _run_specs(settings, specs)
+    finally:
+        release_models()
+
+
+def _run_specs(settings: RunSettings, specs: list[Any]) -> str | None:
     from helm.benchmark.runner import RunnerError
 
     runner = make_runner(settings.runner, settings.local_path, settings.output_path,
@@ -352,9 +372,6 @@ def _run(settings: RunSettings, specs: list[Any]) -> str | None:
         return None
     except RunnerError as error:
         return _load_failure() or str(error)
-    finally:
-        del runner
-        release_models()
 
 
 def _load_failure() -> str | None:

@@ -56,6 +56,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="no HELM request cache (every request computed)")
     parser.add_argument("--no-plots", action="store_true", help="no learning-curve plots")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run every checkpoint in this process (default, with HELM's own "
+                             "runner on Linux: each in a child process, so the peak memory is "
+                             "one checkpoint's and a crash ends that checkpoint alone)")
     add_run_option_arguments(parser)
     parser.set_defaults(handler=_sweep)
 
@@ -81,6 +85,7 @@ def _sweep(args: argparse.Namespace) -> int:
                        output_path=args.output_path, run_suite=args.run_suite,
                        local_path=args.local_path, num_threads=args.num_threads,
                        cache=not args.no_cache, plots=not args.no_plots,
+                       isolate=not args.in_process,
                        log=lambda line: say(f"sweep: {line}"))
     except (SweepError, CheckpointSearchError, TrainingAxisError, WordContextError,
             OptionError, ValueError, OSError) as error:

@@ -73,6 +73,8 @@ _exit_hook = False
 _output_file: Path | None = None
 #: What an interrupt now leaves, in words, for its line ("" when there is nothing to say).
 _leaves = ""
+#: Where the line goes instead of standard error (a sweep's checkpoint process: to its parent).
+_forward: Callable[[str], None] | None = None
 
 
 def leaves(text: str) -> None:
@@ -91,6 +93,13 @@ def _request_caches() -> Any:
 def _open_caches() -> list[Any]:
     module = _request_caches()
     return module.open_caches() if module is not None else []
+
+
+def forward_lines(send: Callable[[str], None]) -> None:
+    """In a process whose parent speaks for it (a sweep's checkpoint process): the line an
+    interrupt would print is given to ``send`` instead, for the parent's one line."""
+    global _forward
+    _forward = send
 
 
 def register(client: Any) -> None:
@@ -317,5 +326,10 @@ def _say(line: str) -> None:
 
 
 def _end(line: str, status: int) -> None:
-    _say(line)
+    try:
+        if _forward is None:
+            raise LookupError
+        _forward(line)
+    except Exception:  # noqa: BLE001 - no parent to hear it: say it here
+        _say(line)
     os._exit(status)

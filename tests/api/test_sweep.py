@@ -8,7 +8,12 @@ import csv
 import gc
 import json
 import math
+import multiprocessing
+import os
 import shutil
+import signal
+import threading
+import time
 import weakref
 from pathlib import Path
 
@@ -39,38 +44,37 @@ def blimp_offline(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def swept(training_run: Path, tmp_path_factory: pytest.TempPathFactory):
     """One sweep of the training run's four checkpoints, two BLiMP paradigms, words in
-    contexts."""
+    contexts (each checkpoint in a child process, the default)."""
     work = tmp_path_factory.mktemp("sweep")
     words = work / "words.tsv"
     words.write_text("".join("\t".join(row) + "\n" for row in WORDS), encoding="utf-8")
-
-    # Every model the sweep loads, watched by its modules: a Llama's MLP blocks get methods of
-    # the engine's installed (reference cycles), which the model's own release does not free.
-    loaded: list[list[weakref.ref]] = []
-    load = ModelServerFactory.loaded_model.__func__  # type: ignore[attr-defined]
-
-    before: list[int] = []  # at each load, how many of the models loaded before are alive
-
-    def alive() -> int:
-        return sum(any(ref() is not None for ref in refs) for refs in loaded)
-
-    def watched(cls, model_key, make):
-        before.append(alive())
-        model, tokenizer = load(cls, model_key, make)
-        loaded.append([weakref.ref(module) for module in model.modules()])
-        return model, tokenizer
-
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SYNTAXGYM_BLIMP_DIR", str(FULL_BLIMP_DIR))
-        patch.setattr(ModelServerFactory, "loaded_model", classmethod(watched))
+        loads = _watch_loads(patch)
         lines: list[str] = []
         result = sweep(str(training_run / "checkpoint-*"), SUITES, pairs_per_paradigm=PAIRS,
                        words=words, output_path=work / "out", local_path=work / "prod_env",
                        num_threads=2, log=lines.append)
-    gc.collect()
-    lines.append(f"loaded {len(loaded)}, alive at each load {before}, after the sweep "
-                 f"{alive()}")
+    lines.append(f"loaded here {len(loads[0])}")
     return result, work, words, lines
+
+
+def _watch_loads(patch: pytest.MonkeyPatch) -> tuple[list[list[weakref.ref]], list[int]]:
+    """Every model loaded in this process, watched by its modules (a Llama's MLP blocks get
+    methods of the engine's installed: reference cycles, which the model's own release does not
+    free), and at each load how many of the models loaded before are alive."""
+    loaded: list[list[weakref.ref]] = []
+    before: list[int] = []
+    load = ModelServerFactory.loaded_model.__func__  # type: ignore[attr-defined]
+
+    def watched(cls, model_key, make):
+        before.append(sum(any(ref() is not None for ref in refs) for refs in loaded))
+        model, tokenizer = load(cls, model_key, make)
+        loaded.append([weakref.ref(module) for module in model.modules()])
+        return model, tokenizer
+
+    patch.setattr(ModelServerFactory, "loaded_model", classmethod(watched))
+    return loaded, before
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -167,11 +171,66 @@ def test_a_word_s_surprisal_at_each_checkpoint_is_the_one_score_sentences_gives(
     assert all(r["acquired_x"] or r["reason"] for r in rows)
 
 
-def test_one_checkpoint_is_in_memory_at_a_time(swept) -> None:
-    _, _, _, lines = swept
-    # Each model freed when its checkpoint was done, before the next one was loaded.
-    assert lines[-1] == "loaded 4, alive at each load [0, 0, 0, 0], after the sweep 0"
+def test_each_checkpoint_runs_in_a_child_process_and_none_is_loaded_here(swept) -> None:
+    result, _, _, lines = swept
+    assert all(c.status == "done" and c.runs for c in result.checkpoints), result.failed
+    assert lines[-1] == "loaded here 0"
     assert sum("runs as local/" in line for line in lines) == 4
+
+
+def test_in_process_one_checkpoint_is_in_memory_at_a_time(
+        training_run: Path, tmp_path: Path) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        loaded, before = _watch_loads(patch)
+        result = sweep(str(training_run / "checkpoint-[246]"), SUITES[:1], pairs_per_paradigm=2,
+                       output_path=tmp_path / "out", local_path=tmp_path / "prod_env",
+                       num_threads=2, plots=False, isolate=False)
+    assert all(c.status == "done" for c in result.checkpoints), result.failed
+    gc.collect()
+    # Each model freed when its checkpoint was done, before the next one was loaded.
+    assert (len(loaded), before) == (3, [0, 0, 0])
+    assert not any(ref() is not None for refs in loaded for ref in refs)
+
+
+def test_a_checkpoint_whose_process_is_killed_fails_alone_and_a_rerun_completes_it(
+        training_run: Path, tmp_path: Path) -> None:
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def kill_the_second_child() -> None:  # as the out-of-memory killer would
+        seen: list[int] = []
+        while not stop.is_set() and not killed:
+            for child in multiprocessing.active_children():
+                if child.pid not in seen:
+                    seen.append(child.pid)
+                if len(seen) == 2 and child.pid == seen[1] and child.is_alive():
+                    os.kill(child.pid, signal.SIGKILL)
+                    killed.append(child.pid)
+            time.sleep(0.005)
+
+    def run() -> tuple:
+        lines: list[str] = []
+        result = sweep(str(training_run / "checkpoint-[246]"), SUITES[:1], pairs_per_paradigm=2,
+                       output_path=tmp_path / "out", local_path=tmp_path / "prod_env",
+                       num_threads=2, plots=False, log=lines.append)
+        return result, "\n".join(lines)
+
+    watcher = threading.Thread(target=kill_the_second_child)
+    watcher.start()
+    try:
+        first, _ = run()
+    finally:
+        stop.set()
+        watcher.join()
+    assert killed
+    status = {c.name: (c.status, c.error) for c in first.checkpoints}
+    assert status["checkpoint-2"] == ("done", "") and status["checkpoint-6"] == ("done", "")
+    assert status["checkpoint-4"] == (
+        "failed", "its process ended by signal SIGKILL (the out-of-memory killer sends it, as "
+        "does kill -9) before the runs finished")
+    again, text = run()
+    assert "checkpoint-2: done before" in text and "checkpoint-6: done before" in text
+    assert all(c.status == "done" for c in again.checkpoints), again.failed
 
 
 def test_a_resumed_sweep_skips_what_is_done_and_redoes_what_changed(tmp_path: Path) -> None:

@@ -336,3 +336,34 @@ def test_ctrl_c_while_a_report_is_written_ends_every_process_with_one_line(
         "command again"), last
     time.sleep(1.0)
     assert "KeyboardInterrupt" not in (tmp_path / "log.txt").read_text(errors="replace")
+
+
+@pytest.mark.slow
+@pytest.mark.limit(600)
+def test_ctrl_c_during_a_sweeps_checkpoint_ends_its_process_saves_and_a_rerun_completes(
+        tmp_path: Path, training_run: Path) -> None:
+    """A sweep runs each checkpoint in a child process (which ignores the terminal's SIGINT):
+    the parent stops it, the child saves its answers as an interrupted command does, and the
+    parent's one line says so; no process of the sweep is left, and the same command again
+    finishes every checkpoint."""
+    from fixtures import FULL_BLIMP_DIR
+    from training_runs import PARADIGMS
+
+    env = private_env(tmp_path / "cache", SYNTAXGYM_BLIMP_DIR=str(FULL_BLIMP_DIR))
+    command = [str(BIN / "syntaxgym-helm"), "sweep", str(training_run / "checkpoint-[24]"),
+               "--suites", *(f"blimp_{uid}" for uid in PARADIGMS), "--pairs-per-paradigm",
+               "500", "--no-plots", "--local-path", "prod_env", "--output-path", "out"]
+    cache_files = tmp_path / "prod_env" / "cache"
+    status, text = _interrupt_command(
+        command, tmp_path, env,
+        lambda log: "runs as local/" in log.read_text(errors="replace")
+        and any(cache_files.glob("*.sqlite")))
+    last = _one_true_line(status, text)
+    assert last.split("); ", 1)[1].startswith("the checkpoint's process stopped"), last
+    left = subprocess.run(["pgrep", "-f", str(training_run / "checkpoint-[24]")],
+                          capture_output=True, text=True, check=False)
+    assert left.stdout == "", left.stdout
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("checkpoint-") >= 2 and "failed" not in done.stderr

@@ -1,0 +1,132 @@
+"""One checkpoint's runs in a process of their own: a sweep forks a child for each checkpoint
+(where the platform can fork), which loads the model, runs the checkpoint's HELM runs, writes
+their run folders and ends.
+
+Why: a process that loads and frees model after model keeps some of each (the allocators' free
+lists, caches that grow with each run), so its peak creeps up by checkpoint; a child starts from
+the parent's state every time, so a sweep's peak memory is one checkpoint's however many it
+holds. And a checkpoint that ends its process (the kernel's out-of-memory killer, a crash in
+native code) is recorded as failed with the signal, while the sweep goes on with the next.
+
+The child is forked, not spawned: it has every module and registration the parent has (HELM's
+model registry, the plugin's run spec function), so it starts at once. The modules a child
+imports (transformers' model classes, the engine: about 2 s) are then imported in the parent, so
+that the next children have them too. The parent loads no model, so it forks with no compute
+threads running.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+#: Where a sweep runs each checkpoint in a child process (needs ``fork``).
+CAN_FORK = sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+def run_in_child(work: Callable[[], str | None]) -> str | None:
+    """Run ``work`` in a forked child and return what it returned (a failure's text, or None),
+    or why the child failed: its exception, or the signal or status it ended with.
+
+    The child ignores Ctrl-C: the parent answers it (:mod:`~syntaxgym_helm.clients.interruption`)
+    and stops the child, which saves what it computed as an interrupted command does and says
+    so in the parent's one line."""
+    from syntaxgym_helm.clients import interruption
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(work, send), name="syntaxgym-checkpoint")
+    child.start()
+    send.close()
+    remove = interruption.add_remote_work(lambda deadline: _stop(child, receive, deadline))
+    try:
+        try:
+            outcome: tuple[str | None, Any] | None = receive.recv()
+        except EOFError:  # the child ended without a word
+            outcome = None
+        child.join()
+    finally:
+        remove()
+        receive.close()
+        if child.is_alive():  # interrupted: the checkpoint's work ends with the sweep
+            child.terminate()
+            child.join(10)
+            if child.is_alive():
+                child.kill()
+                child.join()
+    if outcome is not None and outcome[0] == _INTERRUPTED:  # a signal from elsewhere
+        return f"its process was stopped: {outcome[1]}"
+    if outcome is not None:
+        result, imported = outcome
+        _import_here(imported)
+        return result
+    return f"its process ended {_ending(child.exitcode)} before the runs finished"
+
+
+def _stop(child: multiprocessing.process.BaseProcess, receive: Connection, deadline: float
+          ) -> str:
+    """Stop the child (SIGTERM: it saves its answers, as an interrupted command does) by
+    ``deadline``; what it said, for the parent's line."""
+    child.terminate()
+    said = ""
+    try:
+        if receive.poll(max(0.0, deadline - time.monotonic())):
+            message = receive.recv()
+            if message[0] == _INTERRUPTED:
+                said = message[1].partition("; ")[2].rsplit(" (", 1)[0]
+    except (EOFError, OSError):  # it ended with nothing to save
+        pass
+    child.join(max(0.0, deadline - time.monotonic()))
+    if child.is_alive():
+        child.kill()
+        return "the checkpoint's process did not stop in time and was killed"
+    return f"the checkpoint's process stopped{': ' + said if said else ''}"
+
+
+def _child(work: Callable[[], str | None], send: Connection) -> None:
+    from syntaxgym_helm.clients import interruption
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C: the parent answers
+    interruption.install(end_process=True)  # SIGTERM from the parent: save, then end
+    interruption.forward_lines(lambda line: send.send((_INTERRUPTED, line)))
+    before = set(sys.modules)
+    try:
+        result = work()
+    except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
+        result = "".join(traceback.format_exception_only(type(error), error)).strip()
+    send.send((result, [name for name in sys.modules if name not in before]))
+    send.close()
+
+
+#: A child's message saying it was interrupted (its line follows).
+_INTERRUPTED = "\x00interrupted"
+
+
+def _import_here(names: list[str]) -> None:
+    """Import ``names`` (in the order a child imported them) where they are not yet imported;
+    one that cannot be imported on its own is left to the children."""
+    for name in names:
+        if name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - a module made only by its package
+                continue
+
+
+def _ending(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "in an unknown way"
+    if exitcode < 0:
+        number = -exitcode
+        name = signal.Signals(number).name if number in signal.valid_signals() else str(number)
+        why = " (the out-of-memory killer sends it, as does kill -9)" if name == "SIGKILL" else ""
+        return f"by signal {name}{why}"
+    return f"with status {exitcode}"
