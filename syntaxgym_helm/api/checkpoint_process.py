@@ -26,15 +26,22 @@ import time
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 #: Where a sweep runs each checkpoint in a child process (needs ``fork``).
 CAN_FORK = sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
-def run_in_child(work: Callable[[], str | None]) -> str | None:
-    """Run ``work`` in a forked child and return what it returned (a failure's text, or None),
-    or why the child failed: its exception, or the signal or status it ended with.
+class ChildFailed(RuntimeError):
+    """The child's work raised (its exception's text), or the child ended before it returned
+    (the signal or status it ended with)."""
+
+
+def run_in_child(work: Callable[[], T]) -> T:
+    """Run ``work`` in a forked child and return what it returned (it must pickle); a
+    :class:`ChildFailed` where it raised or its process ended first.
 
     The child ignores Ctrl-C: the parent answers it (:mod:`~syntaxgym_helm.clients.interruption`)
     and stops the child, which saves what it computed as an interrupted command does and says
@@ -49,7 +56,7 @@ def run_in_child(work: Callable[[], str | None]) -> str | None:
     remove = interruption.add_remote_work(lambda deadline: _stop(child, receive, deadline))
     try:
         try:
-            outcome: tuple[str | None, Any] | None = receive.recv()
+            outcome: tuple[Any, ...] | None = receive.recv()
         except EOFError:  # the child ended without a word
             outcome = None
         child.join()
@@ -62,13 +69,16 @@ def run_in_child(work: Callable[[], str | None]) -> str | None:
             if child.is_alive():
                 child.kill()
                 child.join()
-    if outcome is not None and outcome[0] == _INTERRUPTED:  # a signal from elsewhere
-        return f"its process was stopped: {outcome[1]}"
-    if outcome is not None:
-        result, imported = outcome
-        _import_here(imported)
-        return result
-    return f"its process ended {_ending(child.exitcode)} before the runs finished"
+    if outcome is None:
+        raise ChildFailed(f"its process ended {_ending(child.exitcode)} before the runs "
+                          "finished")
+    if outcome[0] == _INTERRUPTED:  # a signal from elsewhere
+        raise ChildFailed(f"its process was stopped: {outcome[1]}")
+    if outcome[0] == _FAILED:
+        raise ChildFailed(outcome[1])
+    _, result, imported = outcome
+    _import_here(imported)
+    return result
 
 
 def _stop(child: multiprocessing.process.BaseProcess, receive: Connection, deadline: float
@@ -91,7 +101,7 @@ def _stop(child: multiprocessing.process.BaseProcess, receive: Connection, deadl
     return f"the checkpoint's process stopped{': ' + said if said else ''}"
 
 
-def _child(work: Callable[[], str | None], send: Connection) -> None:
+def _child(work: Callable[[], Any], send: Connection) -> None:
     from syntaxgym_helm.clients import interruption
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C: the parent answers
@@ -101,13 +111,16 @@ def _child(work: Callable[[], str | None], send: Connection) -> None:
     try:
         result = work()
     except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
-        result = "".join(traceback.format_exception_only(type(error), error)).strip()
-    send.send((result, [name for name in sys.modules if name not in before]))
+        send.send((_FAILED, "".join(traceback.format_exception_only(type(error),
+                                                                    error)).strip()))
+    else:
+        send.send((_DONE, result, [name for name in sys.modules if name not in before]))
     send.close()
 
 
-#: A child's message saying it was interrupted (its line follows).
-_INTERRUPTED = "\x00interrupted"
+#: The kinds of a child's message: its work's result (and the modules it imported), its work's
+#: exception, or that it was interrupted (its line).
+_DONE, _FAILED, _INTERRUPTED = "done", "failed", "interrupted"
 
 
 def _import_here(names: list[str]) -> None:

@@ -330,10 +330,7 @@ def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
         say(f"{step} {checkpoint.name}: done before (same files, same runs), not run again")
         return checkpoint
     say(f"{step} {checkpoint.name} (x={checkpoint.x:g}): {len(specs)} runs as {model}")
-    failure = _run(settings, specs)
-    counts, surprisals = read_counts(settings.runs_folder, runs)
-    if failure is None and not runs_complete(settings.runs_folder, runs):
-        failure = "some runs did not finish"
+    failure, counts, surprisals = _run(settings, specs, runs)
     seconds = time.perf_counter() - started
     say(f"{step} {checkpoint.name}: {'done' if failure is None else 'failed: ' + failure} in "
         f"{seconds:.1f} s")
@@ -347,31 +344,42 @@ def _model_name(label: str, checkpoint: SweepCheckpoint) -> str:
     return f"{owner}@{checkpoint.name}"
 
 
-def _run(settings: RunSettings, specs: list[Any]) -> str | None:
-    """Run ``specs`` with a fresh runner: in a child process where the sweep isolates its
-    checkpoints, else here, then release the checkpoint's model; what failed."""
+def _run(settings: RunSettings, specs: list[Any], runs: list[str]
+         ) -> tuple[str | None, list[Any], list[float] | None]:
+    """Run ``specs`` with a fresh runner and read what they scored: in a child process where
+    the sweep isolates its checkpoints (the parent then reads none of the runs' files, whose
+    parsing would grow the heap the next child starts from), else here, the model released
+    after; what failed, each suite's counts, the word surprisals."""
     from helm.benchmark.runner import Runner
 
-    from syntaxgym_helm.api.checkpoint_process import CAN_FORK, run_in_child
+    from syntaxgym_helm.api.checkpoint_process import CAN_FORK, ChildFailed, run_in_child
 
     if settings.isolate and CAN_FORK and settings.runner is Runner:
-        return run_in_child(lambda: _run_specs(settings, specs))
+        try:
+            return run_in_child(lambda: _run_and_read(settings, specs, runs))
+        except ChildFailed as error:
+            return (str(error), *read_counts(settings.runs_folder, runs))
     try:
-        return _run_specs(settings, specs)
+        return _run_and_read(settings, specs, runs)
     finally:
         release_models()
 
 
-def _run_specs(settings: RunSettings, specs: list[Any]) -> str | None:
+def _run_and_read(settings: RunSettings, specs: list[Any], runs: list[str]
+                  ) -> tuple[str | None, list[Any], list[float] | None]:
     from helm.benchmark.runner import RunnerError
 
     runner = make_runner(settings.runner, settings.local_path, settings.output_path,
                          settings.run_suite, settings.num_threads, settings.cache)
     try:
         runner.run_all(specs)
-        return None
+        failure = None
     except RunnerError as error:
-        return _load_failure() or str(error)
+        failure = _load_failure() or str(error)
+    del runner
+    if failure is None and not runs_complete(settings.runs_folder, runs):
+        failure = "some runs did not finish"
+    return (failure, *read_counts(settings.runs_folder, runs))
 
 
 def _load_failure() -> str | None:
