@@ -28,6 +28,10 @@ shapes it needs (methods, their parameters, attributes, registries):
   ``runs_path`` and ``eval_cache_path`` at a staging folder, skips runs by its
   ``_is_run_completed``, and sets each worker up with ``load_entry_point_plugins`` and
   ``set_benchmark_output_path``;
+- ``registries``: :class:`~syntaxgym_helm.runners.RayRunner` sends the driver's model
+  deployments, model metadata and tokenizer configs (HELM's registry lists and name maps) to
+  each actor, which sets its own registries to them instead of parsing HELM's YAML again
+  (``runner_config.yaml``: ``ray: {configs: files}`` turns this off);
 - ``metric``: the metric overrides ``ReferenceMetric.evaluate`` and ``evaluate_references``, and
   reads ``RequestResult``'s ``batch_request_time``, ``batch_size``, ``request_time``, ``cached``.
 
@@ -127,6 +131,17 @@ def _parameter_names(target: Any) -> list[str]:
         return []
 
 
+#: HELM's config registries: each module's list of everything registered and its map by name.
+_REGISTRIES: dict[str, tuple[str, str]] = {
+    "helm.benchmark.model_metadata_registry": ("ALL_MODELS_METADATA",
+                                               "MODEL_NAME_TO_MODEL_METADATA"),
+    "helm.benchmark.tokenizer_config_registry": ("ALL_TOKENIZER_CONFIGS",
+                                                 "TOKENIZER_NAME_TO_CONFIG"),
+    "helm.benchmark.model_deployment_registry": ("ALL_MODEL_DEPLOYMENTS",
+                                                 "DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT"),
+}
+
+
 def _model_expander_is_registered() -> list[str]:
     from helm.benchmark.run_expander import RUN_EXPANDERS, ModelRunExpander
 
@@ -207,6 +222,11 @@ HOOKS: dict[str, Hook] = {hook.name: hook for hook in (
                 attributes=("run_one", "run_all", "_get_run_path", "_is_run_completed")),
           Shape("helm.benchmark.runner:set_benchmark_output_path", ("benchmark_output_path",)),
           Shape("helm.benchmark.run:load_entry_point_plugins", ("group",)))),
+    Hook("registries", "syntaxgym_helm/runners/ray_worker.py",
+         "give each Ray actor the driver's parsed configs instead of parsing HELM's YAML again",
+         tuple(shape for module, (every, by_name) in _REGISTRIES.items() for shape in (
+             Shape(f"{module}:{every}", attributes=("append", "__setitem__")),
+             Shape(f"{module}:{by_name}", attributes=("update", "clear"))))),
     Hook("metric", "syntaxgym_helm/harness/metric.py",
          "score an item from all of its conditions' requests, and report what they cost",
          (Shape("helm.benchmark.metrics.reference_metric:ReferenceMetric.evaluate",
@@ -327,3 +347,28 @@ def require_attributes(instance: Any, names: tuple[str, ...], hook: str) -> None
             f"crfm-helm {helm_version()}: {type(instance).__mro__[1].__name__} instances have "
             f"no {', '.join(missing)} (hook {hook!r}); tested with "
             f"{', '.join(TESTED_HELM_VERSIONS)}")
+
+
+def registry_snapshot() -> dict[str, tuple[list[Any], dict[str, Any]]]:
+    """What HELM's config registries hold in this process (model metadata, tokenizer configs,
+    model deployments: each registry's list and map by name), picklable, for
+    :func:`restore_registries` in another process."""
+    require("registries")
+    snapshot = {}
+    for module_name, (every, by_name) in _REGISTRIES.items():
+        module = importlib.import_module(module_name)
+        snapshot[module_name] = (list(getattr(module, every)), dict(getattr(module, by_name)))
+    return snapshot
+
+
+def restore_registries(snapshot: dict[str, tuple[list[Any], dict[str, Any]]]) -> None:
+    """Make this process's HELM config registries hold exactly what ``snapshot`` holds (the
+    lists and maps are changed in place: HELM's functions read them as module globals)."""
+    require("registries")
+    for module_name, (every, by_name) in _REGISTRIES.items():
+        module = importlib.import_module(module_name)
+        items, names = snapshot[module_name]
+        getattr(module, every)[:] = items
+        registry = getattr(module, by_name)
+        registry.clear()
+        registry.update(names)

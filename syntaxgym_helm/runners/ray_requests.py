@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from syntaxgym_helm.helm_compat import registry_snapshot
 from syntaxgym_helm.runners.ray_cluster import alive_nodes, connect, fits, largest_node
 from syntaxgym_helm.runners.ray_worker import CONFIG_FILES, RunWorker, WorkerSpec, forwarded_env
 from syntaxgym_helm.runners.selection import RAY_RUNNER
@@ -91,7 +92,8 @@ def _actor(ray: Any, deployment: str, local_path: Path, cache_dir: str | Path | 
             shared_output=False, output_token=("", ""), request_cache="as_given",
             config_files={name: (local_path / name).read_bytes() for name in CONFIG_FILES
                           if (local_path / name).is_file()},
-            runner=RAY_RUNNER)
+            runner=RAY_RUNNER,
+            registries=registry_snapshot() if settings.configs == "driver" else None)
         name = "syntaxgym_helm:" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
         _ACTORS[key] = ray.remote(RunWorker).options(
             name=name, get_if_exists=True, max_restarts=0, **resources.ray_options(),

@@ -34,6 +34,7 @@ from helm.benchmark.runner import Runner, RunnerError
 from helm.common.hierarchical_logger import hlog
 
 import syntaxgym_helm.runners.run_folders as run_folders
+from syntaxgym_helm.helm_compat import registry_snapshot
 from syntaxgym_helm.runners.ray_cluster import (
     RayClusterError,
     alive_nodes,
@@ -143,7 +144,8 @@ class RayRunner(Runner):
             cache_instances=self.cache_instances, cache_instances_only=self.cache_instances_only,
             session=session, shared_output=self.settings.shared_output, output_token=token,
             request_cache=self.settings.request_cache,
-            config_files=config_files(self.executor.execution_spec.local_path), runner=RAY_RUNNER)
+            config_files=config_files(self.executor.execution_spec.local_path), runner=RAY_RUNNER,
+            registries=registry_snapshot() if self.settings.configs == "driver" else None)
         return ClusterRuns(ray=ray, actor_class=ray.remote(RunWorker), worker_spec=spec,
                            resources=resources, max_attempts=self.settings.max_attempts,
                            exit_on_error=self.exit_on_error, runs_path=Path(self.runs_path),

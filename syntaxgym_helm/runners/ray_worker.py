@@ -1,15 +1,17 @@
 """The body of :class:`~syntaxgym_helm.runners.RayRunner`'s actors: one per model deployment (and
-replica), on some node of the cluster, running that model's run specs one after another with
-HELM's own ``Runner.run_one``, so the model's weights load once for all of them.
+replica), on some node of the cluster, running that model's run specs one after another with HELM's
+own ``Runner.run_one``, so the model's weights load once for all of them.
 
-An actor sets itself up as ``helm-run`` does: HELM's built-in configs, ``--local-path``'s YAML (its
-files, sent by the driver, where this node does not see that folder) and the ``helm`` entry-point
-plugins, this one included. Its request cache is the node's own (``request_cache: node``, the
-default: ``<plugin cache>/ray_request_cache``), HELM's ``<--local-path>/cache``
-(``request_cache: local_path``), or the MongoDB of ``--mongo-uri``. Each run is written apart and
-moved into place whole (:mod:`.run_folders`); where the node does not see the output path, the
-run's files go back to the driver instead. The class is plain Python: the driver makes it a Ray
-actor (``ray.remote``), so importing this module needs no Ray.
+An actor sets itself up as ``helm-run`` does: the ``helm`` entry-point plugins, this one included,
+and HELM's configs: the model deployments, metadata and tokenizer configs the driver registered,
+sent with the actor (``ray: {configs: driver}``, the default: the actor parses no YAML, about 2 s
+less per actor), or HELM's built-in YAML and ``--local-path``'s (its files, sent by the driver,
+where this node does not see that folder) read again (``configs: files``). Its request cache is the
+node's own (``request_cache: node``, the default: ``<plugin cache>/ray_request_cache``), HELM's
+``<--local-path>/cache`` (``request_cache: local_path``), or the MongoDB of ``--mongo-uri``. Each
+run is written apart and moved into place whole (:mod:`.run_folders`); where the node does not see
+the output path, the run's files go back to the driver instead. The class is plain Python: the
+driver makes it a Ray actor (``ray.remote``), so importing this module needs no Ray.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class WorkerSpec:
     request_cache: str  # "node", "local_path", or "as_given" (the execution spec's, the API's)
     config_files: Mapping[str, bytes]  # --local-path's YAML and credentials, by file name
     runner: str  # the runner's class path, recorded in each run
+    registries: Any = None  # the driver's HELM config registries (None: read the YAML files)
 
 
 class RunWorker:
@@ -75,13 +78,15 @@ class RunWorker:
 
     def __init__(self, spec: WorkerSpec) -> None:
         from helm.benchmark.config_registry import (
+            RUNNER_CONFIG_FILE,
             register_builtin_configs_from_helm_package,
             register_configs_from_directory,
         )
         from helm.benchmark.run import load_entry_point_plugins
         from helm.benchmark.runner import Runner, set_benchmark_output_path
+        from helm.benchmark.runner_config_registry import register_runner_config_from_path
 
-        from syntaxgym_helm.helm_compat import require, require_attributes
+        from syntaxgym_helm.helm_compat import require, require_attributes, restore_registries
 
         self.spec = spec
         # One folder per output path on each node, kept between sessions (its suite downloads
@@ -95,10 +100,15 @@ class RunWorker:
             for name, data in spec.config_files.items():
                 Path(local_path, name).parent.mkdir(parents=True, exist_ok=True)
                 Path(local_path, name).write_bytes(data)
-        register_builtin_configs_from_helm_package()
-        if local_path:
-            register_configs_from_directory(local_path)
+        if spec.registries is None:
+            register_builtin_configs_from_helm_package()
+            if local_path:
+                register_configs_from_directory(local_path)
+        elif local_path and os.path.isfile(os.path.join(local_path, RUNNER_CONFIG_FILE)):
+            register_runner_config_from_path(os.path.join(local_path, RUNNER_CONFIG_FILE))
         load_entry_point_plugins()  # this plugin among them: the run hooks, the embedded models
+        if spec.registries is not None:  # what the driver's registries hold, plugins' included
+            restore_registries(spec.registries)
         output = spec.output_path if self.shared else str(node / "output")
         set_benchmark_output_path(output)
         execution = dataclasses.replace(spec.execution_spec, local_path=local_path,

@@ -10,6 +10,7 @@ does not know; the Ray runner reads the same file's ``ray:`` section::
       max_attempts: 2          # a run whose worker died (node lost) is run this often in all
       replicas: 1              # actors per model deployment (each loads the weights once)
       num_cpus: 4              # per actor, for every model (default: the smallest node's CPUs)
+      configs: driver          # actors get the driver's parsed configs (files: read the YAML)
       models:                  # per model deployment (or model name), over the defaults above
         syntaxgym/gemma-3-270m-q4_k_m: {memory_gb: 4, num_gpus: 1}
 
@@ -86,6 +87,9 @@ class RaySettings(ModelResources):
         "node", "node: each node's <plugin cache>/ray_request_cache; local_path: "
         "<--local-path>/cache, as HELM's own runner (one machine, or a file system with "
         "working locks)")
+    configs: Literal["driver", "files"] = option(
+        "driver", "driver: each actor gets the driver's parsed model, metadata and tokenizer "
+        "configs; files: each actor reads HELM's and --local-path's YAML, as helm-run does")
     models: Mapping[str, Any] | None = option(None, "per model deployment or model name: "
                                               "num_cpus, num_gpus, memory_gb, replicas")
 

@@ -68,11 +68,12 @@ def _model() -> str:
     return names[0]
 
 
-def _runner_config(root: Path, replicas: int = 1, shared_output: str = "auto") -> None:
+def _runner_config(root: Path, replicas: int = 1, shared_output: str = "auto",
+                   configs: str = "driver") -> None:
     """``root``'s runner_config.yaml: ``replicas`` actors of one CPU each."""
     (root / "prod_env" / "runner_config.yaml").write_text(
-        f"ray:\n  replicas: {replicas}\n  num_cpus: 1\n  shared_output: {shared_output}\n",
-        encoding="utf-8")
+        f"ray:\n  replicas: {replicas}\n  num_cpus: 1\n  shared_output: {shared_output}\n"
+        f"  configs: {configs}\n", encoding="utf-8")
 
 
 def _workdir(root: Path, cluster: Any, replicas: int = 1,
@@ -192,8 +193,8 @@ def test_runs_land_on_two_nodes_survive_a_node_kill_and_equal_the_default_runner
         assert len([k for k in values if k.endswith("/syntaxgym_accuracy")]) == ITEMS
         assert ray_stats[name] == pytest.approx(values, abs=1e-9), name
     # The suite fixed, a rerun skips the four completed runs and completes the fifth, its worker
-    # writing into the output path itself.
-    _runner_config(workdir)
+    # writing into the output path itself, and reading HELM's YAML itself.
+    _runner_config(workdir, configs="files")
     broken.write_text((Path(__file__).parents[2] / "syntaxgym_helm" / "suites"
                        / f"{SUITES[0]}.json").read_text(), encoding="utf-8")
     again = subprocess.run(_command(entries, "--skip-completed-runs"), cwd=workdir, env=env,
