@@ -18,7 +18,8 @@ SAME_WORKER = {
     # test_report.produce_runs: made once per worker, kept in its temporary folder.
     "report_runs": ("tests/report/test_report.py", "tests/report/test_browser.py",
                     "tests/report/test_scored_items.py", "tests/report/test_stats_on_real_runs.py"),
-    "training_run": ("tests/api/test_sweep.py", "tests/cli/test_sweep_command.py"),
+    "training_run": ("tests/api/test_sweep.py", "tests/cli/test_sweep_command.py",
+                     "tests/faults/test_faults_interrupt.py"),
 }
 GROUP_OF_FILE = {path: fixture for fixture, paths in SAME_WORKER.items() for path in paths}
 

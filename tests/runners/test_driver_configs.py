@@ -44,14 +44,47 @@ def _actor(how: str, local_path: Path, out: Path) -> dict:
     return pickle.loads(out.read_bytes())
 
 
+#: ``--local-path``'s configs, as ``syntaxgym-helm model add`` writes them for a checkpoint.
+LOCAL = {
+    "model_metadata.yaml": """
+        models:
+          - name: local/tiny
+            display_name: tiny
+            description: a checkpoint
+            creator_organization_name: local
+            access: open
+            release_date: 2026-11-29
+            tags: [TEXT_MODEL_TAG, FULL_FUNCTIONALITY_TEXT_MODEL_TAG]
+        """,
+    "tokenizer_configs.yaml": """
+        tokenizer_configs:
+          - name: local/tiny
+            tokenizer_spec:
+              class_name: helm.tokenizers.huggingface_tokenizer.HuggingFaceTokenizer
+              args: {pretrained_model_name_or_path: /checkpoints/tiny}
+            end_of_text_token: "</s>"
+            prefix_token: "<s>"
+        """,
+    "model_deployments.yaml": """
+        model_deployments:
+          - name: local/tiny
+            model_name: local/tiny
+            tokenizer_name: local/tiny
+            max_sequence_length: 2048
+            client_spec:
+              class_name: helm.clients.huggingface_client.HuggingFaceClient
+              args: {pretrained_model_name_or_path: /checkpoints/tiny}
+        """,
+}
+
+
 @pytest.mark.slow
 def test_an_actor_given_the_drivers_configs_holds_what_reading_the_yaml_gives(
-        tmp_path: Path, training_run: Path) -> None:
-    from syntaxgym_helm.cli.main import main
-
+        tmp_path: Path) -> None:
     local_path = tmp_path / "prod_env"
-    assert main(["model", "add", str(training_run / "checkpoint-2"), "--name", "tiny",
-                 "--local-path", str(local_path)]) == 0
+    local_path.mkdir()
+    for name, text in LOCAL.items():
+        (local_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
     # The driver: helm-run's set-up, in a process of its own.
     driver = _actor("files", local_path, tmp_path / "driver.pickle")
     snapshot = tmp_path / "snapshot.pickle"
