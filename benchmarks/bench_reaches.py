@@ -31,8 +31,9 @@ Workloads (``--workloads``):
 - ``sweep``: ``syntaxgym-helm sweep`` over the checkpoints ``--sweep-checkpoints`` names (a glob:
   ``bench_sweep.py --parts build`` writes SmolLM2-135M's, e.g. ``DIR/checkpoints/checkpoint-[246]``
   for the first three) on the first ``--sweep-paradigms`` BLiMP paradigms (default 10),
-  ``--sweep-pairs`` pairs each (default 20): a process that releases each checkpoint's model
-  before it loads the next.
+  ``--sweep-pairs`` pairs each (default 20), ``--in-process`` (by default a sweep forks a
+  process per checkpoint, which releases no model): a process that releases each checkpoint's
+  model before it loads the next.
 
 ``--extra-arm 'LABEL:VAR=VALUE,VAR=VALUE'`` adds an arm with those environment variables (e.g.
 torch's oneDNN cache bounds, set by the user). From the repository root::
@@ -179,7 +180,7 @@ def started_run(workload: Workload, arm: str, added: dict[str, str], work: Path,
         command = [str(BIN / "syntaxgym-helm"), "sweep", workload.model, "--suites",
                    *workload.suite.split(), "--pairs-per-paradigm", str(workload.items),
                    "--suite", "x", "--name", "sweep", "--local-path", "prod_env",
-                   "--output-path", "benchmark_output", "--no-plots"]
+                   "--output-path", "benchmark_output", "--no-plots", "--in-process"]
     wait = measured(command, folder, run_env, work / "runs" / f"{workload.name}-{index:03d}.log")
 
     def result() -> dict[str, Any]:

@@ -14,18 +14,17 @@ left out. Then, one checkpoint at a time:
    the checkpoint is loaded once for all its suites and each run is a run folder ``helm-run``
    would write (``benchmark_output/runs/<run suite>/``; ``helm-summarize`` makes a leaderboard
    row of each checkpoint);
-3. with HELM's own runner the runs are made in a forked child process that ends with them
-   (:mod:`.checkpoint_process`), else here, the model released before the next is loaded (a
-   sweep holds one checkpoint in memory);
+3. with HELM's own runner, in a forked child process (:mod:`.checkpoint_process`), else here,
+   the model released before the next is loaded (a sweep holds one checkpoint in memory);
 4. what its runs scored is read once and kept in the sweep's state file
    (``benchmark_output/sweeps/<run suite>/<model>/checkpoints.json``).
 
 A sweep is resumable: run again, it skips every checkpoint finished with the same identity and the
 same runs (without loading it), completes a half-done one, or one given suites since (HELM's
 Runner skips its finished runs), and runs again a checkpoint whose files changed (its old runs are
-removed first). A checkpoint that fails
-(its files, its load, a run) is recorded with the reason; the others go on. The outputs
-(:mod:`syntaxgym_helm.report.sweep_report`) are written at the end of every sweep from the state.
+removed first). A checkpoint that fails (its files, its load, a run, its process) is recorded with
+the reason; the others go on. The outputs (:mod:`syntaxgym_helm.report.sweep_report`) are written
+at the end of every sweep from the state.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from __future__ import annotations
 import gc
 import json
 import re
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -134,10 +134,8 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
     options (``ties``, ``prefix``, ...) as keywords or ``options``. ``runner``: HELM's Runner
     (``helm``, default) or a Runner class or class path. ``cache``: HELM's request cache in
     ``local_path/cache`` (as ``helm-run``). ``isolate``: with HELM's own runner, each
-    checkpoint runs in a forked child process (:mod:`.checkpoint_process`: the sweep's peak
-    memory is one checkpoint's; a checkpoint that ends its process is recorded as failed); False
-    runs them in this process. ``log``: where progress lines go (default: none).
-    """
+    checkpoint in a forked child process (:mod:`.checkpoint_process`); False: all in this
+    process. ``log``: where progress lines go (default: none)."""
     from syntaxgym_helm.api.evaluate import api_options
     from syntaxgym_helm.api.helm_engine import local_path_of
 
@@ -346,10 +344,10 @@ def _model_name(label: str, checkpoint: SweepCheckpoint) -> str:
 
 def _run(settings: RunSettings, specs: list[Any], runs: list[str]
          ) -> tuple[str | None, list[Any], list[float] | None]:
-    """Run ``specs`` with a fresh runner and read what they scored: in a child process where
-    the sweep isolates its checkpoints (the parent then reads none of the runs' files, whose
-    parsing would grow the heap the next child starts from), else here, the model released
-    after; what failed, each suite's counts, the word surprisals."""
+    """Run ``specs`` with a fresh runner and read what they scored (what failed, each suite's
+    counts, the word surprisals): in a child process where the sweep isolates its checkpoints
+    (so the parent parses no run files, which would grow the heap later children start from),
+    else here, the model released after."""
     from helm.benchmark.runner import Runner
 
     from syntaxgym_helm.api.checkpoint_process import CAN_FORK, ChildFailed, run_in_child
@@ -377,15 +375,13 @@ def _run_and_read(settings: RunSettings, specs: list[Any], runs: list[str]
     except RunnerError as error:
         failure = _load_failure() or str(error)
     del runner
-    if failure is None and not runs_complete(settings.runs_folder, runs):
-        failure = "some runs did not finish"
-    return (failure, *read_counts(settings.runs_folder, runs))
+    incomplete = failure is None and not runs_complete(settings.runs_folder, runs)
+    return ("some runs did not finish" if incomplete else failure,
+            *read_counts(settings.runs_folder, runs))
 
 
 def _load_failure() -> str | None:
     """Why the last model could not be loaded, where that is why its runs failed."""
-    import sys
-
     server = sys.modules.get("syntaxgym_helm.clients.local.server")
     return server.ModelServerFactory.setup_failure() if server is not None else None
 
@@ -393,8 +389,6 @@ def _load_failure() -> str | None:
 def release_models() -> None:
     """Free every model the plugin's clients loaded in this process (the next request loads
     again): a model holds reference cycles, which only the collector frees."""
-    import sys
-
     server = sys.modules.get("syntaxgym_helm.clients.local.server")
     if server is not None:
         server.ModelServerFactory.release()

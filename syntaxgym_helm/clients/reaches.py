@@ -138,11 +138,11 @@ REACHES: dict[str, Reach] = {reach.name: reach for reach in (
           ("syntaxgym_helm/clients/local/freed_memory.py",
            "syntaxgym_helm/clients/local/server.py"),
           "glibc's malloc_trim(0), called through ctypes once a model is released "
-          "(ModelServerFactory.release: a sweep, between checkpoints)",
+          "(ModelServerFactory.release: a sweep run --in-process, between checkpoints)",
           "glibc keeps a released model's memory in its heaps, fragmented, so each checkpoint "
           "of a sweep would peak on top of what the one before left",
-          f"{MEASURED}, `sweep`: off, peak memory +7.7% (6 checkpoints of SmolLM2-135M; "
-          "on one model's run, under 2% on every count)", _CHECKED_ON[3:],
+          f"{MEASURED}, `sweep` (--in-process): off, peak memory +7.7% (6 checkpoints of "
+          "SmolLM2-135M; on one model's run, under 2% on every count)", _CHECKED_ON[3:],
           "syntaxgym_helm.clients.local.freed_memory:malloc_trim_problems"),
     Reach("masked_head_at_targets",
           ("syntaxgym_helm/clients/masked/pll.py",),
