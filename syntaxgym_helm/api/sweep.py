@@ -29,10 +29,8 @@ at the end of every sweep from the state.
 
 from __future__ import annotations
 
-import gc
 import json
 import re
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,14 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from syntaxgym_helm.api.sweep_specs import (
+    RunSettings,
     install_run_spec_hooks,
-    make_runner,
+    run_checkpoint_specs,
     run_specs_for,
     runner_class,
     sweep_entries,
 )
 from syntaxgym_helm.api.sweep_state import (
-    read_counts,
     read_state,
     remove_runs,
     runs_complete,
@@ -89,6 +87,7 @@ class SweepCheckpoint:
     status: str = "pending"  # done, failed
     error: str = ""
     seconds: float = 0.0
+    peak_mb: float | None = None  # its process's peak memory, where it had a process of its own
     runs: list[str] = field(default_factory=list)
     counts: list[dict[str, Any]] = field(default_factory=list)
     word_surprisals: list[float] | None = None
@@ -215,7 +214,7 @@ def plan(sources: Sequence[CheckpointSource], xs: Mapping[str, float], state: Pa
         if before is not None:
             checkpoint = replace(checkpoint, **{k: v for k, v in before.items()
                                                 if k in ("identity", "model", "status", "error",
-                                                         "seconds", "runs", "counts",
+                                                         "seconds", "peak_mb", "runs", "counts",
                                                          "word_surprisals")})
         planned.append(checkpoint)
     return planned
@@ -273,26 +272,6 @@ def _word_suite(words: str | Path | None, folder: Path) -> list[str]:
     return [str(target.resolve())]
 
 
-@dataclass(frozen=True)
-class RunSettings:
-    """What every checkpoint of a sweep is run with."""
-
-    label: str
-    entries: list[Any]
-    max_eval_instances: int | None
-    runner: type
-    local_path: Path
-    output_path: Path
-    run_suite: str
-    num_threads: int
-    cache: bool
-    isolate: bool = True
-
-    @property
-    def runs_folder(self) -> Path:
-        return self.output_path / "runs" / self.run_suite
-
-
 def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
                    say: Callable[[str], None], step: str) -> SweepCheckpoint:
     """Run the sweep's entries on one checkpoint (see the module doc); never raises for a
@@ -328,11 +307,11 @@ def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
         say(f"{step} {checkpoint.name}: done before (same files, same runs), not run again")
         return checkpoint
     say(f"{step} {checkpoint.name} (x={checkpoint.x:g}): {len(specs)} runs as {model}")
-    failure, counts, surprisals = _run(settings, specs, runs)
+    failure, counts, surprisals, peak = run_checkpoint_specs(settings, specs, runs)
     seconds = time.perf_counter() - started
     say(f"{step} {checkpoint.name}: {'done' if failure is None else 'failed: ' + failure} in "
-        f"{seconds:.1f} s")
-    return replace(checkpoint, model=model, runs=runs, counts=counts_json(counts),
+        f"{seconds:.1f} s" + (f", peak memory {peak:.0f} MB" if peak else ""))
+    return replace(checkpoint, model=model, runs=runs, counts=counts_json(counts), peak_mb=peak,
                    word_surprisals=surprisals, seconds=checkpoint.seconds + seconds,
                    status="done" if failure is None else "failed", error=failure or "")
 
@@ -340,60 +319,3 @@ def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
 def _model_name(label: str, checkpoint: SweepCheckpoint) -> str:
     owner = checkpoint.repo if checkpoint.repo else label
     return f"{owner}@{checkpoint.name}"
-
-
-def _run(settings: RunSettings, specs: list[Any], runs: list[str]
-         ) -> tuple[str | None, list[Any], list[float] | None]:
-    """Run ``specs`` with a fresh runner and read what they scored (what failed, each suite's
-    counts, the word surprisals): in a child process where the sweep isolates its checkpoints
-    (so the parent parses no run files, which would grow the heap later children start from),
-    else here, the model released after."""
-    from helm.benchmark.runner import Runner
-
-    from syntaxgym_helm.api.checkpoint_process import CAN_FORK, ChildFailed, run_in_child
-
-    if settings.isolate and CAN_FORK and settings.runner is Runner:
-        try:
-            return run_in_child(lambda: _run_and_read(settings, specs, runs))
-        except ChildFailed as error:
-            return (str(error), *read_counts(settings.runs_folder, runs))
-    try:
-        return _run_and_read(settings, specs, runs)
-    finally:
-        release_models()
-
-
-def _run_and_read(settings: RunSettings, specs: list[Any], runs: list[str]
-                  ) -> tuple[str | None, list[Any], list[float] | None]:
-    from helm.benchmark.runner import RunnerError
-
-    runner = make_runner(settings.runner, settings.local_path, settings.output_path,
-                         settings.run_suite, settings.num_threads, settings.cache)
-    try:
-        runner.run_all(specs)
-        failure = None
-    except RunnerError as error:
-        failure = _load_failure() or str(error)
-    del runner
-    incomplete = failure is None and not runs_complete(settings.runs_folder, runs)
-    return ("some runs did not finish" if incomplete else failure,
-            *read_counts(settings.runs_folder, runs))
-
-
-def _load_failure() -> str | None:
-    """Why the last model could not be loaded, where that is why its runs failed."""
-    server = sys.modules.get("syntaxgym_helm.clients.local.server")
-    return server.ModelServerFactory.setup_failure() if server is not None else None
-
-
-def release_models() -> None:
-    """Free every model the plugin's clients loaded in this process (the next request loads
-    again): a model holds reference cycles, which only the collector frees."""
-    server = sys.modules.get("syntaxgym_helm.clients.local.server")
-    if server is not None:
-        server.ModelServerFactory.release()
-    else:  # no local engine ran: a masked or encoder-decoder LM's client went with the runner
-        from syntaxgym_helm.clients.local.freed_memory import trim_heaps
-
-        gc.collect()  # the model's reference cycles
-        trim_heaps()

@@ -10,16 +10,25 @@ What to run (:func:`sweep_entries`): suite names (as ``syntaxgym:suite=``), data
 replaced by the checkpoint's). ``pairs_per_paradigm`` is HELM's ``--max-eval-instances``: a
 run of more items scores a sample of them drawn with HELM's fixed seed (0), the same items at
 every checkpoint (the instances are the same, so the draw is).
+
+How (:func:`run_checkpoint_specs`): one runner for all of a checkpoint's run specs, in a child
+process forked for the checkpoint (:mod:`.checkpoint_process`) or in this one, and what the
+runs scored read back from their folders.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
+import resource
+import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from syntaxgym_helm.api.sweep_state import read_counts, runs_complete
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS
 from syntaxgym_helm.core.options import changed_fields
 from syntaxgym_helm.core.run_options import RunOptions
@@ -124,3 +133,81 @@ def make_runner(cls: type, local_path: Path, output_path: Path, run_suite: str,
         return cls(execution, str(output_path), run_suite, skip_instances=False,
                    cache_instances=False, cache_instances_only=False, skip_completed_runs=True,
                    exit_on_error=False, **(options or {}))
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What every checkpoint of a sweep is run with."""
+
+    label: str
+    entries: list[Any]
+    max_eval_instances: int | None
+    runner: type
+    local_path: Path
+    output_path: Path
+    run_suite: str
+    num_threads: int
+    cache: bool
+    isolate: bool = True
+
+    @property
+    def runs_folder(self) -> Path:
+        return self.output_path / "runs" / self.run_suite
+
+
+def run_checkpoint_specs(settings: RunSettings, specs: list[Any], runs: list[str]
+         ) -> tuple[str | None, list[Any], list[float] | None, float | None]:
+    """Run ``specs`` with a fresh runner and read what they scored (what failed, each suite's
+    counts, the word surprisals, the child's peak memory in MB): in a child process where the
+    sweep isolates its checkpoints (so the parent parses no run files, which would grow the
+    heap later children start from), else here, the model released after."""
+    from helm.benchmark.runner import Runner
+
+    from syntaxgym_helm.api.checkpoint_process import CAN_FORK, ChildFailed, run_in_child
+
+    if settings.isolate and CAN_FORK and settings.runner is Runner:
+        try:
+            return run_in_child(lambda: (*_run_and_read(settings, specs, runs),
+                                         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+        except ChildFailed as error:
+            return (str(error), *read_counts(settings.runs_folder, runs), None)
+    try:
+        return (*_run_and_read(settings, specs, runs), None)
+    finally:
+        release_models()
+
+
+def _run_and_read(settings: RunSettings, specs: list[Any], runs: list[str]
+                  ) -> tuple[str | None, list[Any], list[float] | None]:
+    from helm.benchmark.runner import RunnerError
+
+    runner = make_runner(settings.runner, settings.local_path, settings.output_path,
+                         settings.run_suite, settings.num_threads, settings.cache)
+    try:
+        runner.run_all(specs)
+        failure = None
+    except RunnerError as error:
+        failure = _load_failure() or str(error)
+    del runner
+    incomplete = failure is None and not runs_complete(settings.runs_folder, runs)
+    return ("some runs did not finish" if incomplete else failure,
+            *read_counts(settings.runs_folder, runs))
+
+
+def _load_failure() -> str | None:
+    """Why the last model could not be loaded, where that is why its runs failed."""
+    server = sys.modules.get("syntaxgym_helm.clients.local.server")
+    return server.ModelServerFactory.setup_failure() if server is not None else None
+
+
+def release_models() -> None:
+    """Free every model the plugin's clients loaded in this process (the next request loads
+    again): a model holds reference cycles, which only the collector frees."""
+    server = sys.modules.get("syntaxgym_helm.clients.local.server")
+    if server is not None:
+        server.ModelServerFactory.release()
+    else:  # no local engine ran: a masked or encoder-decoder LM's client went with the runner
+        from syntaxgym_helm.clients.local.freed_memory import trim_heaps
+
+        gc.collect()  # the model's reference cycles
+        trim_heaps()

@@ -176,6 +176,9 @@ def test_each_checkpoint_runs_in_a_child_process_and_none_is_loaded_here(swept) 
     assert all(c.status == "done" and c.runs for c in result.checkpoints), result.failed
     assert lines[-1] == "loaded here 0"
     assert sum("runs as local/" in line for line in lines) == 4
+    # Each child's own peak memory, recorded and said (the parent alone holds about 0.4 GB).
+    assert all(c.peak_mb is not None and c.peak_mb > 300 for c in result.checkpoints)
+    assert sum(", peak memory " in line for line in lines) == 4
 
 
 def test_in_process_one_checkpoint_is_in_memory_at_a_time(
@@ -185,7 +188,7 @@ def test_in_process_one_checkpoint_is_in_memory_at_a_time(
         result = sweep(str(training_run / "checkpoint-[246]"), SUITES[:1], pairs_per_paradigm=2,
                        output_path=tmp_path / "out", local_path=tmp_path / "prod_env",
                        num_threads=2, plots=False, isolate=False)
-    assert all(c.status == "done" for c in result.checkpoints), result.failed
+    assert all(c.status == "done" and c.peak_mb is None for c in result.checkpoints)
     gc.collect()
     # Each model freed when its checkpoint was done, before the next one was loaded.
     assert (len(loaded), before) == (3, [0, 0, 0])
