@@ -253,7 +253,7 @@ def render(results: dict[str, Any]) -> str:
              f"Checkpoints: SmolLM2-135M ({build.get('parameters', 0):,} parameters) trained "
              f"here, saved every {build.get('steps_between')} steps.", "",
              "| | wall | CPU | peak memory |", "|---|---:|---:|---:|"]
-    for key, label in (("ours", "our sweep (one process)"), ("single", "ours, one checkpoint"),
+    for key, label in (("ours", "our sweep (one command)"), ("single", "ours, one checkpoint"),
                        ("lmeval", "lm-eval (a process per checkpoint, summed)")):
         part = results.get(key)
         if part:
