@@ -3,16 +3,15 @@
 their run folders and ends.
 
 Why: a process that loads and frees model after model keeps some of each (the allocators' free
-lists, caches that grow with each run), so its peak creeps up by checkpoint; a child starts from
-the parent's state every time, so a sweep's peak memory is one checkpoint's however many it
-holds. And a checkpoint that ends its process (the kernel's out-of-memory killer, a crash in
-native code) is recorded as failed with the signal, while the sweep goes on with the next.
+lists, caches that grow with each run), so its peak creeps up by checkpoint; a child starts from the
+parent's state every time, so a sweep's peak memory does not grow with its checkpoints. And a
+checkpoint that ends its process (the kernel's out-of-memory killer, a crash in native code) is
+recorded as failed with the signal, while the sweep goes on with the next.
 
-The child is forked, not spawned: it has every module and registration the parent has (HELM's
-model registry, the plugin's run spec function), so it starts at once. The modules a child
-imports (transformers' model classes, the engine: about 2 s) are then imported in the parent, so
-that the next children have them too. The parent loads no model, so it forks with no compute
-threads running.
+The child is forked, not spawned: it has every module and registration the parent has (HELM's model
+registry, the plugin's run spec function), so it starts at once. The modules a child imports
+(transformers' model classes, the engine) are then imported in the parent, so that the next children
+start with them too. The parent loads no model, so it forks with no compute threads running.
 """
 
 from __future__ import annotations
@@ -91,7 +90,7 @@ def _stop(child: multiprocessing.process.BaseProcess, receive: Connection, deadl
         if receive.poll(max(0.0, deadline - time.monotonic())):
             message = receive.recv()
             if message[0] == _INTERRUPTED:
-                said = message[1].partition("; ")[2].rsplit(" (", 1)[0]
+                said = message[1]
     except (EOFError, OSError):  # it ended with nothing to save
         pass
     child.join(max(0.0, deadline - time.monotonic()))
@@ -106,7 +105,7 @@ def _child(work: Callable[[], Any], send: Connection) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C: the parent answers
     interruption.install(end_process=True)  # SIGTERM from the parent: save, then end
-    interruption.forward_lines(lambda line: send.send((_INTERRUPTED, line)))
+    interruption.forward_words(lambda said: send.send((_INTERRUPTED, said)))
     before = set(sys.modules)
     try:
         result = work()
@@ -119,7 +118,7 @@ def _child(work: Callable[[], Any], send: Connection) -> None:
 
 
 #: The kinds of a child's message: its work's result (and the modules it imported), its work's
-#: exception, or that it was interrupted (its line).
+#: exception, or that it was interrupted (what it kept, in words).
 _DONE, _FAILED, _INTERRUPTED = "done", "failed", "interrupted"
 
 

@@ -156,7 +156,7 @@ class RunSettings:
 
 
 def run_checkpoint_specs(settings: RunSettings, specs: list[Any], runs: list[str]
-         ) -> tuple[str | None, list[Any], list[float] | None, float | None]:
+                         ) -> tuple[str | None, list[Any], list[float] | None, float | None]:
     """Run ``specs`` with a fresh runner and read what they scored (what failed, each suite's
     counts, the word surprisals, the child's peak memory in MB): in a child process where the
     sweep isolates its checkpoints (so the parent parses no run files, which would grow the

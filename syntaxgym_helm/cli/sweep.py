@@ -58,8 +58,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-plots", action="store_true", help="no learning-curve plots")
     parser.add_argument("--in-process", action="store_true",
                         help="run every checkpoint in this process (default, with HELM's own "
-                             "runner on Linux: each in a child process, so the peak memory is "
-                             "one checkpoint's and a crash ends that checkpoint alone)")
+                             "runner on Linux: each in a child process, so the peak memory does "
+                             "not grow by checkpoint and a crash ends that checkpoint alone)")
     add_run_option_arguments(parser)
     parser.set_defaults(handler=_sweep)
 

@@ -73,7 +73,8 @@ _exit_hook = False
 _output_file: Path | None = None
 #: What an interrupt now leaves, in words, for its line ("" when there is nothing to say).
 _leaves = ""
-#: Where the line goes instead of standard error (a sweep's checkpoint process: to its parent).
+#: Where what was kept goes instead of a line on standard error (a sweep's checkpoint process:
+#: to its parent, which says it in its own line).
 _forward: Callable[[str], None] | None = None
 
 
@@ -95,9 +96,10 @@ def _open_caches() -> list[Any]:
     return module.open_caches() if module is not None else []
 
 
-def forward_lines(send: Callable[[str], None]) -> None:
-    """In a process whose parent speaks for it (a sweep's checkpoint process): the line an
-    interrupt would print is given to ``send`` instead, for the parent's one line."""
+def forward_words(send: Callable[[str], None]) -> None:
+    """In a process whose parent speaks for it (a sweep's checkpoint process): what an interrupt
+    kept, in words (the part of its line after the signal's name), is given to ``send``
+    instead of a line printed here, for the parent's one line."""
     global _forward
     _forward = send
 
@@ -240,13 +242,15 @@ def _handle(signum: int, frame: Any) -> None:
                                             _save(started + SAVE_DEADLINE_S)) if part)
     except BaseException as exc:  # noqa: BLE001 - the process ends whatever happened
         saved = f"saving failed ({type(exc).__name__}: {exc})"
-    said = "; ".join(part for part in (saved, _leaves) if part) or "nothing was saved"
-    line = (f"syntaxgym-helm: interrupted ({name}); {said}{incomplete} "
-            f"({time.monotonic() - started:.1f} s)")
+    said = ("; ".join(part for part in (saved, _leaves) if part) or "nothing was saved"
+            ) + incomplete
+    line = f"syntaxgym-helm: interrupted ({name}); {said} ({time.monotonic() - started:.1f} s)"
     if _end_process:
         _end_children()
         remove_partial_outputs()
-        _end(line, 128 + signum)
+        if not _forwarded(said):
+            _say(line)
+        os._exit(128 + signum)
     _say(line)
     _ending.clear()
     _end_at_exit_if_working()
@@ -325,11 +329,12 @@ def _say(line: str) -> None:
         pass
 
 
-def _end(line: str, status: int) -> None:
+def _forwarded(said: str) -> bool:
+    """Whether ``said`` went to the parent that speaks for this process (:func:`forward_words`)."""
+    if _forward is None:
+        return False
     try:
-        if _forward is None:
-            raise LookupError
-        _forward(line)
-    except Exception:  # noqa: BLE001 - no parent to hear it: say it here
-        _say(line)
-    os._exit(status)
+        _forward(said)
+    except Exception:  # noqa: BLE001 - the parent has gone: the line is said here
+        return False
+    return True

@@ -4,14 +4,14 @@ own ``Runner.run_one``, so the model's weights load once for all of them.
 
 An actor sets itself up as ``helm-run`` does: the ``helm`` entry-point plugins, this one included,
 and HELM's configs: the model deployments, metadata and tokenizer configs the driver registered,
-sent with the actor (``ray: {configs: driver}``, the default: the actor parses no YAML, about 2 s
-less per actor), or HELM's built-in YAML and ``--local-path``'s (its files, sent by the driver,
-where this node does not see that folder) read again (``configs: files``). Its request cache is the
-node's own (``request_cache: node``, the default: ``<plugin cache>/ray_request_cache``), HELM's
-``<--local-path>/cache`` (``request_cache: local_path``), or the MongoDB of ``--mongo-uri``. Each
-run is written apart and moved into place whole (:mod:`.run_folders`); where the node does not see
-the output path, the run's files go back to the driver instead. The class is plain Python: the
-driver makes it a Ray actor (``ray.remote``), so importing this module needs no Ray.
+sent with the actor (``ray: {configs: driver}``, the default: the actor parses no YAML), or HELM's
+built-in YAML and ``--local-path``'s (its files, sent by the driver, where this node does not see
+that folder) read again (``configs: files``). Its request cache is the node's own (``request_cache:
+node``, the default: ``<plugin cache>/ray_request_cache``), HELM's ``<--local-path>/cache``
+(``request_cache: local_path``), or the MongoDB of ``--mongo-uri``. Each run is written apart and
+moved into place whole (:mod:`.run_folders`); where the node does not see the output path, the run's
+files go back to the driver instead. The class is plain Python: the driver makes it a Ray actor
+(``ray.remote``), so importing this module needs no Ray.
 """
 
 from __future__ import annotations
