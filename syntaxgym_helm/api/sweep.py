@@ -51,6 +51,7 @@ from syntaxgym_helm.api.sweep_state import (
     runs_complete,
     save_state,
 )
+from syntaxgym_helm.clients import interruption
 from syntaxgym_helm.clients.checkpoint_sources import (
     CheckpointSource,
     folder_checkpoints,
@@ -156,18 +157,35 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
                            cache, isolate)
     say(f"sweep of {label}: {len(planned)} checkpoints by {axis.unit} "
         f"({', '.join(c.name for c in planned)}), {len(entries)} run entries each")
-    for index, checkpoint in enumerate(planned):
-        if checkpoint.name in unstartable:
-            error = f"not started: {unstartable[checkpoint.name]}"
-            planned[index] = replace(checkpoint, status="failed", error=error)
-            say(f"[{index + 1}/{len(planned)}] {checkpoint.name}: {error}")
-            continue
-        planned[index] = run_checkpoint(checkpoint, settings, say, f"[{index + 1}/{len(planned)}]")
-        save_state(folder / STATE_FILE, label, axis.unit, planned)
-    save_state(folder / STATE_FILE, label, axis.unit, planned)
-    outputs = write_sweep_outputs(folder, label, axis.unit, planned, run_options,
-                                  pairs_per_paradigm, words, plots)
+    state = folder / STATE_FILE
+    try:
+        for index, checkpoint in enumerate(planned):
+            _say_what_an_interrupt_leaves(planned, state)
+            if checkpoint.name in unstartable:
+                error = f"not started: {unstartable[checkpoint.name]}"
+                planned[index] = replace(checkpoint, status="failed", error=error)
+                say(f"[{index + 1}/{len(planned)}] {checkpoint.name}: {error}")
+                continue
+            planned[index] = run_checkpoint(checkpoint, settings, say,
+                                            f"[{index + 1}/{len(planned)}]")
+            save_state(state, label, axis.unit, planned)
+        save_state(state, label, axis.unit, planned)
+        interruption.leaves(f"every checkpoint is recorded in {state}; the sweep's outputs in "
+                            f"{folder} may be incomplete: run the same command again to write "
+                            "them")
+        outputs = write_sweep_outputs(folder, label, axis.unit, planned, run_options,
+                                      pairs_per_paradigm, words, plots)
+    finally:
+        interruption.leaves("")
     return SweepResult(label, axis.unit, tuple(planned), outputs)
+
+
+def _say_what_an_interrupt_leaves(planned: Sequence[SweepCheckpoint], state: Path) -> None:
+    """Between checkpoints (and while one runs) an interrupt keeps what the state file records:
+    say so in its line, instead of "nothing was saved"."""
+    done = sum(c.status == "done" for c in planned)
+    interruption.leaves(f"{done} of {len(planned)} checkpoints finished, recorded in {state}; "
+                        "run the same command again to go on")
 
 
 def find_checkpoints(checkpoints: str | Path | Sequence[str | Path], revisions: str | None,
