@@ -312,7 +312,8 @@ def _save(deadline: float) -> str:
         return ""
     kept = ", ".join(f"{path} ({count} answers saved by this process)" for path, count in saved)
     ahead = f", {extra} of them computed ahead of HELM's requests" if extra else ""
-    again = "; run the same command again to go on" if _end_process else ""
+    # What to do next is said by the process's own line (a forwarding one's parent says it).
+    again = "; run the same command again to go on" if _end_process and _forward is None else ""
     return f"kept in the request cache: {kept}{ahead}{again}"
 
 
