@@ -105,7 +105,6 @@ def _child(work: Callable[[], Any], send: Connection) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C: the parent answers
     interruption.install(end_process=True)  # SIGTERM from the parent: save, then end
-    interruption.leaves("")  # what the sweep leaves is the parent's to say
     interruption.forward_words(lambda said: send.send((_INTERRUPTED, said)))
     before = set(sys.modules)
     try:

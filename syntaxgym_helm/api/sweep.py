@@ -181,11 +181,11 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
 
 
 def _say_what_an_interrupt_leaves(planned: Sequence[SweepCheckpoint], state: Path) -> None:
-    """Between checkpoints (and while one runs) an interrupt keeps what the state file records:
-    say so in its line, instead of "nothing was saved"."""
+    """An interrupt between checkpoints (or during one) keeps what the state file records: its
+    line says how much, and that the same command goes on from there."""
     done = sum(c.status == "done" for c in planned)
     interruption.leaves(f"{done} of {len(planned)} checkpoints finished, recorded in {state}; "
-                        "run the same command again to go on")
+                        f"{interruption.AGAIN}")
 
 
 def find_checkpoints(checkpoints: str | Path | Sequence[str | Path], revisions: str | None,

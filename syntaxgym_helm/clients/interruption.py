@@ -59,6 +59,8 @@ from syntaxgym_helm.core.output_files import remove_partial_outputs
 
 #: How long saving may take in all before the process ends anyway (seconds).
 SAVE_DEADLINE_S = 10.0
+#: The advice an interrupted command's line gives once, after what it kept.
+AGAIN = "run the same command again to go on"
 
 _CLIENTS: weakref.WeakSet[Any] = weakref.WeakSet()
 #: Work this process started elsewhere (a Ray cluster's actors), by key: each callable stops it
@@ -99,9 +101,11 @@ def _open_caches() -> list[Any]:
 def forward_words(send: Callable[[str], None]) -> None:
     """In a process whose parent speaks for it (a sweep's checkpoint process): what an interrupt
     kept, in words (the part of its line after the signal's name), is given to ``send``
-    instead of a line printed here, for the parent's one line."""
-    global _forward
+    instead of a line printed here, for the parent's one line; what the process leaves and what
+    to do next are the parent's to say."""
+    global _forward, _leaves
     _forward = send
+    _leaves = ""
 
 
 def register(client: Any) -> None:
@@ -237,9 +241,11 @@ def _handle(signum: int, frame: Any) -> None:
     _ending.set()
     started = time.monotonic()
     name = signal.Signals(signum).name
+    # The advice is given once: not where a parent speaks, nor where _leaves gives it.
+    advise = _forward is None and AGAIN not in _leaves
     try:
         saved = "; ".join(part for part in (_stop_remote(started + SAVE_DEADLINE_S),
-                                            _save(started + SAVE_DEADLINE_S)) if part)
+                                            _save(started + SAVE_DEADLINE_S, advise)) if part)
     except BaseException as exc:  # noqa: BLE001 - the process ends whatever happened
         saved = f"saving failed ({type(exc).__name__}: {exc})"
     said = ("; ".join(part for part in (saved, _leaves) if part) or "nothing was saved"
@@ -294,8 +300,9 @@ def _stop_remote(deadline: float) -> str:
     return "; ".join(text for text in said if text)
 
 
-def _save(deadline: float) -> str:
-    """Store and commit what was computed; what was kept, in words ("" when nothing)."""
+def _save(deadline: float, advise: bool) -> str:
+    """Store and commit what was computed; what was kept, in words ("" when nothing), with
+    :data:`AGAIN` where ``advise`` (and the process ends: a command)."""
     extra = 0
     for client in list(_CLIENTS):
         remaining = deadline - time.monotonic()
@@ -312,8 +319,7 @@ def _save(deadline: float) -> str:
         return ""
     kept = ", ".join(f"{path} ({count} answers saved by this process)" for path, count in saved)
     ahead = f", {extra} of them computed ahead of HELM's requests" if extra else ""
-    # What to do next is said by the process's own line (a forwarding one's parent says it).
-    again = "; run the same command again to go on" if _end_process and _forward is None else ""
+    again = f"; {AGAIN}" if _end_process and advise else ""
     return f"kept in the request cache: {kept}{ahead}{again}"
 
 

@@ -86,8 +86,8 @@ def private_env(cache: Path, weights: Path | None = None, **extra: str) -> dict[
     ``weights``: a checked dequantised copy (the ``smollm2_weights`` fixture) linked into the
     private cache first, for tests whose subject is not dequantising: the model then loads in a
     second instead of being dequantised again by each test. Its files are hard links where the
-    file system allows (the plugin replaces a cache file whole, never writes into one), so a
-    test costs no 0.5 GB of disk."""
+    file system allows (the plugin replaces a cache file whole, never writes into one), so the
+    tests do not each hold a copy of the weights on disk."""
     import shutil
 
     from fixtures import HU2020_DIR

@@ -363,6 +363,7 @@ def test_ctrl_c_during_a_sweeps_checkpoint_ends_its_process_saves_and_a_rerun_co
     # What the sweep keeps is said once, by the parent (the child speaks for its cache only).
     assert last.count("checkpoints finished, recorded in") == 1, last
     assert "0 of 2 checkpoints finished" in last and "run the same command again" in last, last
+    assert last.count("run the same command again") == 1, last
     left = subprocess.run(["pgrep", "-f", str(training_run / "checkpoint-[24]")],
                           capture_output=True, text=True, check=False)
     assert left.stdout == "", left.stdout
