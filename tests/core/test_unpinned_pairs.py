@@ -4,7 +4,7 @@ lm-evaluation-harness names their tasks, and every script of MultiBLiMP cut at i
 
 The files are written by this project in the data sets' formats
 (``tests/fixtures/multilingual/excerpts/multiblimp/<code>/data.tsv``: the published columns,
-pandas' quoting; ``blimp_nl/<phenomenon>__<paradigm>.jsonl``), with sentences in 13 scripts.
+pandas' quoting; ``blimp_nl/<phenomenon>__<paradigm>.jsonl``), with sentences in 17 scripts.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_every_script_is_cut_at_the_agreeing_word() -> None:
     difference, punctuation glued to them (a danda, an Ethiopic or Armenian full stop) left
     aside, and every prompt is the file's sentence."""
     files = sorted((EXCERPTS / "multiblimp").glob("*/data.tsv"))
-    assert len(files) == 14
+    assert len(files) == 18
     for path in files:
         conversion = convert_file(MULTIBLIMP, path)
         assert not conversion.problems, conversion.problems
