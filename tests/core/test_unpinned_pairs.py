@@ -4,7 +4,8 @@ lm-evaluation-harness names their tasks, and every script of MultiBLiMP cut at i
 
 The files are written by this project in the data sets' formats
 (``tests/fixtures/multilingual/excerpts/multiblimp/<code>/data.tsv``: the published columns,
-pandas' quoting; ``blimp_nl/<phenomenon>__<paradigm>.jsonl``), with sentences in 17 scripts.
+pandas' quoting; ``blimp_nl/<phenomenon>__<paradigm>.jsonl``), with sentences in 13 scripts
+(four of them also as ancient languages' treebanks write them).
 """
 
 from __future__ import annotations

@@ -50,11 +50,12 @@ SENTENCES: list[tuple[str, str, Regions]] = [
 
 
 def _data_set_sentences() -> list[tuple[str, str, Regions]]:
-    """Both sentences of every pair of the MultiBLiMP fixtures (17 scripts: right-to-left
+    """Both sentences of every pair of the MultiBLiMP fixtures (13 scripts: right-to-left
     Hebrew, Arabic and Urdu; Devanagari, Bengali, Gujarati, Tamil and Ethiopic, whose characters
-    byte-level tokenizers split; Georgian, Armenian, Greek, Cyrillic, Latin; and as the ancient
-    languages' treebanks write them, Biblical Hebrew with points and accents, polytonic Greek
-    precomposed and decomposed, early Cyrillic with the titlo, Egyptological transliteration)
+    byte-level tokenizers split; Georgian, Armenian, Greek, Cyrillic, Latin; four of them also as
+    the ancient languages' treebanks write them: Biblical Hebrew with points and accents,
+    polytonic Greek precomposed and decomposed, early Cyrillic with the titlo, Egyptological
+    transliteration)
     and of the ZhoBLiMP fixtures (no spaces), cut into regions by their data sets' rules."""
     from fixtures import MULTILINGUAL_EXCERPTS_DIR
     from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, convert_file
