@@ -9,10 +9,8 @@ read from ``local_path`` (``prod_env`` when it exists, as ``helm-run --local-pat
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import io
-import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -35,6 +33,7 @@ from helm.benchmark.window_services.tokenizer_service import TokenizerService
 from helm.common.authentication import Authentication
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
+from syntaxgym_helm.clients import interruption
 from syntaxgym_helm.clients.registration import install_run_hooks
 
 #: ``helm-run``'s default ``--local-path``: read when it exists in the working directory.
@@ -61,7 +60,7 @@ def local_path_of(local_path: str | Path | None) -> Path:
     with _LOCK:
         if not _SCRATCH:
             _SCRATCH.append(Path(tempfile.mkdtemp(prefix="syntaxgym_helm_api.")))
-            atexit.register(shutil.rmtree, _SCRATCH[0], True)
+            interruption.scratch_folder(_SCRATCH[0])
         return _SCRATCH[0]
 
 

@@ -78,6 +78,9 @@ _leaves = ""
 #: Where what was kept goes instead of a line on standard error (a sweep's checkpoint process:
 #: to its parent, which says it in its own line).
 _forward: Callable[[str], None] | None = None
+#: Scratch folders, by the process that made them, removed when a signal ends that process
+#: (``os._exit`` runs no ``atexit`` function, which removes them on a normal exit).
+_SCRATCH: dict[Path, int] = {}
 
 
 def leaves(text: str) -> None:
@@ -106,6 +109,32 @@ def forward_words(send: Callable[[str], None]) -> None:
     global _forward, _leaves
     _forward = send
     _leaves = ""
+
+
+def scratch_folder(path: Path) -> None:
+    """A temporary folder of this process's own, to be removed however it ends: at exit
+    (``atexit``) and when an interrupt ends it (:func:`_exit`); not by a process forked from
+    this one, which ends while this one may go on using it."""
+    import atexit
+
+    if not _SCRATCH:
+        atexit.register(_remove_scratch)
+    _SCRATCH[path] = os.getpid()
+
+
+def _remove_scratch() -> None:
+    import shutil
+
+    for path, owner in list(_SCRATCH.items()):
+        if owner == os.getpid():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _exit(status: int) -> None:
+    """End the process at once with ``status`` (no thread waited for, no C++ destructor run),
+    its scratch folders removed first."""
+    _remove_scratch()
+    os._exit(status)
 
 
 def register(client: Any) -> None:
@@ -235,7 +264,7 @@ def _handle(signum: int, frame: Any) -> None:
         _say(f"syntaxgym-helm: interrupted ({signal.Signals(signum).name}){incomplete}")
     if not _ours_at_work() or _ending.is_set():
         if _ending.is_set() and _end_process:  # a second signal while saving: end now
-            os._exit(128 + signum)
+            _exit(128 + signum)
         _previous(signum, frame)
         return
     _ending.set()
@@ -256,7 +285,7 @@ def _handle(signum: int, frame: Any) -> None:
         remove_partial_outputs()
         if not _forwarded(said):
             _say(line)
-        os._exit(128 + signum)
+        _exit(128 + signum)
     _say(line)
     _ending.clear()
     _end_at_exit_if_working()
@@ -283,7 +312,7 @@ def _end_at_exit_if_working() -> None:
                     stream.flush()
                 except Exception:  # noqa: BLE001 - a closed stream: the process ends anyway
                     pass
-            os._exit(128 + signal.SIGINT)
+            _exit(128 + signal.SIGINT)
 
     atexit.register(end_if_working)
     _exit_hook = True

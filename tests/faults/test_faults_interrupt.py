@@ -86,6 +86,45 @@ def test_elsewhere_ctrl_c_saves_and_then_raises_keyboard_interrupt(tmp_path: Pat
     assert _saved(tmp_path / "cache.sqlite") == 100
 
 
+SCRATCH_WORKER = textwrap.dedent("""
+    import os, sys, time
+    from syntaxgym_helm.api.helm_engine import local_path_of
+    from syntaxgym_helm.clients import interruption
+    assert interruption.install(end_process=sys.argv[1] == "helm-run")
+    folder = local_path_of(None)  # no prod_env here: a scratch folder
+    if os.fork() == 0:  # a forked child that ends at once leaves its parent's folder alone
+        os._exit(0) if sys.argv[2] == "os_exit" else sys.exit(0)
+    os.wait()
+    print("scratch", folder, folder.is_dir(), flush=True)
+    time.sleep(60)
+""")
+
+
+@pytest.mark.limit(120)
+@pytest.mark.parametrize(("mode", "child"), [("helm-run", "os_exit"), ("script", "exit")])
+def test_an_interrupted_process_removes_its_scratch_folder(tmp_path: Path, mode: str,
+                                                           child: str) -> None:
+    """The Python API's scratch folder for HELM's local path (where no ``prod_env`` is) goes
+    with the process, also when a signal ends it at once (before: one empty folder left in the
+    temporary directory by every interrupted command), and not with a child forked from it."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    log = tmp_path / "log.txt"
+    process = start_with_default_signals(
+        [sys.executable, "-c", SCRATCH_WORKER, mode, child], cwd=tmp_path,
+        env=private_env(tmp_path / "cache", TMPDIR=str(scratch)), log=log)
+    try:
+        assert wait_for_text(log, "scratch", process, 60), log.read_text()
+        folder, alive = log.read_text().split("scratch ", 1)[1].split()[:2]
+        assert alive == "True" and Path(folder).parent == scratch, log.read_text()
+        process.send_signal(signal.SIGINT)
+        status = process.wait(timeout=20)
+    finally:
+        process.kill()
+    assert status == (130 if mode == "helm-run" else -signal.SIGINT), log.read_text()
+    assert list(scratch.iterdir()) == [], log.read_text()
+
+
 def _per_instance(output: Path) -> dict[str, dict[str, list]]:
     """Per run and instance, its stats (name -> [count, sum]) but the efficiency ones (how long
     the model took, how much came from the cache: a rerun differs there by design), for exact
