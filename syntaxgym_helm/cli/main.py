@@ -7,7 +7,10 @@ Ctrl-C (SIGINT) or SIGTERM ends every command at once, at any moment (an import,
 in another thread, a write), with one line and status 130 (143): the handling of
 :mod:`~syntaxgym_helm.clients.interruption`, installed first thing, which also stores what a run's
 engine computed; a command says what an interrupt would leave through
-:func:`~syntaxgym_helm.clients.interruption.leaves`.
+:func:`~syntaxgym_helm.clients.interruption.leaves`. An error the package raises on purpose
+(:class:`~syntaxgym_helm.core.errors.SyntaxGymError`) that a command does not handle itself ends
+it with its one-line message and status 2, not a traceback; a reader that leaves early
+(``syntaxgym-helm list blimp | head``) ends it quietly (status 141, as a shell's SIGPIPE).
 """
 
 from __future__ import annotations
@@ -50,7 +53,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(commands)
     args = parser.parse_args(argv)
-    return int(args.handler(args))
+    from syntaxgym_helm.core.errors import SyntaxGymError
+
+    try:
+        status = int(args.handler(args))
+        sys.stdout.flush()  # here, where a reader gone is caught, not at the interpreter's exit
+        return status
+    except SyntaxGymError as error:  # one the package raises on purpose: its message says all
+        print(f"syntaxgym-helm {args.command}: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader left (``| head``): end quietly, as a Unix tool does
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _is_command() -> bool:

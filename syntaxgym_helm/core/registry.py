@@ -21,6 +21,7 @@ converted and shipped as ``syntaxgym_helm/suites/mandarin/mandarin_<phenomenon>_
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import json
@@ -250,8 +251,12 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
         check_regular_file(path, spec)
         return path
     known = ", ".join(sorted(HU2020_SUITES))
+    names = {name.casefold(): name for name in (*HU2020_SUITES, *builtin, *converted_suites())}
+    close = [names[key] for key in difflib.get_close_matches(spec.casefold(), list(names), n=3)]
     raise RegistryError(
-        f"unknown suite {spec!r}: it is not a registered name, an existing file or an http(s) URL. "
+        f"unknown suite {spec!r}"
+        + (f" (did you mean {', '.join(close)}?)" if close else "")
+        + ": it is not a registered name, an existing file or an http(s) URL. "
         f"Registered names: {known}; built-in suites: {', '.join(builtin) or 'none'}; "
         f"{CONVERTED_COLLECTION} suites: {len(converted_suites())} ({CONVERTED_COLLECTION}_..., "
         "docs/multilingual.md); minimal "

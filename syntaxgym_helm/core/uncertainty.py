@@ -8,7 +8,10 @@ anything from about 0.45 to 0.78. These are the intervals and paired tests the r
   approximation it stays inside [0, 1] and is honest at 0/n and n/n.
 - :func:`bootstrap_interval`: a percentile bootstrap of a mean of group means (a circuit over its
   suites, the SG score over the suites run, BLiMP over its paradigms), resampling items with
-  replacement *within* each group: the groups are fixed, the items are the sample.
+  replacement *within* each group: the groups are fixed, the items are the sample. Where every
+  item passed (or every item failed) each resample is the same, and the percentile interval a
+  single point that claims certainty no sample gives: there it is the Wilson interval of all the
+  items together (whose mean is then the mean of means), as for one suite.
 - :func:`mcnemar_exact`: the exact McNemar test of two models on the same items: only the
   discordant items count (passed by one model, failed by the other); under the null each is
   equally likely to favour either model, a binomial(n_discordant, 1/2).
@@ -104,10 +107,15 @@ def mean_of_means(groups: Sequence[Sequence[float]]) -> float:
 
 def bootstrap_interval(groups: Sequence[Sequence[float]], confidence: float = CONFIDENCE,
                        resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
-    """Percentile interval of :func:`mean_of_means`, items resampled within their group."""
+    """Percentile interval of :func:`mean_of_means`, items resampled within their group; where
+    every item passed, or every item failed, the Wilson interval of all the items together."""
     kept = _check_groups(groups)
     if not kept:
         return no_interval("bootstrap")
+    levels = {float(value) for group in kept for value in group}
+    if levels in ({0.0}, {1.0}):  # every resample alike: the percentile interval is one point
+        items = sum(len(group) for group in kept)
+        return wilson_interval(items if levels == {1.0} else 0, items, confidence)
     rng = np.random.default_rng(seed)
     totals = sum((_resampled_means(group, resamples, rng) for group in kept), np.zeros(resamples))
     return _percentile_interval(totals / len(kept), confidence)

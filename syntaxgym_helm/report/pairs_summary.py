@@ -145,7 +145,8 @@ class PairResults:
                 if members:
                     rows[LANGUAGE_NAMES[language]] = members
         for key in keys:
-            rows.setdefault(files[key].group, []).append(key)
+            if files[key].group:  # (MultiBLiMP's languages have no groups below them)
+                rows.setdefault(files[key].group, []).append(key)
         return rows
 
 

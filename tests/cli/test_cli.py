@@ -144,6 +144,24 @@ def test_console_script(mixed_dir: Path) -> None:
     assert ok.returncode == 0 and ok.stdout.endswith("1 valid, 0 invalid\n")
 
 
+def test_an_error_of_the_package_ends_a_command_with_one_line(tmp_path: Path) -> None:
+    """An error the package raises on purpose that the command does not handle itself (an
+    unknown suite, for ``evaluate``) is one line and status 2, not a traceback; a reader that
+    leaves early (``| head``) ends the command quietly."""
+    script = Path(sys.executable).parent / "syntaxgym-helm"
+    if not script.exists():
+        pytest.skip(f"the console script is not installed next to {sys.executable}")
+    done = subprocess.run([str(script), "evaluate", "multiblimp_NLD", "--model", "nobody/none"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "syntaxgym-helm evaluate: unknown MultiBLiMP suite 'multiblimp_NLD': did you mean "
+        "multiblimp_nld, multiblimp_nds, multiblimp_yrl?"], done.stderr
+    piped = subprocess.run(f"'{script}' list zhoblimp | head -1", shell=True, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert piped.stdout.startswith("suite") and piped.stderr == "", piped.stderr
+
+
 # -- hostile files: each refused at once, with a clear line ---------------------------------------
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -184,13 +184,15 @@ def test_bad_lines_are_listed_by_file_and_line_and_the_others_convert(tmp_path: 
     assert "without its True line" in found[4]
     assert "expected True or False, a TAB and a sentence" in found[5]
     assert str(conversion.problems[0]).startswith(f"{path} line 3: ")
-    # A wrong language code (from the folder) fails every pair: an error naming file and line.
+    # A wrong language code (from the folder) would fail every pair: one error naming the file,
+    # where the language comes from and the layout to use.
     wrong = tmp_path / "xx_evalset"
     wrong.mkdir()
     shutil.copy(path, wrong / "simple_agrmt.txt")
-    with pytest.raises(PairDataError, match=r"xx_evalset/simple_agrmt.txt: no pair could be "
-                                            r"converted \(.*line 1: its language 'xx' is not one "
-                                            r"of CLAMS's \(en, fr, de, he, ru\)"):
+    with pytest.raises(PairDataError, match=r"xx_evalset/simple_agrmt.txt: its language 'xx', "
+                                            r"read from where the file lies, is not one of "
+                                            r"CLAMS's \(en, fr, de, he, ru\): lay it out as the "
+                                            r"data set does \(\w+_evalset/"):
         convert_file(DATASETS["clams"], wrong / "simple_agrmt.txt")
 
 
@@ -213,6 +215,23 @@ def test_a_csv_header_with_an_unknown_column_is_an_error_naming_the_line(tmp_pat
     sling.write_text("好@@@坏@@@丑\n他来了。@@@他来了了。\n", encoding="utf-8")
     conversion = convert_file(DATASETS["sling"], sling)
     assert [(p.line, "has 2 @@@" in p.reason) for p in conversion.problems] == [(1, True)]
+
+
+def test_a_csv_header_that_cannot_be_read_is_an_error_naming_line_1(tmp_path: Path) -> None:
+    """A header with a carriage return inside (a file with CR line ends is all one line) or not
+    in UTF-8: one error naming line 1 and what to do (before: a traceback from the csv module,
+    and a header blamed on line 2, the first data row)."""
+    data = (EXCERPTS / "multiblimp" / "heb" / "data.tsv").read_bytes()
+    folder = tmp_path / "heb"
+    folder.mkdir()
+    path = folder / "data.tsv"
+    for damaged, said in ((data.replace(b"\n", b"\r"), "holds a carriage return"),
+                          (data.replace(b"\t", b"\r\t", 1), "holds a carriage return"),
+                          (b"\xe9" + data, "is not UTF-8 text"),
+                          (data.decode("utf-8").encode("utf-16"), "is not UTF-8 text")):
+        path.write_bytes(damaged)
+        with pytest.raises(PairDataError, match=rf"heb/data.tsv line 1: the header {said}"):
+            convert_file(DATASETS["multiblimp"], path)
 
 
 # --- names, sources, the registry ----------------------------------------------------------------
@@ -269,6 +288,27 @@ def test_a_modified_copy_is_refused_and_a_wrong_name_gets_suggestions(tmp_path: 
     with pytest.raises(RegistryError, match="unknown SLING suite 'sling_aspect_zai_lee'.*"
                                             "did you mean sling_aspect_zai_le"):
         load_named_suite("sling_aspect_zai_lee", tmp_path / "cache")
+    # Case, and a language named in words, are found too (before: multiblimp_yrl, ... for
+    # multiblimp_NLD, and multiblimp_ttc, ... for multiblimp_dutch).
+    for name in ("multiblimp_NLD", "multiblimp_dutch", "multiblimp_Dutc"):
+        with pytest.raises(RegistryError, match="did you mean multiblimp_nld,"):
+            load_named_suite(name, tmp_path / "cache")
+    with pytest.raises(RegistryError, match=r"unknown suite 'mandarin_classifer_adj' \(did you "
+                                            "mean mandarin_classifier_adj,"):
+        load_named_suite("mandarin_classifer_adj", tmp_path / "cache")
+
+
+def test_an_offline_copys_errors_name_the_file_read(tmp_path: Path) -> None:
+    """Where the data set's folder is given (suites_dir, or its variable), the messages name
+    the file read there, not the data set's relative path (which of two copies was it?)."""
+    folder = tmp_path / "offline" / "heb"
+    folder.mkdir(parents=True)
+    data = (EXCERPTS / "multiblimp" / "heb" / "data.tsv").read_text(encoding="utf-8")
+    header, *rows = data.splitlines()
+    (folder / "data.tsv").write_text("\n".join([header.replace("\tsen\t", "\tsentence\t"),
+                                                *rows]) + "\n", encoding="utf-8")
+    with pytest.raises(RegistryError, match=re.escape(f"{folder / 'data.tsv'} line 1: the header")):
+        load_named_suite("multiblimp_heb", tmp_path / "cache", folder.parent)
 
 
 @pytest.fixture

@@ -68,10 +68,20 @@ def test_the_bootstrap_is_reproducible_and_its_seed_matters() -> None:
 
 
 def test_the_bootstrap_skips_empty_groups_and_refuses_nan() -> None:
-    assert bootstrap_interval([[], [1.0, 1.0]]).low == 1.0
+    assert bootstrap_interval([[], [1.0, 1.0]]) == wilson_interval(2, 2)
     assert bootstrap_interval([[]]).text() == "[-]"
     with pytest.raises(ValueError, match="unscorable"):
         bootstrap_interval([[1.0, math.nan]])
+
+
+def test_where_every_item_is_alike_the_interval_is_wilsons_over_all_items() -> None:
+    """Four languages' pairs all failed: not [0.00, 0.00] (every resample alike), which claimed
+    more certainty than any one language's Wilson interval, but Wilson's over the 4 items."""
+    assert bootstrap_interval([[0.0], [0.0], [0.0, 0.0]]) == wilson_interval(0, 4)
+    assert bootstrap_interval([[1.0] * 200, [1.0] * 200]) == wilson_interval(400, 400)
+    assert bootstrap_interval([[1.0] * 200, [1.0] * 200]).low < 1.0
+    mixed = bootstrap_interval([[1.0] * 200, [1.0] * 199 + [0.0]])
+    assert mixed.method == "bootstrap" and mixed.low < mixed.high
 
 
 def _exact_two_sided(k: int, n: int) -> float:

@@ -58,8 +58,9 @@ def _sentences(suite: dict) -> dict[int, tuple[str, str]]:
 def test_records_become_items_cut_between_characters() -> None:
     conversion = convert_file(ZHOBLIMP, EXCERPTS / "ZhoBLiMP" / "classifier_noun_agreement.jsonl")
     meta = conversion.suite["meta"]
+    # The group, by path too: the phenomenon its records give (there was none).
     assert (conversion.name, meta["group"], meta["region_separator"]) == (
-        "zhoblimp_classifier_noun_agreement", "", "")
+        "zhoblimp_classifier_noun_agreement", "classifier", "")
     item = conversion.suite["items"][0]
     bad = item["conditions"][1]["regions"]
     assert [r["content"] for r in bad] == ["我买了一", "匹", "书", "。"]

@@ -3,6 +3,7 @@ suite name or a file belongs to."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from syntaxgym_helm.core.download import sha256_hex
@@ -64,6 +65,11 @@ def convert_file(dataset: DataSet, path: str | Path) -> Conversion:
     except OSError as exc:
         raise dataset.error(f"cannot read {path}: {exc}") from exc
     file = dataset.describe(path.as_posix())
+    if not file.group and dataset.table_row is not None:  # then its group is in its records
+        try:
+            file = replace(file, group=dataset.table_row(file, data).get("group", ""))
+        except (ValueError, LookupError, StopIteration, TypeError):  # a damaged first record
+            pass
     conversion = convert_data(dataset, file, data, str(path), sha256_hex(data))
     companion = dataset.companion
     beside = [folder / companion.path for folder in (path.parent, path.parent.parent)

@@ -93,7 +93,15 @@ def csv_pairs(lines: Iterable[Line], source: str, columns: Sequence[str],
     if first is None:
         return
     number, text = first
-    header = next(csv.reader([text], delimiter=delimiter, quoting=quoting))
+    if number != 1:  # (decode_lines leaves out a line that is not UTF-8, and says so)
+        raise PairDataError(f"{source} line 1: the header is not UTF-8 text: save the file as "
+                            "UTF-8 (a spreadsheet's UTF-16 or Latin-1 export must be converted)")
+    try:
+        header = next(csv.reader([text], delimiter=delimiter, quoting=quoting))
+    except csv.Error:
+        raise PairDataError(
+            f"{source} line 1: the header holds a carriage return (\\r) inside it: lines must "
+            "end in LF or CRLF, not in CR alone (convert the file's line ends)") from None
     missing = [name for name in columns if name not in header]
     unknown = [name for name in header if name not in columns and name not in optional]
     if missing or unknown or len(set(header)) != len(header):

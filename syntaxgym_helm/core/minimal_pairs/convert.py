@@ -116,6 +116,12 @@ def decode_lines(data: bytes, source: str) -> tuple[list[Line], list[PairProblem
 def convert_data(dataset: DataSet, file: SourceFile, data: bytes, source: str,
                  sha256: str | None = None) -> Conversion:
     """Convert the bytes of one of ``dataset``'s files (``source`` names it in messages)."""
+    if file.language not in dataset.languages:  # read from where it lies: once, not each pair
+        example = next(iter(dataset.files()), None)
+        raise dataset.error(
+            f"{source}: its language {file.language!r}, read from where the file lies, is not "
+            f"one of {dataset.title}'s ({', '.join(dataset.languages)})"
+            + (f": lay it out as the data set does ({example.path})" if example else ""))
     lines, problems = decode_lines(data, source)
     return convert_records(dataset, file, [*problems, *dataset.read(lines, file, source)],
                            source, sha256)

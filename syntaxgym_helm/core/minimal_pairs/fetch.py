@@ -41,12 +41,30 @@ def find_file(dataset: DataSet, name: str) -> SourceFile:
     wanted = name if name.startswith(dataset.prefix) else dataset.prefix + name
     if wanted in known:
         return known[wanted]
-    close = difflib.get_close_matches(wanted, list(known), n=3)
+    close = close_names(dataset, wanted, list(known))
     example = next(iter(known))
     hint = (f"did you mean {', '.join(close)}?" if close else
             f"the {len(known)} names are {dataset.prefix}... (e.g. {example}; "
             f"`syntaxgym-helm list {dataset.name}` lists them)")
     raise dataset.error(f"unknown {dataset.title} suite {name!r}: {hint}")
+
+
+def close_names(dataset: DataSet, wanted: str, known: list[str]) -> list[str]:
+    """Up to 3 of ``known`` suite names close to ``wanted``: the same but for case first, then
+    languages named in words (``multiblimp_dutch``: ``multiblimp_nld``), then close spellings,
+    compared without case."""
+    folded = {name.casefold(): name for name in known}
+    rest = wanted.casefold().removeprefix(dataset.prefix.casefold())
+    by_language = {language.casefold(): code for code, language in dataset.language_names.items()}
+    found = [folded[key] for key in (wanted.casefold(),
+                                     dataset.prefix.casefold() + by_language.get(rest, "\0"))
+             if key in folded]
+    found += [folded[dataset.prefix.casefold() + by_language[key].casefold()]
+              for key in difflib.get_close_matches(rest, list(by_language), n=3)
+              if dataset.prefix.casefold() + by_language[key].casefold() in folded]
+    found += [folded[key] for key in difflib.get_close_matches(wanted.casefold(), list(folded),
+                                                               n=3)]
+    return list(dict.fromkeys(found))[:3]
 
 
 def convert_named(dataset: DataSet, name: str, cache_dir: str | Path,
@@ -57,26 +75,28 @@ def convert_named(dataset: DataSet, name: str, cache_dir: str | Path,
 
 
 class _Source(NamedTuple):
-    """A suite's checked source: its row, bytes, their digest and its companion figures."""
+    """A suite's checked source: its row, bytes, their digest, its companion figures, and the
+    file read as messages name it (an offline copy by its path, else the source path)."""
 
     file: SourceFile
     data: bytes
     digest: str
     companion: dict[str, object] | None
+    label: str
 
 
 def _checked_source(dataset: DataSet, name: str, cache_dir: Path, data_dir: str | Path | None,
                     url: str | None) -> _Source:
     file = find_file(dataset, name)
     url = url or dataset.url
-    data = source_bytes(dataset, file, cache_dir, data_dir, url)
+    data, label = located_source(dataset, file, cache_dir, data_dir, url)
     companion = None if dataset.companion is None else companion_figures(
         dataset, file, cache_dir, data_dir, url)
-    return _Source(file, data, file.sha256 or sha256_hex(data), companion)
+    return _Source(file, data, file.sha256 or sha256_hex(data), companion, label)
 
 
 def _convert(dataset: DataSet, source: _Source) -> Conversion:
-    conversion = convert_data(dataset, source.file, source.data, source.file.path, source.digest)
+    conversion = convert_data(dataset, source.file, source.data, source.label, source.digest)
     if dataset.companion is not None:
         conversion.suite["meta"][dataset.companion.key] = source.companion
     return conversion
@@ -134,6 +154,14 @@ def write_suite(conversion: Conversion, cache_dir: str | Path, key: str | None =
 def source_bytes(dataset: DataSet, file: SourceFile, cache_dir: Path,
                  data_dir: str | Path | None, url: str) -> bytes:
     """The file's checked bytes: offline folder, else cache, else download (see the module)."""
+    return located_source(dataset, file, cache_dir, data_dir, url)[0]
+
+
+def located_source(dataset: DataSet, file: SourceFile, cache_dir: Path,
+                   data_dir: str | Path | None, url: str) -> tuple[bytes, str]:
+    """:func:`source_bytes`, and the file read as messages should name it: an offline copy by
+    its path (of the two folders, the one a reader must mend), a pinned one by its source
+    path."""
     folders = _folders(dataset, data_dir)
     for folder in folders:
         found = _offline(dataset, file, folder)
@@ -143,7 +171,7 @@ def source_bytes(dataset: DataSet, file: SourceFile, cache_dir: Path,
     if cached.is_file():
         data = safe_files.read_regular_file(cached)
         if file.sha256 and sha256_hex(data) == file.sha256:
-            return data
+            return data, file.path
     if not dataset.pinned:
         where = "".join(f" and {folder} has no {file.path}" for folder in folders)
         raise dataset.error(
@@ -163,7 +191,7 @@ def source_bytes(dataset: DataSet, file: SourceFile, cache_dir: Path,
             raise dataset.error(f"{url.format(path=file.source_path)} does not match its "
                                 f"recorded SHA-256 {file.sha256}")
     write_atomically(cached, data)
-    return data
+    return data, file.path
 
 
 def companion_figures(dataset: DataSet, file: SourceFile, cache_dir: Path,
@@ -205,30 +233,32 @@ def _folders(dataset: DataSet, data_dir: str | Path | None) -> list[Path]:
     return [Path(f).expanduser() for f in (data_dir, os.environ.get(dataset.env_var)) if f]
 
 
-def _offline(dataset: DataSet, file: SourceFile, folder: Path) -> bytes | None:
+def _offline(dataset: DataSet, file: SourceFile, folder: Path) -> tuple[bytes, str] | None:
     """The file from an offline folder (the file itself, gzip-compressed beside it, or in the
-    data set's archive there), checked; None when the folder has none of these."""
-    found: tuple[bytes, Path] | None = None
+    data set's archive there), checked, with its path (a member: ``member in archive``); None
+    when the folder has none of these."""
+    found: tuple[bytes, Path, str] | None = None
     for relative in dict.fromkeys((file.path, file.source_path)):
         for candidate, packed in ((folder / relative, False), (folder / f"{relative}.gz", True)):
             if found is None and candidate.is_file():
-                found = read_file(candidate, packed), candidate
+                found = read_file(candidate, packed), candidate, str(candidate)
     if found is None and dataset.archive is not None:
         for relative in dict.fromkeys((dataset.archive.name, dataset.archive.source_path)):
             candidate = folder / relative
             if found is None and candidate.is_file():
                 archive = safe_files.read_regular_file(candidate)
-                found = _member(dataset, file, archive, str(candidate)), candidate
+                found = (_member(dataset, file, archive, str(candidate)), candidate,
+                         f"{file.source_path} in {candidate}")
     if found is None:
         return None
-    data, where = found
+    data, where, label = found
     if file.sha256 and sha256_hex(data) != file.sha256:
         raise dataset.error(
             f"{where} is not {dataset.title}'s {file.paradigm} at the pinned commit (the SHA-256 "
             f"of {file.path} differs from {file.sha256}); to run a modified copy, convert it "
             f"(`syntaxgym-helm convert {dataset.name} FILE`, or convert_file in Python) and pass "
             "the suite file by path")
-    return data
+    return data, label
 
 
 def _download(dataset: DataSet, address: str, folders: list[Path], wanted: str) -> bytes:
