@@ -173,9 +173,11 @@ def write_config(output_path: Path, run_suite: str, folder: Path | None = None,
 
 def show_tables(run_suite_dir: Path) -> str:
     """Markdown of what ``helm-summarize`` wrote: SG score per model, then suites and circuits;
-    then the built-in suites. Each table is shown when its suites were run."""
+    then the built-in suites, the Mandarin suites, each minimal-pair data set and each kind of
+    context. Each table is shown when its suites were run."""
     groups = run_suite_dir / "groups"
     tables = [table for table in (_sg_score_table(groups), _builtin_table(groups),
+                                  _mandarin_table(groups),
                                   *map(_pair_table, [groups] * len(DATASETS), DATASETS),
                                   *_context_tables(groups)) if table]
     if not tables:
@@ -248,6 +250,26 @@ def _builtin_table(groups: Path) -> str | None:
         suite = name.removesuffix(" - Accuracy")
         if suite in builtin_suites() and table.has_values(index):
             lines.append(table.line(suite, index))
+    return "\n".join(lines)
+
+
+def _mandarin_table(groups: Path) -> str | None:
+    """The Mandarin suites of Wang et al. (2021): their mean item accuracy, per phenomenon, then
+    each suite, per model."""
+    table = _GroupTable.read(groups / "syntaxgym_mandarin.json")
+    if table is None:
+        return None
+    lines = table.start("**Mandarin suites** (Wang et al. 2021; mean item accuracy over the "
+                        "suites run)")
+    for path in sorted(groups.glob("syntaxgym_mandarin_*.json")):
+        scores = _mean_by_model(path)
+        phenomenon = path.stem.removeprefix("syntaxgym_mandarin_")
+        if scores and f"mandarin_{phenomenon}" not in converted_suites():  # (a suite's own)
+            lines.append(f"| {phenomenon} | "
+                         + " | ".join(_fmt(scores.get(m)) for m in table.models) + " |")
+    lines += [table.line(name.removesuffix(" - Accuracy"), index)
+              for index, name in enumerate(table.header)
+              if name.endswith(" - Accuracy") and table.has_values(index)]
     return "\n".join(lines)
 
 

@@ -267,3 +267,31 @@ def test_blimp_groups_overall_by_field_and_phenomenon_with_whole_sentence_accura
     assert FIRST_PREDICTION_ACCURACY not in str(groups["syntaxgym_number_prep"]["environment"])
     conf = (ROOT / "run_specs" / "syntaxgym_blimp.conf").read_text()
     assert conf.count("syntaxgym:suite=blimp_") == 67
+
+
+def test_show_has_a_table_for_the_mandarin_suites(tmp_path: Path) -> None:
+    """What helm-summarize writes for Wang et al.'s suites (their parent group, a phenomenon's
+    and each suite's own) is shown as one table: their mean, each phenomenon, each suite (there
+    was none, though helm-summarize wrote them)."""
+    from syntaxgym_helm.harness.leaderboard import show_tables
+
+    def group(name: str, header: list[str], row: list) -> None:
+        (tmp_path / "groups" / f"{name}.json").write_text(json.dumps(
+            [{"title": "SyntaxGym accuracy", "header": [{"value": v} for v in header],
+              "rows": [[{"value": v} for v in row]]}]))
+
+    (tmp_path / "groups").mkdir()
+    group("syntaxgym_mandarin", ["Model", "Mean score", "mandarin_classifier_adj - Accuracy",
+                                 "mandarin_gp_object_none - Accuracy"], ["m1", 0.25, 0.5, 0.0])
+    group("syntaxgym_mandarin_classifier", ["Model", "Mean score",
+                                            "mandarin_classifier_adj - Accuracy"],
+          ["m1", 0.5, 0.5])
+    group("syntaxgym_mandarin_classifier_adj", ["Model", "Mean score",
+                                                "mandarin_classifier_adj - Accuracy"],
+          ["m1", 0.5, 0.5])
+    assert show_tables(tmp_path).splitlines() == [
+        "| | m1 |", "|---|---|",
+        "| **Mandarin suites** (Wang et al. 2021; mean item accuracy over the suites run) "
+        "| 0.250 |",
+        "| classifier | 0.500 |", "| mandarin_classifier_adj | 0.500 |",
+        "| mandarin_gp_object_none | 0.000 |"]
