@@ -285,6 +285,14 @@ def test_a_modified_copy_is_refused_and_a_wrong_name_gets_suggestions(tmp_path: 
     with pytest.raises(RegistryError, match="is not CLAMS's simple_agrmt at the pinned commit.*"
                                             "syntaxgym-helm convert clams FILE"):
         load_named_suite("clams_en_simple_agrmt", tmp_path / "cache", local.parent)
+    # Converted by path, as the message says, it no longer claims the pinned commit (it did).
+    clams = DATASETS["clams"]
+    modified = convert_file(clams, local / "simple_agrmt.txt").suite
+    assert check_suite(modified, "modified").ok
+    pinned = convert_file(clams, MULTILINGUAL_DIR / "clams" / "en_evalset" / "simple_agrmt.txt")
+    assert pinned.suite["meta"]["source_commit"] == clams.commit != ""
+    assert modified["meta"]["source_commit"] == "" and "source_url" not in modified["meta"]
+    assert modified["meta"]["modified_from"] == pinned.suite["meta"]["source_url"]
     with pytest.raises(RegistryError, match="unknown SLING suite 'sling_aspect_zai_lee'.*"
                                             "did you mean sling_aspect_zai_le"):
         load_named_suite("sling_aspect_zai_lee", tmp_path / "cache")

@@ -184,6 +184,11 @@ def convert_records(dataset: DataSet, file: SourceFile,
             f"{dataset.name}_conversion": conversion}
     if sha256:
         meta["source_sha256"] = sha256
+        pinned = dataset.by_suite().get(file.suite)
+        if pinned is not None and pinned.sha256 and pinned.sha256 != sha256:
+            # A modified copy (converted by path): it does not come from the pinned commit.
+            meta["source_commit"] = ""
+            meta["modified_from"] = meta.pop("source_url", None)
     suite = {"meta": meta,
              "region_meta": {str(index): name for index, name in enumerate(REGION_NAMES, 1)},
              "predictions": [{"type": "formula", "formula": formula} for formula in predictions],
