@@ -180,7 +180,7 @@ def located_source(dataset: DataSet, file: SourceFile, cache_dir: Path,
             f"{file.suite} is not downloaded{where}. Set {dataset.env_var} (or the suites_dir "
             f"argument) to a folder holding {dataset.title}'s files (docs/multilingual.md)")
     if dataset.archive is not None:
-        archive = _archive(dataset, cache_dir, url, folders)
+        archive = _archive(dataset, cache_dir, url, folders, file)
         data = _member(dataset, file, archive, url.format(path=dataset.archive.source_path))
         if sha256_hex(data) != file.sha256:
             raise dataset.error(f"{file.path} in {dataset.archive.name} does not match its "
@@ -271,7 +271,8 @@ def _download(dataset: DataSet, address: str, folders: list[Path], wanted: str) 
     return data
 
 
-def _archive(dataset: DataSet, cache_dir: Path, url: str, folders: list[Path]) -> bytes:
+def _archive(dataset: DataSet, cache_dir: Path, url: str, folders: list[Path],
+             file: SourceFile) -> bytes:
     """The data set's archive from the cache, else downloaded, checked whole."""
     archive = dataset.archive
     assert archive is not None
@@ -281,7 +282,7 @@ def _archive(dataset: DataSet, cache_dir: Path, url: str, folders: list[Path]) -
         if sha256_hex(data) == archive.sha256:
             return data
     address = url.format(path=archive.source_path)
-    data = _download(dataset, address, folders, archive.name)
+    data = _download(dataset, address, folders, f"{file.path} or {archive.name}")
     if sha256_hex(data) != archive.sha256:
         raise dataset.error(f"{address} does not match its recorded SHA-256 {archive.sha256}")
     write_atomically(cached, data)
