@@ -118,7 +118,8 @@ def test_one_prefix_fields_give_the_critical_word_after_the_shared_prefix() -> N
     assert meta["name"] == "blimp_anaphor_gender_agreement" and meta["metric"] == "sum"
     assert (meta["UID"], meta["field"], meta["linguistics_term"]) == (
         "anaphor_gender_agreement", "morphology", "anaphor_agreement")
-    assert meta["source_commit"] == BLIMP_COMMIT and BLIMP_COMMIT in meta["source_url"]
+    # An excerpt: not the file at the pinned commit, so it names the file it was cut from.
+    assert meta["source_commit"] == "" and BLIMP_COMMIT in meta["modified_from"]
     assert conversion.suite["region_meta"] == {"1": "prefix", "2": "critical",
                                                "3": "next_word", "4": "rest"}
     assert_faithful(conversion, FIXTURES / "anaphor_gender_agreement.jsonl")

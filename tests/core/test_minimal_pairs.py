@@ -68,9 +68,10 @@ def test_clams_pairs_are_true_then_false_lines_numbered_by_the_true_line() -> No
     assert regions(conversion, 1, "bad") == ("the author", "laugh", "", "")
     meta = conversion.suite["meta"]
     assert (meta["dataset"], meta["language"], meta["paradigm"]) == ("clams", "en", "simple_agrmt")
-    assert meta["source_url"] == ("https://raw.githubusercontent.com/aaronmueller/clams/"
-                                  "36b5c9a56ecc51d3eedb6c1a85b805085d631c71/en_evalset/"
-                                  "simple_agrmt.txt")
+    # (an excerpt: not the file at the pinned commit, so it names the file it was cut from)
+    assert meta["source_commit"] == "" and meta["modified_from"] == (
+        "https://raw.githubusercontent.com/aaronmueller/clams/"
+        "36b5c9a56ecc51d3eedb6c1a85b805085d631c71/en_evalset/simple_agrmt.txt")
     assert [p["formula"] for p in conversion.suite["predictions"]] == [WHOLE_SENTENCE]
     # French agreement of verb and adjective: two adjacent words, one critical region.
     french = convert("clams", "fr_evalset/simple_agrmt.txt")
