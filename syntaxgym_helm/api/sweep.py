@@ -46,6 +46,7 @@ from syntaxgym_helm.api.sweep_specs import (
     sweep_entries,
 )
 from syntaxgym_helm.api.sweep_state import (
+    other_sample_runs,
     read_state,
     remove_runs,
     runs_complete,
@@ -150,13 +151,15 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
     planned = plan(sources, axis.values, folder / STATE_FILE)
     unstartable = check_architectures(planned)
     install_run_spec_hooks()
-    entries = sweep_entries([*suites, *_word_suite(words, folder)], run_options)
+    entries = sweep_entries(suites, run_options)
+    # The words in contexts are each scored, never sampled: their rows are the words' contexts.
+    whole = sweep_entries(_word_suite(words, folder), run_options) if words is not None else []
     runner_cls = runner_class(runner)
     settings = RunSettings(label, entries, pairs_per_paradigm, runner_cls,
                            local_path_of(local_path), Path(output_path), run_suite, num_threads,
-                           cache, isolate)
+                           cache, isolate, whole)
     say(f"sweep of {label}: {len(planned)} checkpoints by {axis.unit} "
-        f"({', '.join(c.name for c in planned)}), {len(entries)} run entries each")
+        f"({', '.join(c.name for c in planned)}), {len(entries) + len(whole)} run entries each")
     state = folder / STATE_FILE
     try:
         for index, checkpoint in enumerate(planned):
@@ -230,12 +233,41 @@ def plan(sources: Sequence[CheckpointSource], xs: Mapping[str, float], state: Pa
         checkpoint = SweepCheckpoint(source.name, xs[source.name], source.folder, source.repo,
                                      source.revision, source.commit)
         if before is not None:
+            _check_same_run(before, source, state)
             checkpoint = replace(checkpoint, **{k: v for k, v in before.items()
                                                 if k in ("identity", "model", "status", "error",
                                                          "seconds", "peak_mb", "runs", "counts",
                                                          "word_surprisals")})
         planned.append(checkpoint)
     return planned
+
+
+def _check_same_run(before: Mapping[str, Any], source: CheckpointSource, state: Path) -> None:
+    """A :class:`SweepError` where the state file records a checkpoint of this name from another
+    training run (another folder or repository, with other files): two runs whose checkpoint
+    folders have one name (``run1/out/checkpoint-500``, ``run2/out/checkpoint-500``) swept
+    under one label would take each other's runs for their own. A folder moved with its files
+    unchanged is the same checkpoint."""
+    from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
+
+    was = before.get("repo") or before.get("folder")
+    now = source.repo or source.folder
+    if not was or not now or (before.get("repo") or None) != (source.repo or None):
+        other = bool(was and now)
+    elif source.repo:
+        other = False  # a Hub revision: its commit and files are checked when it runs
+    elif Path(was).resolve() == Path(now).resolve():
+        other = False
+    else:
+        try:
+            other = checkpoint_identity(now) != before.get("identity")
+        except Exception:  # noqa: BLE001 - unreadable here: not shown to be the same checkpoint
+            other = True
+    if other:
+        raise SweepError(
+            f"{state} records {source.name} from {was}, not {now}: another training run with "
+            "checkpoints of the same names; give this sweep its own name (--name, or name= in "
+            "Python) or another --output-path")
 
 
 def check_architectures(planned: Sequence[SweepCheckpoint]) -> dict[str, str]:
@@ -314,14 +346,20 @@ def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
     try:  # registering it reads its config, not its weights
         model = resolve_model(source.folder or "", name=_model_name(settings.label, checkpoint),
                               replace=True)  # the name is this checkpoint's, its files now
-        specs = run_specs_for(settings.entries, model, settings.max_eval_instances)
+        specs = [*run_specs_for(settings.entries, model, settings.max_eval_instances),
+                 *run_specs_for(settings.whole_entries, model, None)]
     except Exception as error:  # noqa: BLE001 - a checkpoint the plugin refuses: say why
         say(f"{step} {checkpoint.name}: refused: {error}")
         return replace(checkpoint, status="failed", error=str(error),
                        seconds=time.perf_counter() - started)
     runs = [spec.name for spec in specs]
+    resampled = other_sample_runs(settings.runs_folder, specs)
+    if resampled:
+        say(f"{step} {checkpoint.name}: {len(resampled)} of its runs scored another number of "
+            "items (pairs per paradigm): run again with this sweep's")
+        remove_runs(settings.runs_folder, resampled)
     if (checkpoint.status == "done" and sorted(runs) == sorted(checkpoint.runs)
-            and runs_complete(settings.runs_folder, runs)):
+            and not resampled and runs_complete(settings.runs_folder, runs)):
         say(f"{step} {checkpoint.name}: done before (same files, same runs), not run again")
         return checkpoint
     say(f"{step} {checkpoint.name} (x={checkpoint.x:g}): {len(specs)} runs as {model}")

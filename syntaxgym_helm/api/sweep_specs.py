@@ -24,7 +24,7 @@ import io
 import resource
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,8 @@ def sweep_entries(suites: Sequence[str | Path], options: RunOptions) -> list[Any
     entries made from suite and data set names (a run-entry file's entries keep their own)."""
     from helm.benchmark.presentation.run_entry import RunEntry, read_run_entries
 
+    from syntaxgym_helm.core.registry import check_suite_name
+
     arguments = "".join(f",{name}={_text(value)}"
                         for name, value in changed_fields(options).items())
     entries: list[RunEntry] = []
@@ -66,6 +68,8 @@ def sweep_entries(suites: Sequence[str | Path], options: RunOptions) -> list[Any
                 raise FileNotFoundError(f"{text}: no such run-entry file")
             entries += read_run_entries([text]).entries
             continue
+        if text not in DATASETS:
+            check_suite_name(text)  # a misspelt name stops the sweep here, not at each checkpoint
         names = sorted(DATASETS[text].by_suite()) if text in DATASETS else [text]
         entries += [RunEntry(description=f"syntaxgym:suite={name}{arguments}", priority=1,
                              groups=None) for name in names]
@@ -149,6 +153,8 @@ class RunSettings:
     num_threads: int
     cache: bool
     isolate: bool = True
+    #: Entries run on every item whatever ``max_eval_instances`` (the words in contexts).
+    whole_entries: list[Any] = field(default_factory=list)
 
     @property
     def runs_folder(self) -> Path:

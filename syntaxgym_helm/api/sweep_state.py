@@ -28,6 +28,22 @@ def runs_complete(runs_folder: Path, runs: Sequence[str]) -> bool:
                               for name in RUN_FILES)
 
 
+def other_sample_runs(runs_folder: Path, specs: Sequence[Any]) -> list[str]:
+    """The runs of ``specs`` whose folder holds a run of another number of items
+    (``max_eval_instances`` in its ``run_spec.json``: another ``pairs_per_paradigm``), which
+    HELM would skip as completed: one learning curve must not mix sample sizes."""
+    stale = []
+    for spec in specs:
+        path = runs_folder / spec.name / "run_spec.json"
+        try:
+            recorded = json.loads(path.read_text())["adapter_spec"].get("max_eval_instances")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue  # no run there yet, or not one HELM finished writing: run as any
+        if recorded != spec.adapter_spec.max_eval_instances:
+            stale.append(spec.name)
+    return stale
+
+
 def remove_runs(runs_folder: Path, runs: Sequence[str]) -> None:
     """Delete the folders of ``runs`` (a checkpoint's, whose files changed since)."""
     for run in runs:

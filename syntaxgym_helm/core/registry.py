@@ -40,7 +40,7 @@ from syntaxgym_helm.core.errors import SyntaxGymError
 from syntaxgym_helm.core.files import check_regular_file, read_regular_file
 from syntaxgym_helm.core.minimal_pairs.catalogue import DATASETS, dataset_of_suite
 from syntaxgym_helm.core.minimal_pairs.dataset import PairDataError
-from syntaxgym_helm.core.minimal_pairs.fetch import load_named, resolve_named
+from syntaxgym_helm.core.minimal_pairs.fetch import find_file, load_named, resolve_named
 from syntaxgym_helm.core.suite import Suite, load_suite
 
 if TYPE_CHECKING:  # importlib.resources.abc from Python 3.11 on; importlib.abc before
@@ -250,10 +250,35 @@ def resolve_suite(spec: str, cache_dir: str | Path, suites_dir: str | Path | Non
     if path.exists():  # a pipe or a device too: refused at once, saying what it is
         check_regular_file(path, spec)
         return path
+    raise _unknown(spec)
+
+
+def check_suite_name(spec: str) -> None:
+    """Raise the :class:`RegistryError` that loading ``spec`` would (an unknown name, with
+    close names), reading and fetching nothing: for a command that runs many suites later (a
+    sweep) to stop before it starts. A URL, a registered name, a data set's suite or an
+    existing file passes."""
+    if spec.startswith(("http://", "https://")) or spec in HU2020_SUITES:
+        return
+    dataset = dataset_of_suite(spec)
+    if dataset is not None:
+        try:
+            find_file(dataset, spec)
+        except PairDataError as exc:
+            raise RegistryError(str(exc)) from exc
+        return
+    if spec in builtin_suites() or spec in converted_suites() or Path(spec).expanduser().exists():
+        return
+    raise _unknown(spec)
+
+
+def _unknown(spec: str) -> RegistryError:
+    """The error for ``spec``, which names no suite: the close names, and what names there are."""
+    builtin = builtin_suites()
     known = ", ".join(sorted(HU2020_SUITES))
     names = {name.casefold(): name for name in (*HU2020_SUITES, *builtin, *converted_suites())}
     close = [names[key] for key in difflib.get_close_matches(spec.casefold(), list(names), n=3)]
-    raise RegistryError(
+    return RegistryError(
         f"unknown suite {spec!r}"
         + (f" (did you mean {', '.join(close)}?)" if close else "")
         + ": it is not a registered name, an existing file or an http(s) URL. "

@@ -192,7 +192,8 @@ def word_rows(label: str, unit: str, states: Sequence[Mapping[str, Any]],
     rows = []
     for word in dict.fromkeys(row.word for row in contexts):
         items = [i for i, row in enumerate(contexts) if row.word == word]
-        means = [_mean([s["word_surprisals"][i] for i in items]) for s in done]
+        means = [_mean([s["word_surprisals"][i] if i < len(s["word_surprisals"]) else math.nan
+                        for i in items]) for s in done]
         found = word_acquisition(xs, means)
         ages = [contexts[i].child_aoa for i in items if contexts[i].child_aoa is not None]
         rows.append({"model": label, "unit": unit, "word": word, "contexts": len(items),

@@ -94,21 +94,24 @@ def suite_count(run_dir: Path) -> SuiteCount | None:
 
 
 def word_surprisals(run_dir: Path) -> list[float] | None:
-    """Per item of a words-in-contexts run, the word's surprisal in bits (NaN where it could not
-    be scored); None when ``run_dir`` is not such a run."""
+    """Per row of a words-in-contexts file (item ``n`` is row ``n``), the word's surprisal in
+    bits (NaN where it could not be scored, or was not run); None when ``run_dir`` is not such a
+    run."""
     path = run_dir / FILE_NAME
     if not path.is_file():
         return None
     kept = read_scored_items(path)
     if kept.suite is None or kept.suite.name != WORD_SUITE:
         return None
-    values = []
-    for evaluation in kept.evaluations:
+    rows = max((item.item_number for item in kept.suite.items), default=0)
+    values = [math.nan] * rows
+    for evaluation in kept.evaluations:  # by item number: HELM's order is not the file's
         try:
-            values.append(evaluation.conditions[0].value("sum", WORD_REGION)
-                          if evaluation.scorable and evaluation.conditions else math.nan)
+            values[evaluation.item_number - 1] = (
+                evaluation.conditions[0].value("sum", WORD_REGION)
+                if evaluation.scorable and evaluation.conditions else math.nan)
         except (ValueError, IndexError):
-            values.append(math.nan)
+            continue
     return values
 
 

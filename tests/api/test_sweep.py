@@ -24,6 +24,7 @@ from syntaxgym_helm.api.sweep import SweepError, sweep
 from syntaxgym_helm.clients.checkpoint_identity import checkpoint_identity
 from syntaxgym_helm.clients.checkpoint_sources import CheckpointSearchError
 from syntaxgym_helm.clients.local.server import ModelServerFactory
+from syntaxgym_helm.core.registry import RegistryError
 from syntaxgym_helm.core.training_axis import TrainingAxisError
 from syntaxgym_helm.report.sweep_tables import CURVE_COLUMNS
 from training_runs import PARADIGMS, blimp_sentences, hub_cache, train
@@ -31,9 +32,12 @@ from training_runs import PARADIGMS, blimp_sentences, hub_cache, train
 pytestmark = pytest.mark.slow
 SUITES = [f"blimp_{uid}" for uid in PARADIGMS]
 PAIRS = 4
+# More rows than PAIRS: the words are each scored, never sampled (they were, and then taken
+# for the wrong rows).
 WORDS = (("word", "context", "child_aoa"), ("herself", "The girl saw", "24"),
          ("herself", "Every woman praised", ""), ("books", "Those three", "20"),
-         ("books", "She reads these", ""))
+         ("books", "She reads these", ""), ("herself", "The queen taught", ""),
+         ("books", "He bought two", ""))
 
 
 @pytest.fixture(autouse=True)
@@ -167,7 +171,7 @@ def test_a_word_s_surprisal_at_each_checkpoint_is_the_one_score_sentences_gives(
         assert expected == pytest.approx(sum(condition.regions[1].surprisals), abs=1e-4)
     rows = _rows(result.outputs.files["word_acquisition"])
     assert [r["word"] for r in rows] == ["herself", "books"]
-    assert [r["contexts"] for r in rows] == ["2", "2"] and rows[0]["child_aoa"] == "24"
+    assert [r["contexts"] for r in rows] == ["3", "3"] and rows[0]["child_aoa"] == "24"
     assert all(r["acquired_x"] or r["reason"] for r in rows)
 
 
@@ -240,12 +244,15 @@ def test_a_resumed_sweep_skips_what_is_done_and_redoes_what_changed(tmp_path: Pa
     run = tmp_path / "resumed"
     train(run, blimp_sentences(FULL_BLIMP_DIR, PARADIGMS, 16), steps=8, save_every=2, seed=1)
 
-    def resume(suites: list[str] = SUITES) -> tuple:
+    def resume_from(folder: Path, suites: list[str] = SUITES, pairs: int = 2) -> tuple:
         lines: list[str] = []
-        result = sweep(str(run / "checkpoint-*"), suites, pairs_per_paradigm=2,
+        result = sweep(str(folder / "checkpoint-*"), suites, pairs_per_paradigm=pairs,
                        output_path=tmp_path / "out", local_path=tmp_path / "prod_env",
                        num_threads=2, plots=False, log=lines.append)
         return result, "\n".join(lines)
+
+    def resume(suites: list[str] = SUITES) -> tuple:
+        return resume_from(run, suites)
 
     first, _ = resume()
     assert all(c.status == "done" for c in first.checkpoints), first.failed
@@ -272,12 +279,33 @@ def test_a_resumed_sweep_skips_what_is_done_and_redoes_what_changed(tmp_path: Pa
     assert "done before" not in text and all(len(c.counts) == 3 for c in more.checkpoints)
     assert all(c.counts[:2] == b.counts for c, b in zip(more.checkpoints, again.checkpoints,
                                                          strict=True))
+    # The run moved elsewhere, its files unchanged: the same checkpoints, nothing run again.
+    moved = tmp_path / "moved" / "resumed"
+    shutil.copytree(run, moved)
+    _, text = resume_from(moved, [*SUITES, "blimp_adjunct_island"])
+    assert text.count("done before") == 4
+    # Another training run whose checkpoints have the same names, under the same label: refused
+    # (it took the first run's runs for stale ones of its own, and deleted them).
+    other = tmp_path / "other" / "resumed"
+    train(other, blimp_sentences(FULL_BLIMP_DIR, PARADIGMS, 16), steps=4, save_every=2, seed=2)
+    with pytest.raises(SweepError, match=r"records checkpoint-2 from .*resumed/checkpoint-2, not "
+                                         r".*other/resumed/checkpoint-2: another training run"):
+        resume_from(other)
+    # Another number of pairs: every run again with it, not a curve of two sample sizes.
+    fewer, text = resume_from(moved, [*SUITES, "blimp_adjunct_island"], pairs=1)
+    assert text.count("scored another number of items") == 4 and "done before" not in text
+    assert all(count["items"] == 1 for c in fewer.checkpoints for count in c.counts)
 
 
 def test_bad_input_is_refused_or_flagged_and_the_rest_is_kept(
         training_run: Path, tmp_path: Path) -> None:
     with pytest.raises(CheckpointSearchError, match="matches no folder"):
         sweep(str(training_run / "step-*"), SUITES, output_path=tmp_path)
+    # A misspelt suite stops the sweep before any checkpoint is loaded (each one failed).
+    with pytest.raises(RegistryError, match=r"unknown BLiMP suite 'blimp_adjunct_islnd': did "
+                                            "you mean blimp_adjunct_island"):
+        sweep(str(training_run / "checkpoint-*"), [*SUITES, "blimp_adjunct_islnd"],
+              output_path=tmp_path / "out")
     with pytest.raises(CheckpointSearchError, match="no checkpoint folder under it"):
         sweep(str(tmp_path), SUITES, output_path=tmp_path / "out")
     named = tmp_path / "named"
