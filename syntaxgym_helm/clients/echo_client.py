@@ -22,7 +22,7 @@ from typing import Any
 
 from helm.clients.client import CachingClient
 from helm.common.cache import CacheConfig
-from helm.common.hierarchical_logger import hexception
+from helm.common.hierarchical_logger import hexception, hlog
 from helm.common.request import GeneratedOutput, Request, RequestResult, Token, wrap_request_time
 
 from syntaxgym_helm.clients.checkpoint_identity import (
@@ -109,7 +109,7 @@ class EchoScoringClient(CachingClient):
             return failed_request(f"{name}: the model's answer cannot be used: {exc}; are its "
                                   "weights or its computation broken?")
         except Exception as exc:  # noqa: BLE001 - a broken model should stop the run, clearly
-            hexception(exc)
+            _log_once(exc)
             if not self.FATAL_FAILURES:
                 return failed_request(f"{name}: scoring failed: {type(exc).__name__}: {exc}")
             return failed_request(f"{name} error: {type(exc).__name__}: {exc}", fatal=True)
@@ -156,3 +156,18 @@ def result_of_response(response: Mapping[str, Any], cached: bool) -> RequestResu
                          batch_request_time=response.get("batch_request_time"),
                          batch_size=response.get("batch_size"),
                          completions=[completion], embedding=[])
+
+
+def _log_once(exc: BaseException) -> None:
+    """Log ``exc``'s traceback, once per cause: a model that could not be loaded fails every
+    request of the run with it (the engine gives each its own error around the same cause), and
+    one traceback says it; the others get a line."""
+    cause = exc.__cause__ or exc
+    if getattr(cause, "_syntaxgym_logged", False):
+        hlog(f"(again) {type(exc).__name__}: {exc}")
+        return
+    hexception(exc)
+    try:
+        cause._syntaxgym_logged = True  # type: ignore[attr-defined]
+    except AttributeError:  # an exception type with __slots__: logged each time
+        pass
