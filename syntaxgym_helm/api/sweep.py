@@ -214,7 +214,9 @@ def find_checkpoints(checkpoints: str | Path | Sequence[str | Path], revisions: 
                          f"{', '.join(s.folder or '' for s in sources if s.name in twice)}): a "
                          "sweep is one training run; sweep each run on its own (same "
                          "run suite: their curves are drawn together)")
-    parents = {Path(s.folder or "").parent.name for s in sources}
+    folders = [Path(s.folder or "") for s in sources]
+    holders = {folder.parent for folder in folders}  # a Trainer's output folder holds the others
+    parents = {folder.parent.name for folder in folders if folder not in holders}
     default = parents.pop() if len(parents) == 1 else "model"
     return _label(name or default), sources
 

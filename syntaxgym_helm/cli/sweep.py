@@ -36,7 +36,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                         "names: chck_10M words, step1000-tokens4B tokens, step1000 and "
                         "checkpoint-500 steps)")
     parser.add_argument("--x-values", default=None,
-                        help="each checkpoint's x: NAME=X,NAME=X or a CSV file of name,x")
+                        help="checkpoints' x (the others' read from their names): NAME=X,"
+                             "NAME=X or a CSV file of name,x; each a number, 0 or more")
     parser.add_argument("--pairs-per-paradigm", type=int, default=None, metavar="N",
                         help="at most N items per suite: a seeded sample, the same at every "
                              "checkpoint (BabyLM's fast BLiMP: 200)")
@@ -68,15 +69,11 @@ def _sweep(args: argparse.Namespace) -> int:
     from syntaxgym_helm.api.sweep import SweepError, sweep
     from syntaxgym_helm.clients.checkpoint_sources import CheckpointSearchError
     from syntaxgym_helm.core.options import OptionError
-    from syntaxgym_helm.core.training_axis import TrainingAxisError, read_given_values
+    from syntaxgym_helm.core.training_axis import TrainingAxisError, given_values
     from syntaxgym_helm.core.word_contexts import WordContextError
 
     try:
-        x_values = None
-        if args.x_values:
-            given = Path(args.x_values)
-            x_values = read_given_values(given.read_text(encoding="utf-8") if given.is_file()
-                                         else args.x_values)
+        x_values = given_values(args.x_values) if args.x_values else None
         result = sweep(args.checkpoints if args.revisions is None else args.checkpoints[0],
                        args.suites, revisions=args.revisions, name=args.name,
                        x_unit=args.x_unit, x_values=x_values,

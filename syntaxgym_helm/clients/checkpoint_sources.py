@@ -3,7 +3,12 @@
 
 - Folders (:func:`folder_checkpoints`): a glob (``out/checkpoint-*``), a folder holding
   checkpoint folders at any depth (every folder with a ``config.json`` or a GGUF file), or one
-  checkpoint folder. Each is named by its folder (``checkpoint-500``).
+  checkpoint folder. Each is named by its folder (``checkpoint-500``). A folder that is a
+  checkpoint and holds checkpoints too (a transformers ``Trainer``'s ``output_dir``: the final
+  model at its top, ``checkpoint-N`` below) is all of them, as when it lies below the folder
+  given: its final model may be at a later step than the last checkpoint, and leaving out
+  either would drop a point of the curve unseen. The top one is named by its folder, which
+  seldom says its step: the sweep asks for its x (``--x-values``).
 - Hub revisions (:func:`hub_checkpoints`): the repository's branches, by a list
   (``step0,step1000``), a pattern (``chck_*M``, ``step*``, ``step*-tokens*``) or ``all`` (every
   branch but ``main``, the final model, which has no place in training of its own). Listed by
@@ -55,8 +60,9 @@ def _is_checkpoint_folder(path: Path) -> bool:
 
 
 def folder_checkpoints(where: str) -> list[CheckpointSource]:
-    """The checkpoint folders ``where`` names (see the module doc), sorted by path. A glob
-    match without ``config.json`` is kept (the sweep reports what it lacks)."""
+    """The checkpoint folders ``where`` names (see the module doc), sorted by path (a folder
+    before those below it). A glob match without ``config.json`` is kept (the sweep reports
+    what it lacks)."""
     path = Path(where).expanduser()
     if glob.has_magic(where):
         folders = [Path(p) for p in sorted(glob.glob(str(path))) if Path(p).is_dir()]
@@ -65,11 +71,10 @@ def folder_checkpoints(where: str) -> list[CheckpointSource]:
                 f"{where}: the pattern matches no folder (in {path.parent.resolve()}: "
                 f"{_listing(path.parent)}); check the pattern (quote it, so that the shell does "
                 "not expand it)")
-    elif _is_checkpoint_folder(path):
-        folders = [path]
     elif path.is_dir():
-        folders = sorted({config.parent for config in path.rglob("config.json")}
-                         | {gguf.parent for gguf in path.rglob("*.gguf")})
+        below = {config.parent for config in path.rglob("*/config.json")} | {
+            gguf.parent for gguf in path.rglob("*/*.gguf")}
+        folders = [path, *sorted(below)] if _is_checkpoint_folder(path) else sorted(below)
         if not folders:
             raise CheckpointSearchError(
                 f"{where}: no checkpoint folder under it (none holds a config.json or a .gguf "

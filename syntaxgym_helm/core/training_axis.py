@@ -11,17 +11,27 @@ Pythia suite, OLMo and a transformers ``Trainer`` write):
 - ``step1000``: Pythia's branches, in steps;
 - ``checkpoint-500``: a ``Trainer``'s folders, in steps.
 
-Any other name has no x of its own (``final``, ``best``): :func:`training_axis` refuses it,
-naming it and how to give x. Given values (:func:`read_given_values`) take precedence over
-names. The unit is one for the whole sweep (``words``, ``tokens`` or ``steps``), chosen as the
-first of those that every checkpoint has unless asked for.
+Any other name has no x of its own (``final``, ``best``, a ``Trainer``'s output folder holding
+its final model): :func:`training_axis` refuses it, naming it and how to give x. Given values
+(:func:`given_values`, :func:`read_given_values`) take precedence over names, and the names of
+the others are read. The unit is one for the whole sweep (``words``, ``tokens`` or ``steps``),
+chosen as the first of those that every checkpoint read from its name has unless asked for;
+given values are in it. A given x is a finite number, 0 or more, for a checkpoint of the sweep,
+given once: anything else is refused, naming it, as NaN sorts anywhere, a negative or infinite
+x has no logarithm, and a misspelt name would otherwise be dropped unseen.
 """
 
 from __future__ import annotations
 
+import difflib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+from syntaxgym_helm.core.errors import SuiteFileError
+from syntaxgym_helm.core.files import read_regular_file
 
 UNITS = ("words", "tokens", "steps")
 _MULTIPLIERS = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12}
@@ -64,7 +74,7 @@ class TrainingAxis:
 
     unit: str
     values: Mapping[str, float]
-    source: str  # "names" or "given"
+    source: str  # "names", "given", or "given and names" (given for some, names for the rest)
 
     def ordered(self) -> list[str]:
         """The checkpoints' names by x (then by name)."""
@@ -73,29 +83,25 @@ class TrainingAxis:
 
 def training_axis(names: Sequence[str], unit: str | None = None,
                   given: Mapping[str, float] | None = None) -> TrainingAxis:
-    """The x of every checkpoint in ``names``: ``given`` values where there are any (then every
-    name needs one), else read from the names in ``unit`` (default: the first of
-    :data:`UNITS` every name gives). Raises :class:`TrainingAxisError` naming the checkpoints
-    without an x and how to give one."""
+    """The x of every checkpoint in ``names``: its ``given`` value where there is one, else read
+    from its name in ``unit`` (default: the first of :data:`UNITS` every such name gives; when
+    every checkpoint is given, ``unit`` or steps). Raises :class:`TrainingAxisError` naming the
+    checkpoints without an x and how to give one, and a given x that is not a finite number
+    0 or more or names no checkpoint of ``names``."""
     if unit is not None and unit not in UNITS:
         raise TrainingAxisError(f"x unit {unit!r} is not one of {', '.join(UNITS)}")
-    if given:
-        missing = [name for name in names if name not in given]
-        if missing:
-            raise TrainingAxisError(
-                f"no x given for {len(missing)} checkpoint(s): {', '.join(missing[:5])}"
-                f"{' ...' if len(missing) > 5 else ''}; the x values name "
-                f"{', '.join(sorted(given)[:5])}: give one for every checkpoint")
-        return TrainingAxis(unit or "steps", {name: float(given[name]) for name in names},
-                            "given")
-    found = {name: positions_in_name(name) for name in names}
+    chosen_x = _checked_given(names, given or {})
+    rest = [name for name in names if name not in chosen_x]
+    if not rest:
+        return TrainingAxis(unit or "steps", {name: chosen_x[name] for name in names}, "given")
+    found = {name: positions_in_name(name) for name in rest}
     silent = [name for name, units in found.items() if not units]
     if silent:
         raise TrainingAxisError(
             f"cannot read the training position from the name of {', '.join(silent[:5])}"
             f"{' ...' if len(silent) > 5 else ''} (names read: chck_10M, step1000, "
-            "step1000-tokens4B, checkpoint-500): rename the checkpoints, or give each its x "
-            "(--x-values NAME=X,... or a CSV file of name,x)")
+            "step1000-tokens4B, checkpoint-500): rename the checkpoints, or give their x "
+            f"(--x-values {silent[0]}=X,... or a CSV file of name,x)")
     shared = [u for u in UNITS if all(u in units for units in found.values())]
     chosen = unit or (shared[0] if shared else None)
     if chosen is None or chosen not in shared:
@@ -103,34 +109,103 @@ def training_axis(names: Sequence[str], unit: str | None = None,
         raise TrainingAxisError(
             f"the checkpoints' names do not share a unit{f' {unit!r}' if unit else ''} (they "
             f"give {'; '.join(kinds)}): sweep checkpoints named alike, or give each its x")
-    return TrainingAxis(chosen, {name: found[name][chosen] for name in names}, "names")
+    values = {name: chosen_x[name] if name in chosen_x else found[name][chosen]
+              for name in names}
+    return TrainingAxis(chosen, values, "given and names" if chosen_x else "names")
 
 
-def read_given_values(text: str) -> dict[str, float]:
-    """``NAME=X,NAME=X`` or the lines of a CSV/TSV file's text (``name,x``; a header line whose
-    x is not a number is skipped) as ``{name: x}``. Raises :class:`TrainingAxisError` naming
-    the entry that is not ``name, number``."""
-    entries: list[tuple[int, str]]
-    if "\n" in text.strip() or "=" not in text:
-        entries = [(number, line) for number, line in enumerate(text.splitlines(), start=1)]
-        separator = None
-    else:
-        entries = [(number, part) for number, part in enumerate(text.split(","), start=1)]
-        separator = "="
+def _checked_given(names: Sequence[str], given: Mapping[str, float]) -> dict[str, float]:
+    """``given`` as floats, refusing an x for no checkpoint of ``names`` (with the name it may
+    be a misspelling of) and an x that is not a finite number 0 or more."""
+    unknown = [name for name in given if name not in names]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], names, n=1)
+        raise TrainingAxisError(
+            f"an x is given for {', '.join(repr(n) for n in unknown[:5])}"
+            f"{' ...' if len(unknown) > 5 else ''}, not a checkpoint of this sweep"
+            f"{f' (did you mean {close[0]!r}?)' if close else ''}; its checkpoints are "
+            f"{', '.join(list(names)[:8])}{' ...' if len(names) > 8 else ''}: give x by their "
+            "names")
+    checked = {}
+    for name, value in given.items():
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            x = math.nan
+        if not math.isfinite(x) or x < 0:
+            raise TrainingAxisError(
+                f"the x given for {name} is {value!r}: give a finite number, 0 or more (the "
+                "words, tokens or steps it was trained on)")
+        checked[name] = x
+    return checked
+
+
+def given_values(argument: str) -> dict[str, float]:
+    """``--x-values``: the path of a CSV/TSV file of name,x, or ``NAME=X,NAME=X``, as
+    ``{name: x}`` (see :func:`read_given_values`). An argument that is neither (a missing file,
+    pairs without ``=``) is a :class:`TrainingAxisError` saying which."""
+    if argument.strip() and _exists(argument):
+        try:
+            text = read_regular_file(argument).decode("utf-8-sig")
+        except (SuiteFileError, OSError, UnicodeDecodeError) as error:
+            reason = error.reason if isinstance(error, SuiteFileError) else str(error)
+            raise TrainingAxisError(f"--x-values {argument}: cannot be read ({reason}); give "
+                                    "the path of a CSV file of name,x") from None
+        return read_given_values(text, pairs=None, file=argument)
+    if "=" not in argument and "," not in argument:
+        raise TrainingAxisError(
+            f"--x-values {argument!r}: no such file, and not NAME=X pairs: give the path of a "
+            "CSV file of name,x, or each checkpoint's x as NAME=X,NAME=X")
+    return read_given_values(argument, pairs=True)
+
+
+def _exists(path: str) -> bool:
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):  # a name too long for a path (a long NAME=X list): no file
+        return False
+
+
+def read_given_values(text: str, *, pairs: bool | None = None,
+                      file: str | None = None) -> dict[str, float]:
+    """``NAME=X,NAME=X`` (``pairs``) or the lines of a CSV/TSV file's text (``name,x``; a first
+    line whose x is not a number is a header, skipped) as ``{name: x}``; ``pairs`` None: pairs
+    when ``text`` is one line with an ``=``. Raises :class:`TrainingAxisError` naming the entry
+    (by number, in ``file`` when it is one) that is not ``name, number``, a name given twice,
+    and a text with no values."""
+    if pairs is None:
+        pairs = "\n" not in text.strip() and "=" in text
+    entries = list(enumerate(text.split(",") if pairs else text.splitlines(), start=1))
+    where = ("x value" if pairs else "line") if file is None else \
+        f"{file}, {'x value' if pairs else 'line'}"
     values: dict[str, float] = {}
+    first: dict[str, int] = {}
+    header = ""
     for number, entry in entries:
         if not entry.strip():
             continue
-        sep = separator or ("\t" if "\t" in entry else ",")
+        sep = "=" if pairs else ("\t" if "\t" in entry else ",")
         name, mark, value = entry.partition(sep)
+        name = name.strip()
         try:
-            values[name.strip()] = float(value.replace("_", ""))
+            x: float | None = float(value.replace("_", ""))
         except ValueError:
-            if number == 1 and separator is None:
-                continue  # a header line
+            if number == 1 and not pairs:
+                header = entry.strip()
+                continue
+            x = None
+        if x is None or not mark or not name:
+            form = "NAME=X,NAME=X" if pairs else "a name,x line for each checkpoint"
+            raise TrainingAxisError(f"{where} {number} ({entry.strip()!r}) is not "
+                                    f"NAME{sep}NUMBER: give {form}")
+        if name in values:
             raise TrainingAxisError(
-                f"x value {number} ({entry.strip()!r}) is not NAME{sep}NUMBER") from None
-        if not mark or not name.strip():
-            raise TrainingAxisError(f"x value {number} ({entry.strip()!r}) is not "
-                                    f"NAME{sep}NUMBER")
+                f"{where} {number} ({entry.strip()!r}) gives {name} an x again ({where} "
+                f"{first[name]} gave it {values[name]:g}): give each checkpoint one x")
+        values[name] = x
+        first[name] = number
+    if not values:
+        read = f" (its line 1, {header!r}, is read as a header)" if header else ""
+        raise TrainingAxisError(f"{file or '--x-values'}: no x values{read}; give "
+                                "NAME=X,NAME=X or a CSV file of name,x lines")
     return values

@@ -4,6 +4,7 @@ loop wrote (the session fixture ``training_run``)."""
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,55 @@ def test_a_sweep_that_cannot_start_says_why(tmp_path: Path,
     assert "matches no folder" in capsys.readouterr().err
     assert cli.main(["sweep", str(tmp_path), "--suites", SUITE, "--x-values", "a=1,b"]) == 2
     assert "x value 2 ('b') is not NAME=NUMBER" in capsys.readouterr().err
+
+
+def test_x_values_that_cannot_be_used_stop_the_sweep_naming_them(
+        training_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Each was once dropped unseen (x then read from the names) or taken as it came (NaN, inf).
+    glob = str(training_run / "checkpoint-[24]")
+    refused = {
+        "checkpoint-2:20,checkpoint-4:40": "x value 1 ('checkpoint-2:20') is not NAME=NUMBER",
+        str(tmp_path / "xvals_typo.csv"): "xvals_typo.csv': no such file, and not NAME=X pairs",
+        "checkpoint-2=nan,checkpoint-4=1": "the x given for checkpoint-2 is nan: give a finite "
+                                           "number, 0 or more",
+        "checkpoint-2=-5,checkpoint-4=inf": "the x given for checkpoint-2 is -5.0",
+        "checkpoint-2=1,checkpoint-4=2,checkpoint-2=3": "x value 3 ('checkpoint-2=3') gives "
+                                                        "checkpoint-2 an x again",
+        "checkpoint-2=1,checkpoint-4=2,checkpont-6=3": "'checkpont-6', not a checkpoint of this "
+                                                       "sweep (did you mean 'checkpoint-4'?)",
+    }
+    for given, message in refused.items():
+        status = cli.main(["sweep", glob, "--suites", SUITE, "--x-values", given,
+                           "--output-path", str(tmp_path / "out")])
+        err = capsys.readouterr().err
+        assert status == 2 and message in err and err.count("\n") == 1, (given, err)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_a_trainer_s_output_folder_sweeps_its_checkpoints_and_its_final_model(
+        training_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # As a Trainer leaves its output_dir: checkpoint-N below, the final model (step 8) on top.
+    out = tmp_path / "trainer_out"
+    for step in (2, 4, 6):
+        shutil.copytree(training_run / f"checkpoint-{step}", out / f"checkpoint-{step}")
+    for file in (training_run / "checkpoint-8").iterdir():
+        shutil.copy(file, out / file.name)
+    monkeypatch.setenv("SYNTAXGYM_BLIMP_DIR", str(FULL_BLIMP_DIR))
+    options = ["--suites", SUITE, "--pairs-per-paradigm", "2", "--name", "trainer",
+               "--output-path", str(tmp_path / "out"), "--local-path",
+               str(tmp_path / "prod_env"), "--no-plots", "--num-threads", "1", "--in-process"]
+    assert cli.main(["sweep", str(out), *options]) == 2  # the final model's name says no step
+    assert ("name of trainer_out (names read: chck_10M, step1000, step1000-tokens4B, "
+            "checkpoint-500): rename the checkpoints, or give their x (--x-values "
+            "trainer_out=X") in capsys.readouterr().err
+    assert cli.main(["sweep", str(out), "--x-values", "trainer_out=8", *options]) == 0
+    printed = capsys.readouterr().out
+    assert "4 checkpoints by steps (checkpoint-2, checkpoint-4, checkpoint-6, trainer_out)" \
+        in printed
+    with open(tmp_path / "out" / "sweeps" / "sweep" / "trainer" / "curves.csv",
+              encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [(r["revision"], r["x"]) for r in rows] == [
+        ("checkpoint-2", "2"), ("checkpoint-4", "4"), ("checkpoint-6", "6"), ("trainer_out", "8")]

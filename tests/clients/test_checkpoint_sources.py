@@ -41,6 +41,23 @@ def test_folders_by_glob_by_parent_or_alone(tmp_path: Path) -> None:
     assert [s.name for s in alone] == ["checkpoint-2"]
 
 
+def test_a_trainer_s_output_folder_is_its_final_model_and_its_checkpoints(
+        tmp_path: Path) -> None:
+    # A Trainer's output_dir: checkpoint-N saved during training, the final model at the top.
+    out = _checkpoint(tmp_path / "trainer_out", b"final")
+    for step in (2, 4, 6):
+        _checkpoint(out / f"checkpoint-{step}", str(step).encode())
+    (out / "runs").mkdir()  # TensorBoard's logs: not a checkpoint
+    found = folder_checkpoints(str(out))
+    assert [s.name for s in found] == ["trainer_out", "checkpoint-2", "checkpoint-4",
+                                       "checkpoint-6"]
+    assert [s.folder for s in found] == [str(out), *(str(out / f"checkpoint-{step}")
+                                                     for step in (2, 4, 6))]
+    # The same, lying below the folder given; a checkpoint alone is itself.
+    assert [s.name for s in folder_checkpoints(str(tmp_path))] == [s.name for s in found]
+    assert [s.name for s in folder_checkpoints(str(out / "checkpoint-4"))] == ["checkpoint-4"]
+
+
 def test_nothing_found_says_where_and_what_is_there(tmp_path: Path) -> None:
     _checkpoint(tmp_path / "out" / "checkpoint-1")
     with pytest.raises(CheckpointSearchError, match=r"matches no folder .*checkpoint-1"):

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import re
+from pathlib import Path
+from typing import cast
+
 import pytest
 
 from syntaxgym_helm.core.training_axis import (
     TrainingAxisError,
+    given_values,
     positions_in_name,
     read_given_values,
     training_axis,
@@ -52,11 +58,38 @@ def test_names_without_a_position_are_refused_naming_them_and_the_way_out() -> N
         training_axis(["step100"], unit="epochs")
 
 
-def test_given_values_replace_the_names_and_must_cover_every_checkpoint() -> None:
+def test_given_values_replace_the_names_and_the_others_are_read_from_theirs() -> None:
     axis = training_axis(["final", "early"], unit="words", given={"final": 1e8, "early": 1e6})
     assert axis.ordered() == ["early", "final"] and axis.source == "given"
-    with pytest.raises(TrainingAxisError, match="no x given for 1 checkpoint.*early"):
+    # A Trainer's output folder: the final model, named by the folder, given; the rest read.
+    out = training_axis(["trainer_out", "checkpoint-2", "checkpoint-4"], given={"trainer_out": 8})
+    assert out.unit == "steps" and out.source == "given and names"
+    assert out.ordered() == ["checkpoint-2", "checkpoint-4", "trainer_out"]
+    assert out.values == {"trainer_out": 8.0, "checkpoint-2": 2.0, "checkpoint-4": 4.0}
+    with pytest.raises(TrainingAxisError, match=r"name of early .*--x-values early=X"):
         training_axis(["final", "early"], given={"final": 1e8})
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, -5, "soon", None])
+def test_a_given_x_that_is_not_a_finite_number_0_or_more_is_refused_naming_it(
+        value: object) -> None:
+    names = ["checkpoint-2", "checkpoint-4"]
+    with pytest.raises(TrainingAxisError,
+                       match=rf"x given for checkpoint-2 is {re.escape(repr(value))}: give a "
+                             "finite number, 0 or more"):
+        training_axis(names, given={"checkpoint-2": cast(float, value), "checkpoint-4": 1})
+    assert training_axis(names, given={"checkpoint-2": 0, "checkpoint-4": 1}).values == {
+        "checkpoint-2": 0.0, "checkpoint-4": 1.0}  # step 0: before training
+
+
+def test_an_x_given_for_no_checkpoint_of_the_sweep_is_refused_with_the_name_meant() -> None:
+    with pytest.raises(TrainingAxisError, match=r"'fianl', not a checkpoint of this sweep "
+                                                r"\(did you mean 'final'\?\); its checkpoints "
+                                                "are best, final"):
+        training_axis(["best", "final"], given={"best": 1, "final": 5, "fianl": 3})
+    with pytest.raises(TrainingAxisError, match=r"'seed2/step9', not a checkpoint of this "
+                                                r"sweep; its"):
+        training_axis(["step1", "step2"], given={"seed2/step9": 9})
 
 
 def test_given_values_are_read_from_a_list_or_a_csv_file() -> None:
@@ -66,5 +99,42 @@ def test_given_values_are_read_from_a_list_or_a_csv_file() -> None:
     assert read_given_values("final\t7\n") == {"final": 7.0}
     with pytest.raises(TrainingAxisError, match="x value 2 .*'b=many'"):
         read_given_values("a=1,b=many")
-    with pytest.raises(TrainingAxisError, match="x value 3"):
+    with pytest.raises(TrainingAxisError, match=r"^line 3 \('early,soon'\) is not "
+                                                "NAME,NUMBER: give a name,x line for each "
+                                                "checkpoint$"):
         read_given_values("name,x\nfinal,100\nearly,soon\n")
+
+
+def test_given_values_are_a_file_s_path_or_pairs_and_anything_else_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("xvals.csv").write_text("name,x\nbest,1\nfinal,5\n")
+    assert given_values("xvals.csv") == {"best": 1.0, "final": 5.0}
+    assert given_values("best=1,final=5") == {"best": 1.0, "final": 5.0}
+    long = ",".join(f"checkpoint-{step}={step}" for step in range(200))  # no file name so long
+    assert len(given_values(long)) == 200
+    # A mistyped path and pairs without "=" were read as a CSV file's header line, and dropped.
+    with pytest.raises(TrainingAxisError, match=r"^--x-values 'xvals_typo.csv': no such file, "
+                                                "and not NAME=X pairs"):
+        given_values("xvals_typo.csv")
+    with pytest.raises(TrainingAxisError, match=r"^x value 1 \('checkpoint-2:20'\) is not "
+                                                "NAME=NUMBER: give NAME=X,NAME=X$"):
+        given_values("checkpoint-2:20,checkpoint-4:40")
+    Path("colons.csv").write_text("checkpoint-2:20,checkpoint-4:40\n")
+    with pytest.raises(TrainingAxisError, match=r"^colons.csv: no x values \(its line 1, "
+                                                r"'checkpoint-2:20,checkpoint-4:40', is read "
+                                                r"as a header\)"):
+        given_values("colons.csv")
+    Path("folder").mkdir()
+    with pytest.raises(TrainingAxisError, match=r"^--x-values folder: cannot be read \(it is a "
+                                                r"folder, not a regular file\)"):
+        given_values("folder")
+
+
+def test_a_name_given_twice_is_refused_naming_both() -> None:
+    with pytest.raises(TrainingAxisError, match=r"^x value 3 \('best=9'\) gives best an x "
+                                                r"again \(x value 1 gave it 1\)"):
+        given_values("best=1,final=5,best=9")
+    with pytest.raises(TrainingAxisError, match=r"^xvals.csv, line 4 \('best,9'\) gives best "
+                                                r"an x again \(xvals.csv, line 2 gave it 1\)"):
+        read_given_values("name,x\nbest,1\nfinal,5\nbest,9\n", file="xvals.csv")
