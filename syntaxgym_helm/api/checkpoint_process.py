@@ -12,6 +12,13 @@ The child is forked, not spawned: it has every module and registration the paren
 registry, the plugin's run spec function), so it starts at once. The modules a child imports
 (transformers' model classes, the engine) are then imported in the parent, so that the next children
 start with them too. The parent loads no model, so it forks with no compute threads running.
+
+The child ends with the parent, however the parent ends: the parent stops it where it can (Ctrl-C,
+SIGTERM, an exception), and where it cannot (``kill -9``, the out-of-memory killer), the kernel
+tells the child (Linux's parent-death signal, :func:`_end_with_parent`), which then saves what it
+computed and ends as on the parent's SIGTERM. Otherwise the child would go on loading and scoring
+unseen, and a sweep started again would have two processes writing the same run folders and
+request cache.
 """
 
 from __future__ import annotations
@@ -49,7 +56,8 @@ def run_in_child(work: Callable[[], T]) -> T:
 
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(work, send), name="syntaxgym-checkpoint")
+    child = context.Process(target=_child, args=(work, send, os.getpid()),
+                            name="syntaxgym-checkpoint")
     child.start()
     send.close()
     remove = interruption.add_remote_work(lambda deadline: _stop(child, receive, deadline))
@@ -100,12 +108,13 @@ def _stop(child: multiprocessing.process.BaseProcess, receive: Connection, deadl
     return f"the checkpoint's process stopped{': ' + said if said else ''}"
 
 
-def _child(work: Callable[[], Any], send: Connection) -> None:
+def _child(work: Callable[[], Any], send: Connection, parent: int) -> None:
     from syntaxgym_helm.clients import interruption
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C: the parent answers
     interruption.install(end_process=True)  # SIGTERM from the parent: save, then end
-    interruption.forward_words(lambda said: send.send((_INTERRUPTED, said)))
+    interruption.forward_words(lambda said: _tell_parent(send, parent, said))
+    _end_with_parent(parent)
     before = set(sys.modules)
     try:
         result = work()
@@ -115,6 +124,60 @@ def _child(work: Callable[[], Any], send: Connection) -> None:
     else:
         send.send((_DONE, result, [name for name in sys.modules if name not in before]))
     send.close()
+
+
+def _tell_parent(send: Connection, parent: int, said: str) -> None:
+    """Give the parent what an interrupt kept, in words, for its line; raises where the parent
+    has ended (the child holds the pipe's other end too, so the words would go nowhere without
+    an error), so that the child says its line itself, on the output it shares with the parent."""
+    if _orphaned or os.getppid() != parent:
+        raise ConnectionError("the sweep's process has ended")
+    send.send((_INTERRUPTED, said))
+
+
+#: Linux's ``prctl`` option that asks for a signal when the parent ends (``<sys/prctl.h>``).
+_PR_SET_PDEATHSIG = 1
+#: Whether the kernel said that the parent has ended (:func:`_parent_ended`).
+_orphaned = False
+
+
+def _end_with_parent(parent: int) -> None:
+    """Have the kernel signal this child when its parent ``parent`` ends, however it ends
+    (``kill -9``, the out-of-memory killer: no handler of the parent runs), so that it saves
+    and ends (:func:`_parent_ended`); end at once where the parent ended before that was asked.
+
+    The signal is SIGUSR2, not SIGTERM: Linux sends it each time the child's parent *thread*
+    ends, first the one that forked it, then each of the parent's other threads the child is
+    handed to while a killed process ends (the last of them unmaps the process's memory first,
+    which takes a while), and a second SIGTERM while saving ends the process at once, unsaved.
+    The thread that forked the child waits in :func:`run_in_child` until the child has ended, so
+    no signal comes while the parent lives. Where ``prctl`` cannot be called (not Linux, no C
+    library), the child goes on as before: a sweep forks only on Linux (:data:`CAN_FORK`)."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
+        return
+    signal.signal(signal.SIGUSR2, _parent_ended)
+    if prctl(_PR_SET_PDEATHSIG, int(signal.SIGUSR2), 0, 0, 0) != 0:
+        signal.signal(signal.SIGUSR2, signal.SIG_DFL)
+        return
+    if os.getppid() != parent:  # the parent ended between the fork and prctl: nothing to save
+        os._exit(128 + signal.SIGTERM)
+
+
+def _parent_ended(signum: int, frame: Any) -> None:
+    """The parent has ended: save and end as on the parent's SIGTERM (the interruption handler,
+    status 143), the line said here, and only once (the signal comes again as each of the
+    parent's threads ends)."""
+    global _orphaned
+    from syntaxgym_helm.clients import interruption
+
+    signal.signal(signum, signal.SIG_IGN)
+    _orphaned = True
+    interruption.leaves(f"the sweep's process has ended; {interruption.AGAIN}")
+    signal.raise_signal(signal.SIGTERM)
 
 
 #: The kinds of a child's message: its work's result (and the modules it imported), its work's
