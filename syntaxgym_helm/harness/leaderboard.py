@@ -229,6 +229,16 @@ class _GroupTable:
         count = self.scored.get((suite, model))
         return "" if count is None else f" (n={count:g})"
 
+    def scores_line(self, label: str, scores: dict[str, float | None]) -> str:
+        """A row of a group's Mean score per model (``scores``), labelled ``label``."""
+        return f"| {label} | " + " | ".join(_fmt(scores.get(m)) for m in self.models) + " |"
+
+    def accuracy_lines(self) -> list[str]:
+        """A row per suite column that has values (``NAME - Accuracy``), labelled NAME."""
+        return [self.line(name.removesuffix(" - Accuracy"), index)
+                for index, name in enumerate(self.header)
+                if name.endswith(" - Accuracy") and self.has_values(index)]
+
     def start(self, mean_label: str) -> list[str]:
         """The header lines and the Mean score row."""
         return ["| | " + " | ".join(self.models) + " |", "|---|" + "---|" * len(self.models),
@@ -265,12 +275,8 @@ def _mandarin_table(groups: Path) -> str | None:
         scores = _mean_by_model(path)
         phenomenon = path.stem.removeprefix("syntaxgym_mandarin_")
         if scores and f"mandarin_{phenomenon}" not in converted_suites():  # (a suite's own)
-            lines.append(f"| {phenomenon} | "
-                         + " | ".join(_fmt(scores.get(m)) for m in table.models) + " |")
-    lines += [table.line(name.removesuffix(" - Accuracy"), index)
-              for index, name in enumerate(table.header)
-              if name.endswith(" - Accuracy") and table.has_values(index)]
-    return "\n".join(lines)
+            lines.append(table.scores_line(phenomenon, scores))
+    return "\n".join(lines + table.accuracy_lines())
 
 
 def _pair_table(groups: Path, name: str) -> str | None:
@@ -285,8 +291,7 @@ def _pair_table(groups: Path, name: str) -> str | None:
     for group in pair_groups(dataset):
         scores = _mean_by_model(groups / f"{group.name}.json")
         if scores:
-            lines.append(f"| {group.label} | "
-                         + " | ".join(_fmt(scores.get(m)) for m in table.models) + " |")
+            lines.append(table.scores_line(group.label, scores))
     lines += [table.line(name.split(" - ")[0], index)
               for index, name in enumerate(table.header[2:], start=2)]
     return "\n".join(lines)
@@ -302,10 +307,7 @@ def _context_tables(groups: Path) -> list[str]:
             continue
         kind = path.stem.removeprefix("syntaxgym_context_")
         lines = table.start(f"**Context: {kind}** (mean over the suites run)")
-        lines += [table.line(name.split(" - ")[0], index)
-                  for index, name in enumerate(table.header[2:], start=2)
-                  if name.endswith(" - Accuracy") and table.has_values(index)]
-        tables.append("\n".join(lines))
+        tables.append("\n".join(lines + table.accuracy_lines()))
     return tables
 
 
@@ -315,12 +317,8 @@ def _sg_score_table(groups: Path) -> str | None:
         return None
     lines = table.start("**SG score** (mean over the suites run)")
     for circuit, by_model in _circuit_scores(groups).items():
-        lines.append(f"| circuit: {circuit} | "
-                     + " | ".join(_fmt(by_model.get(m)) for m in table.models) + " |")
-    lines += [table.line(name.removesuffix(" - Accuracy"), index)
-              for index, name in enumerate(table.header)
-              if name.endswith(" - Accuracy") and table.has_values(index)]
-    return "\n".join(lines)
+        lines.append(table.scores_line(f"circuit: {circuit}", by_model))
+    return "\n".join(lines + table.accuracy_lines())
 
 
 def _circuit_scores(groups: Path) -> dict[str, dict[str, float | None]]:
