@@ -16,7 +16,8 @@ threshold halfway between chance and where the model ends up:
   curve crosses it, within the checkpoints' range.
 
 A curve that never reaches its threshold, ends at or below chance, or whose fit fails has no age,
-and says why (``reason``).
+and says why (``reason``). A curve already at or past its threshold at the first checkpoint has
+that checkpoint for its age and no crossing x, and says so: acquired by then, not "never".
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ import numpy as np
 APPROXIMATE_VOCABULARY = 300_000
 #: A four-parameter curve needs at least this many checkpoints.
 MIN_CHECKPOINTS = 4
+#: Why a curve past its threshold at the first checkpoint has no crossing, yet an age.
+ALREADY = ("the fitted curve is at or past the threshold from the first checkpoint on: acquired "
+           "by then (no crossing within the checkpoints' range)")
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,10 @@ def suite_acquisition(xs: Sequence[float], accuracies: Sequence[float],
     if not reached:
         return Acquisition(None, None, threshold, fitted,
                            "the fitted curve stays below the threshold at every checkpoint")
-    return Acquisition(crossing(fitted, threshold), reached[0], threshold, fitted)
+    x = crossing(fitted, threshold)
+    if reached[0] == values[0][0] and (x is None or x < values[0][0]):
+        return Acquisition(None, reached[0], threshold, fitted, ALREADY)
+    return Acquisition(x, reached[0], threshold, fitted)
 
 
 def word_acquisition(xs: Sequence[float], surprisals: Sequence[float],
@@ -129,8 +136,13 @@ def word_acquisition(xs: Sequence[float], surprisals: Sequence[float],
         return Acquisition(None, None, threshold, (), fitted)
     x = crossing(fitted, threshold)
     first, last = values[0][0], values[-1][0]
+    at_first, at_last = sigmoid(log_axis([first, last]), *fitted)
+    if at_first >= threshold:  # (the sigmoid rises: past it from the first checkpoint on)
+        return Acquisition(None, first, threshold, fitted, ALREADY)
     if x is None or not first <= x <= last:
         return Acquisition(None, None, threshold, fitted,
+                           "the fitted curve stays below the threshold up to the last "
+                           "checkpoint: not acquired by then" if at_last < threshold else
                            "the fitted curve does not cross the threshold within the "
                            "checkpoints' range")
     return Acquisition(x, next(v for v, _ in values if v >= x), threshold, fitted)

@@ -36,7 +36,14 @@ from syntaxgym_helm.core.uncertainty import (
 from syntaxgym_helm.harness.stats import FIRST_PREDICTION_ACCURACY, item_stat_values
 from syntaxgym_helm.report.runs import RunRecord, UnreadableRun
 from syntaxgym_helm.report.sentence_scores import with_sentence_score
-from syntaxgym_helm.report.summary import Table, fewer_mark, fmt, tie_count, ties_line
+from syntaxgym_helm.report.summary import (
+    Table,
+    checkpoints_markdown,
+    fewer_mark,
+    fmt,
+    tie_count,
+    ties_line,
+)
 
 OVERALL = "overall"
 #: The report's list of the pairs left out at conversion (:func:`left_out_rows`).
@@ -337,6 +344,8 @@ def dataset_summary_markdown(runs: Sequence[RunRecord], dataset: DataSet,
         "unweighted means over paradigms. `(k/n)` after a value: only k of the row's n "
         "paradigms count in it (those this model ran, or those the paper has a figure for).",
         ties_text(results),
+        checkpoints_markdown([run for run in runs if (found := pair_file(run)) is not None
+                              and found[0] is dataset]),
         left_out_text(results),
         _paper_note(dataset, paper),
         f"Where in the sentence the pairs differ and which region the models' preference comes "

@@ -71,7 +71,20 @@ def test_a_word_is_acquired_halfway_between_chance_and_its_lowest_surprisal() ->
     assert expected is not None and found.x == pytest.approx(expected, rel=1e-3)
     # Chance above the curve's start: never crossed within the checkpoints.
     late = word_acquisition(STEPS, [s + 100 for s in surprisals], vocabulary=2)
-    assert late.x is None and "does not cross" in late.reason
+    assert late.x is None and late.checkpoint_x is None
+    assert "stays below the threshold up to the last checkpoint" in late.reason
+
+
+def test_a_curve_past_its_threshold_from_the_first_checkpoint_was_acquired_by_then() -> None:
+    """Not "never" (a word was said not to cross, where a suite of the same shape had an age
+    and no reason): the first checkpoint is the age, with no crossing x, and says why."""
+    later = STEPS[8:]  # from step 128: the suite's curve (steepest at step 9) is high by then
+    suite = suite_acquisition(later, list(sigmoid(log_axis(later), 0.4, 2.5, 1.0, 0.5)))
+    assert (suite.x, suite.checkpoint_x) == (None, later[0])
+    assert "acquired by then" in suite.reason
+    surprisals = list(-sigmoid(log_axis(later), 12.0, 3.0, 1.0, -18.0))
+    word = word_acquisition(later, surprisals)
+    assert (word.x, word.checkpoint_x) == (None, later[0]) and word.reason == suite.reason
 
 
 def test_chance_and_correlation() -> None:

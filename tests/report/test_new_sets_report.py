@@ -101,6 +101,9 @@ def test_multiblimp_runs_from_its_offline_copy_beside_its_per_token_score(
     text = dataset_summary_markdown(runs, MULTIBLIMP)
     cells = _cells(text, "heb")
     assert cells[2].split()[0] == f"{_by_hand(run.run_dir, 0.0):.3f}"
+    # Which checkpoint each column scored, as the SyntaxGym summary says it (a report of data
+    # sets' runs alone said it nowhere).
+    assert run.checkpoint and f"{MODEL}: `{run.checkpoint}` (" in text, text
     # The languages are its rows below overall: no row for their empty group (there was one).
     assert [line for line in text.splitlines() if line.startswith("|  |")] == [], text
     assert cells[3].split()[0] == f"{_by_hand(run.run_dir, None):.3f}"
