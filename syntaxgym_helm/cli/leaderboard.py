@@ -50,6 +50,8 @@ def _config(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    for warning in written.warnings():
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {written.schema} ({len(written.suites)} suites) and "
           f"{written.folder / 'model_metadata.yaml'}; now run:")
     print(shlex.join(written.summarize_command(args.suite, args.benchmark_output)))

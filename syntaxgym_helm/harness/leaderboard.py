@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -147,6 +147,17 @@ class LeaderboardConfig:
     folder: Path  # --local-path
     schema: Path  # --schema-path
     suites: tuple[str, ...]
+    #: Per model whose runs scored several checkpoints, their identities (HELM's leaderboard
+    #: has one row per model name, which would mix them).
+    mixed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def warnings(self) -> list[str]:
+        """A line per model whose leaderboard row would mix checkpoints."""
+        return [f"the runs of {model} scored {len(digests)} checkpoints ({', '.join(digests)}): "
+                "its leaderboard row would average them; give each checkpoint its own model "
+                "name (syntaxgym-helm model add PATH --name NAME) or run suite "
+                "(`syntaxgym-helm report` keeps them apart)"
+                for model, digests in self.mixed.items()]
 
     def summarize_command(self, run_suite: str, output_path: Path) -> list[str]:
         return ["helm-summarize", "--suite", run_suite, "--output-path", str(output_path),
@@ -168,7 +179,28 @@ def write_config(output_path: Path, run_suite: str, folder: Path | None = None,
     (folder / SCHEMA_FILE).write_text(_yaml(schema(suites), header), encoding="utf-8")
     (folder / MODEL_METADATA_FILE).write_text(
         model_metadata_yaml(embedded_model_metadata(), local_path), encoding="utf-8")
-    return LeaderboardConfig(folder, folder / SCHEMA_FILE, tuple(s.name for s in suites))
+    return LeaderboardConfig(folder, folder / SCHEMA_FILE, tuple(s.name for s in suites),
+                             mixed_checkpoints(runs))
+
+
+def mixed_checkpoints(run_suite_dir: Path) -> dict[str, tuple[str, ...]]:
+    """Per model of the run suite whose runs scored more than one checkpoint (a name re-pointed,
+    a folder saved again between runs), the checkpoints' identities, from the plugin's record
+    of each run (runs without one are not counted)."""
+    from syntaxgym_helm.harness.scored_items import FILE_NAME, read_scored_items
+
+    found: dict[str, set[str]] = {}
+    for path in sorted(Path(run_suite_dir).glob(f"*/{FILE_NAME}")):
+        try:
+            run = read_scored_items(path).run
+            spec = json.loads((path.parent / "run_spec.json").read_text())
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        digest = (run.get("checkpoint") or {}).get("digest")
+        if digest and run.get("name") == spec.get("name"):
+            found.setdefault(spec["adapter_spec"]["model"], set()).add(str(digest))
+    return {model: tuple(sorted(digests)) for model, digests in sorted(found.items())
+            if len(digests) > 1}
 
 
 def show_tables(run_suite_dir: Path) -> str:

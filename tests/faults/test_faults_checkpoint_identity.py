@@ -184,3 +184,38 @@ def test_helms_own_client_loads_a_folder_saved_again(tmp_path: Path) -> None:
                                     shutil.copytree(folder, tmp_path / "fresh" / "gptH"))
     fresh = _figures(score_sentences(SENTENCES, "lab/hf-fresh", local_path=fresh_env))
     assert after == fresh != before
+
+
+@pytest.mark.slow
+@pytest.mark.limit(600)
+def test_leaderboard_config_warns_where_a_models_row_would_mix_checkpoints(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A folder saved again between two runs into one run suite: the report gives each
+    checkpoint a column, but HELM's leaderboard has one row per model name, which averaged them
+    in silence. ``leaderboard config`` now names the model and both checkpoints."""
+    from fault_helpers import BIN, private_env
+    from script_processes import run_script
+    from syntaxgym_helm.cli.main import main
+    from syntaxgym_helm.clients.checkpoint_identity import identify
+    from syntaxgym_helm.harness.leaderboard import write_config
+
+    folder = save_tiny_checkpoint(tmp_path / "ck" / "gptA")
+    prod_env, output = tmp_path / "prod_env", tmp_path / "benchmark_output"
+    assert main(["model", "add", str(folder), "--local-path", str(prod_env)]) == 0
+    env = private_env(tmp_path / "cache")
+    digests = []
+    for suite in ("number_prep", "mvrr"):
+        digests.append(identify(folder).digest)
+        done = run_script([str(BIN / "helm-run"), "--run-entries",
+                           f"syntaxgym:suite={suite},model=local/gptA", "--suite", "s",
+                           "--max-eval-instances", "2", "-o", str(output), "--local-path",
+                           str(prod_env)], cwd=tmp_path, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        overwrite(folder / "model.safetensors", 4000, bytes(64))  # saved again, other weights
+    written = write_config(output, "s", local_path=prod_env)
+    assert written.mixed == {"local/gptA": tuple(sorted(digests))} and len(set(digests)) == 2
+    (warning,) = written.warnings()
+    assert warning.startswith("the runs of local/gptA scored 2 checkpoints ("), warning
+    assert main(["leaderboard", "config", str(output), "--suite", "s", "--local-path",
+                 str(prod_env)]) == 0
+    assert f"warning: {warning}\n" in capsys.readouterr().err
