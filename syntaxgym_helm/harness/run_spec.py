@@ -29,6 +29,7 @@ given as strings and read by that one class:
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from helm.benchmark.adaptation.adapter_spec import (
@@ -187,4 +188,18 @@ class SyntaxGymModelRunExpander(ModelRunExpander):
     """
 
     def expand(self, run_spec: RunSpec) -> list[RunSpec]:
+        value = str(self.value)
+        if "/" in value and Path(value).expanduser().is_dir() and not _deployed(value):
+            raise ValueError(
+                f"model={value} is a folder: helm-run takes model names, so register it first "
+                f"(syntaxgym-helm model add {value}) and give the name it prints "
+                "(model=local/NAME); the Python API (score_sentences, evaluate) takes the path")
         return [resolve_auto_prefix(child) for child in super().expand(run_spec)]
+
+
+def _deployed(name: str) -> bool:
+    """Whether HELM knows a model or deployment of this name (a folder of that name in the
+    working directory does not shadow it)."""
+    from helm.benchmark.model_deployment_registry import ALL_MODEL_DEPLOYMENTS
+
+    return any(name in (d.name, d.model_name) for d in ALL_MODEL_DEPLOYMENTS)

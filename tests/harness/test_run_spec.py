@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 from helm.benchmark.config_registry import register_builtin_configs_from_helm_package
@@ -85,6 +86,21 @@ def test_other_benchmarks_expand_exactly_as_with_helms_expander() -> None:
     ours = SyntaxGymModelRunExpander("openai/gpt2").expand(base)
     helms = ModelRunExpander("openai/gpt2").expand(base)
     assert ours == helms
+
+
+def test_a_folder_given_as_the_model_is_refused_saying_how_to_name_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """helm-run's model= takes names: a checkpoint folder failed with "Model deployment
+    ck/gptA not found"; now the message says to add it (a deployed name that is also a folder
+    here still names the deployment)."""
+    (tmp_path / "ck" / "gptA").mkdir(parents=True)
+    (tmp_path / "openai" / "gpt2").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    spec = get_syntaxgym_spec(suite="number_prep", prefix="<s>")
+    with pytest.raises(ValueError, match=r"model=ck/gptA is a folder: .*syntaxgym-helm model "
+                                         r"add ck/gptA"):
+        SyntaxGymModelRunExpander("ck/gptA").expand(spec)
+    assert SyntaxGymModelRunExpander("openai/gpt2").expand(spec)
 
 
 def test_a_context_is_recorded_in_the_name_the_arguments_and_the_groups() -> None:
