@@ -85,6 +85,9 @@ def draw_learning_curves(path: Path, models: Mapping[str, Sequence[Point]], unit
     colours = [f"C{i % 10}" for i in range(len(by_model))]
     for index, panel in enumerate(panels):
         ax = axes[index]
+        # The scale first: limits fixed before it (set_ylim fixes both) keep linear margins,
+        # which reach far below 0 on a symlog axis.
+        ax.set_xscale("symlog", linthresh=1)
         for colour, (model, series) in zip(colours, by_model.items(), strict=True):
             values = series.get(panel, [])
             if values:
@@ -100,7 +103,6 @@ def draw_learning_curves(path: Path, models: Mapping[str, Sequence[Point]], unit
         if panel != TIES:
             ax.axhline(0.5, color="grey", linewidth=0.6, linestyle=":")
             ax.set_ylim(0, 1)
-        ax.set_xscale("symlog", linthresh=1)
         ax.set_title(panel, fontsize=9)
         ax.set_xlabel(unit, fontsize=8)
         ax.tick_params(labelsize=7)

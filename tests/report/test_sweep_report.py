@@ -7,6 +7,7 @@ import csv
 import json
 import lzma
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,30 @@ def test_the_shipped_curve_is_the_published_file() -> None:
     shipped = {(seed, p.step, p.suite): p.accuracy for seed in range(10)
                for p in published_curve(f"pythia-160m-seed{seed}") or []}
     assert shipped == source
+
+
+def test_each_panel_spans_the_checkpoints_not_negative_x(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """BabyLM's words (1M to 100M) were squeezed into a tenth of each panel, which ran from
+    -4e6: the limits were fixed with linear margins before the axis became symlog."""
+    from matplotlib.figure import Figure
+
+    drawn: list[Figure] = []
+    save = Figure.savefig
+
+    def keep(figure: Figure, *args, **kwargs):
+        drawn.append(figure)
+        return save(figure, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    words = [replace(p, x=x, unit="words") for p, x in
+             zip(_points(), (1e6, 2e6, 5e6, 1e7, 5e7, 1e8), strict=True)]
+    draw_learning_curves(tmp_path / "words.png", {"babylm": words}, "words")
+    draw_learning_curves(tmp_path / "steps.png", {"a": _points()}, "steps",
+                         {"a": published_curve("pythia-160m-seed1") or []})
+    for figure, (first, last) in zip(drawn, ((1e6, 1e8), (0, 143000)), strict=True):
+        for ax in figure.axes:
+            if ax.get_visible():
+                low, high = ax.get_xlim()
+                # (symlog is linear below 1: a margin around step 0 reaches at most -1)
+                assert -1 <= low <= first and last <= high <= 3 * last, (ax.get_title(), low)
