@@ -115,7 +115,7 @@ def hub_cache(cache: Path, repo: str, folders: dict[str, Path]) -> dict[str, str
     for branch, folder in folders.items():
         commit = hashlib.sha1(str(folder).encode()).hexdigest()
         snapshot = root / "snapshots" / commit
-        (root / "refs").mkdir(parents=True, exist_ok=True)
+        (root / "refs" / branch).parent.mkdir(parents=True, exist_ok=True)  # refs/pr/1 too
         (root / "refs" / branch).write_text(commit)
         commits[branch] = commit
         if snapshot.exists():

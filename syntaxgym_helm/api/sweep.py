@@ -61,7 +61,7 @@ from syntaxgym_helm.clients.checkpoint_sources import (
 )
 from syntaxgym_helm.core.download import write_atomically
 from syntaxgym_helm.core.run_options import RunOptions
-from syntaxgym_helm.core.training_axis import training_axis
+from syntaxgym_helm.core.training_axis import given_values, training_axis
 from syntaxgym_helm.report.sweep_report import SweepOutputs, write_sweep_outputs
 from syntaxgym_helm.report.sweep_tables import counts_json
 
@@ -115,7 +115,8 @@ class SweepResult:
 
 def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str | Path], *,
           revisions: str | None = None, name: str | None = None, x_unit: str | None = None,
-          x_values: dict[str, float] | None = None, pairs_per_paradigm: int | None = None,
+          x_values: Mapping[str, float] | str | Path | None = None,
+          pairs_per_paradigm: int | None = None,
           words: str | Path | None = None, options: RunOptions | None = None,
           runner: str | type | None = None, output_path: str | Path = "benchmark_output",
           run_suite: str = DEFAULT_RUN_SUITE, local_path: str | Path | None = None,
@@ -129,7 +130,8 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
     names (``blimp``), suite files or run-entry files (``.conf``). ``name``: the model's name
     (default: the folder holding the checkpoints, or the repository). ``x_unit``: ``words``,
     ``tokens`` or ``steps`` (default: read from the names); ``x_values``: each checkpoint's x by
-    name, instead of its name's. ``pairs_per_paradigm``: at most this many items per suite, the
+    name, instead of its name's (a mapping, or as ``--x-values``: ``NAME=X,NAME=X`` or the path
+    of a CSV file of name,x). ``pairs_per_paradigm``: at most this many items per suite, the
     same sample at every checkpoint (HELM's seeded draw). ``words``: a words-in-contexts file
     (:mod:`syntaxgym_helm.core.word_contexts`) for each word's age of acquisition. The run
     options (``ties``, ``prefix``, ...) as keywords or ``options``. ``runner``: HELM's Runner
@@ -143,6 +145,8 @@ def sweep(checkpoints: str | Path | Sequence[str | Path], suites: Sequence[str |
     say = log or (lambda _line: None)
     run_options = api_options(options, option_values)
     label, sources = find_checkpoints(checkpoints, revisions, name)
+    if isinstance(x_values, (str, Path)):  # as --x-values: a file of name,x or NAME=X pairs
+        x_values = given_values(str(x_values))
     axis = training_axis([s.name for s in sources], x_unit, x_values)
     folder = Path(output_path) / "sweeps" / run_suite / label
     if pairs_per_paradigm is not None and pairs_per_paradigm < 1:
@@ -376,4 +380,5 @@ def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
 
 def _model_name(label: str, checkpoint: SweepCheckpoint) -> str:
     owner = checkpoint.repo if checkpoint.repo else label
-    return f"{owner}@{checkpoint.name}"
+    # A "/" in a HELM model name splits it (a revision refs/pr/1 became the model "pr/1").
+    return f"{owner}@{checkpoint.name.replace('/', '_')}"

@@ -100,10 +100,11 @@ def _listing(folder: Path, shown: int = 8) -> str:
 def hub_checkpoints(repo: str, revisions: str) -> list[CheckpointSource]:
     """The revisions of ``repo`` that ``revisions`` selects (see the module doc), each pinned to
     its commit."""
-    branches = _branches(repo)
+    branches, tags = _branches(repo)
     wanted = [part.strip() for part in revisions.split(",") if part.strip()]
-    if wanted == ["all"]:
-        chosen = [name for name in branches if name != FINAL_BRANCH]
+    if wanted == ["all"]:  # branches: not main, nor tags, nor a pull request's refs/pr/N
+        chosen = [name for name in branches
+                  if name != FINAL_BRANCH and name not in tags and not name.startswith("refs/")]
     else:
         chosen = [name for name in branches
                   if any(fnmatch.fnmatchcase(name, pattern) for pattern in wanted)]
@@ -111,6 +112,11 @@ def hub_checkpoints(repo: str, revisions: str) -> list[CheckpointSource]:
         if missing:
             raise CheckpointSearchError(f"{repo}: no revision {', '.join(missing)} (it has "
                                         f"{_shown(branches)})")
+        unmatched = [p for p in wanted if glob.has_magic(p)
+                     and not any(fnmatch.fnmatchcase(name, p) for name in branches)]
+        if unmatched and len(wanted) > 1:  # (a lone pattern: said below)
+            raise CheckpointSearchError(f"{repo}: no revision matches {', '.join(unmatched)} "
+                                        f"(it has {_shown(branches)})")
     if not chosen:
         raise CheckpointSearchError(f"{repo}: no revision matches {revisions!r} (it has "
                                     f"{_shown(branches)})")
@@ -123,12 +129,13 @@ def _shown(names: dict[str, str], shown: int = 8) -> str:
                                          if len(listed) > shown else "")) or "no branches"
 
 
-def _branches(repo: str) -> dict[str, str]:
-    """Branch name -> commit: from the Hub, or offline from the local cache's refs."""
+def _branches(repo: str) -> tuple[dict[str, str], set[str]]:
+    """Revision name -> commit (branches and tags), and which are tags: from the Hub, or offline
+    from the local cache's refs (which do not say which are tags)."""
     from huggingface_hub import constants
 
     if constants.HF_HUB_OFFLINE:
-        return _cached_branches(repo)
+        return _cached_branches(repo), set()
     from huggingface_hub import HfApi
 
     try:
@@ -138,7 +145,8 @@ def _branches(repo: str) -> dict[str, str]:
             f"{repo}: its revisions could not be listed from the Hub ({type(error).__name__}: "
             f"{error}); check the name and the network, or set HF_HUB_OFFLINE=1 to sweep the "
             "revisions already in the local Hugging Face cache") from None
-    return {ref.name: ref.target_commit for ref in [*refs.branches, *refs.tags]}
+    return ({ref.name: ref.target_commit for ref in [*refs.branches, *refs.tags]},
+            {ref.name for ref in refs.tags})
 
 
 def _cached_branches(repo: str) -> dict[str, str]:

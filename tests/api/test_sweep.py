@@ -348,6 +348,7 @@ def test_hub_revisions_of_a_pythia_named_model_are_swept_beside_the_published_cu
                     name=lambda step: f"step{step}")
     folders = {path.name: path for path in trained}
     folders["main"] = trained[-1]
+    folders["refs/pr/1"] = trained[1]  # a pull request's ref: no branch of the training run
     commits = hub_cache(tmp_path / "hub", "EleutherAI/pythia-160m-seed3", folders)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
@@ -369,7 +370,18 @@ def test_hub_revisions_of_a_pythia_named_model_are_swept_beside_the_published_cu
     everything = sweep("EleutherAI/pythia-160m-seed3", SUITES, revisions="all",
                        pairs_per_paradigm=3, output_path=tmp_path / "out",
                        local_path=tmp_path / "prod_env")
-    assert [c.name for c in everything.checkpoints] == ["step0", "step2", "step4"]  # not main
+    # Not main, nor the pull request's ref (which stopped the sweep: it has no step).
+    assert [c.name for c in everything.checkpoints] == ["step0", "step2", "step4"]
     with pytest.raises(CheckpointSearchError, match=r"no revision matches 'chck_\*M'"):
         sweep("EleutherAI/pythia-160m-seed3", SUITES, revisions="chck_*M", output_path=tmp_path)
+    # A pattern of a list that matches nothing is said (it was dropped without a word).
+    with pytest.raises(CheckpointSearchError, match=r"no revision matches step9\*"):
+        sweep("EleutherAI/pythia-160m-seed3", SUITES, revisions="step0,step9*",
+              output_path=tmp_path)
+    # A revision named with a "/" is scored (HELM took "refs/pr/1" for the model "pr/1").
+    named = sweep("EleutherAI/pythia-160m-seed3", SUITES[:1], revisions="refs/pr/1",
+                  x_values="refs/pr/1=2", pairs_per_paradigm=3, output_path=tmp_path / "pr",
+                  local_path=tmp_path / "prod_env")
+    assert [(c.status, c.model) for c in named.checkpoints] == [
+        ("done", "EleutherAI/pythia-160m-seed3@refs_pr_1")], named.failed
     assert not math.isnan(float(rows[0]["mean_accuracy"]))
