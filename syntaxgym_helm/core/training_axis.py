@@ -18,7 +18,9 @@ the others are read. The unit is one for the whole sweep (``words``, ``tokens`` 
 chosen as the first of those that every checkpoint read from its name has unless asked for;
 given values are in it. A given x is a finite number, 0 or more, for a checkpoint of the sweep,
 given once: anything else is refused, naming it, as NaN sorts anywhere, a negative or infinite
-x has no logarithm, and a misspelt name would otherwise be dropped unseen.
+x has no logarithm, and a misspelt name would otherwise be dropped unseen. Two checkpoints at one
+x, and names whose step follows different beginnings (OLMo-2's ``stage1-`` and
+``stage2-ingredient1-``, whose steps start again), are refused too: they are not one curve.
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ def training_axis(names: Sequence[str], unit: str | None = None,
     chosen_x = _checked_given(names, given or {})
     rest = [name for name in names if name not in chosen_x]
     if not rest:
-        return TrainingAxis(unit or "steps", {name: chosen_x[name] for name in names}, "given")
+        return TrainingAxis(unit or "steps", _distinct({name: chosen_x[name] for name in names}),
+                            "given")
     found = {name: positions_in_name(name) for name in rest}
     silent = [name for name, units in found.items() if not units]
     if silent:
@@ -109,9 +112,42 @@ def training_axis(names: Sequence[str], unit: str | None = None,
         raise TrainingAxisError(
             f"the checkpoints' names do not share a unit{f' {unit!r}' if unit else ''} (they "
             f"give {'; '.join(kinds)}): sweep checkpoints named alike, or give each its x")
+    _one_run([name for name in rest if found[name]])
     values = {name: chosen_x[name] if name in chosen_x else found[name][chosen]
               for name in names}
-    return TrainingAxis(chosen, values, "given and names" if chosen_x else "names")
+    return TrainingAxis(chosen, _distinct(values), "given and names" if chosen_x else "names")
+
+
+def _one_run(names: Sequence[str]) -> None:
+    """Refuse names whose step comes after different beginnings (OLMo-2's ``stage1-step...``
+    and ``stage2-ingredient1-step...``, ``seed1-step...`` and ``seed2-step...``): their counts
+    are of different runs or stages (a stage's steps start again at 0), not one curve."""
+    starts: dict[str, str] = {}
+    for name in names:
+        match = re.match(r"^(.*[-_])step", name.strip(), re.IGNORECASE)
+        starts.setdefault(match.group(1) if match else "", name)
+    if len(starts) > 1:
+        shown = ", ".join(f"{start or '(none)'} ({name})" for start, name in starts.items())
+        raise TrainingAxisError(
+            f"the checkpoints' names begin differently before their step ({shown}): they count "
+            "steps of different runs or stages; sweep each on its own (a --revisions pattern or "
+            "folder each, and --name), or give every checkpoint its x")
+
+
+def _distinct(values: dict[str, float]) -> dict[str, float]:
+    """``values``, refusing two checkpoints at one x: a curve has one point there, and two
+    runs' checkpoints (or a final model named after no step) would be taken for one."""
+    at: dict[float, list[str]] = {}
+    for name, x in values.items():
+        at.setdefault(x, []).append(name)
+    shared = next((names for names in at.values() if len(names) > 1), None)
+    if shared is not None:
+        raise TrainingAxisError(
+            f"{' and '.join(shared[:3])} are {'both' if len(shared) == 2 else 'all'} at "
+            f"x={values[shared[0]]:g}: a curve has one "
+            "point at an x; leave one out, or give each its x (--x-values), or sweep separate "
+            "runs each on its own (--name)")
+    return values
 
 
 def _checked_given(names: Sequence[str], given: Mapping[str, float]) -> dict[str, float]:

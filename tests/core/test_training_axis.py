@@ -138,3 +138,23 @@ def test_a_name_given_twice_is_refused_naming_both() -> None:
     with pytest.raises(TrainingAxisError, match=r"^xvals.csv, line 4 \('best,9'\) gives best "
                                                 r"an x again \(xvals.csv, line 2 gave it 1\)"):
         read_given_values("name,x\nbest,1\nfinal,5\nbest,9\n", file="xvals.csv")
+
+
+def test_two_runs_or_stages_are_not_taken_for_one_curve() -> None:
+    """OLMo-2's stage 2 counts steps and tokens from 0 again, per ingredient: its branches were
+    sorted among stage 1's as one curve. Names whose step follows different beginnings, and
+    two checkpoints at one x, are refused naming them."""
+    olmo2 = ["stage1-step1000-tokens5B", "stage1-step928646-tokens3896B",
+             "stage2-ingredient1-step1000-tokens5B", "stage2-ingredient2-step2000-tokens9B"]
+    with pytest.raises(TrainingAxisError, match=r"begin differently before their step \("
+                                                r"stage1- \(stage1-step1000-tokens5B\), "
+                                                r"stage2-ingredient1-"):
+        training_axis(olmo2)
+    stage1 = training_axis(olmo2[:2])  # one stage: one curve
+    assert stage1.ordered() == olmo2[:2] and stage1.unit == "tokens"
+    with pytest.raises(TrainingAxisError, match="begin differently"):
+        training_axis(["seed1-step1000", "seed2-step2000"])
+    with pytest.raises(TrainingAxisError, match=r"chck_1M and chck_1000K are both at x=1e\+06"):
+        training_axis(["chck_1M", "chck_1000K", "chck_2M"])
+    with pytest.raises(TrainingAxisError, match=r"checkpoint-8 and final are both at x=8"):
+        training_axis(["checkpoint-4", "checkpoint-8", "final"], given={"final": 8})
