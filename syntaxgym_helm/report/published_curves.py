@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 
+from syntaxgym_helm.core.run_options import NO_PREFIX
+
 DATA_FILE = "pythia160m_blimp_acc.tsv.gz"
 PUBLISHED_MODEL = re.compile(r"(?:^|[/_-])pythia-160m-seed(\d+)$", re.IGNORECASE)
 SOURCE = ("PolyPythias (van der Wal et al. 2025), BLiMP accuracy of pythia-160m-seed{seed} by "
@@ -65,7 +67,8 @@ def differences(prefix: str, ties: str, pairs_per_paradigm: int | None) -> list[
     """What the published curve scored differently from this sweep, one line each."""
     lines = ["published: lm-evaluation-harness `acc`, the model's beginning-of-text token and "
              "a space before each sentence (its target delimiter); here: "
-             + (f"the prefix {prefix!r}" if prefix not in ("", "auto")
+             + ("nothing before each sentence (prefix=none)" if prefix == NO_PREFIX else
+                f"the prefix {prefix!r}" if prefix not in ("", "auto")
                 else "the model's beginning-of-text token (the plugin's engine), no space")]
     if ties != "pass":
         lines.append("published: a tie (both sentences equally likely) counts as right; here it "

@@ -149,3 +149,11 @@ def test_each_panel_spans_the_checkpoints_not_negative_x(tmp_path: Path,
                 low, high = ax.get_xlim()
                 # (symlog is linear below 1: a margin around step 0 reaches at most -1)
                 assert -1 <= low <= first and last <= high <= 3 * last, (ax.get_title(), low)
+
+
+def test_the_published_curve_s_differences_name_this_sweep_s_prefix() -> None:
+    from syntaxgym_helm.report.published_curves import differences
+
+    assert "nothing before each sentence (prefix=none)" in differences("none", "pass", None)[0]
+    assert "the prefix '<s>'" in differences("<s>", "pass", None)[0]  # (none read as a text)
+    assert "beginning-of-text token (the plugin's engine)" in differences("auto", "fail", 200)[0]
