@@ -55,10 +55,15 @@ def panel_series(points: Sequence[Point]) -> dict[str, list[tuple[float, float]]
 
 def published_series(published: Sequence[PublishedPoint], panels: Mapping[str, set[str]]
                      ) -> dict[str, list[tuple[float, float]]]:
-    """Panel -> (step, mean published accuracy over the panel's suites)."""
+    """Panel -> (step, mean published accuracy over the panel's suites); no line for a panel
+    with a suite the published curve lacks (a SyntaxGym suite among BLiMP's paradigms), whose
+    mean would be over other suites than the model's."""
     series: dict[str, list[tuple[float, float]]] = {}
     steps = sorted({p.step for p in published})
+    known = {p.suite for p in published}
     for panel, suites in panels.items():
+        if not suites <= known:
+            continue
         values = [(step, _mean([p.accuracy for p in published
                                 if p.step == step and p.suite in suites]))
                   for step in steps]

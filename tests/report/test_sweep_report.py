@@ -157,3 +157,17 @@ def test_the_published_curve_s_differences_name_this_sweep_s_prefix() -> None:
     assert "nothing before each sentence (prefix=none)" in differences("none", "pass", None)[0]
     assert "the prefix '<s>'" in differences("<s>", "pass", None)[0]  # (none read as a text)
     assert "beginning-of-text token (the plugin's engine)" in differences("auto", "fail", 200)[0]
+
+
+def test_a_published_line_is_drawn_only_where_it_averages_the_model_s_suites() -> None:
+    """The mean panel of a sweep of BLiMP and SyntaxGym suites drew the published mean of the
+    BLiMP paradigms alone beside the model's mean of all its suites."""
+    from syntaxgym_helm.report.learning_curves import published_series
+
+    published = published_curve("pythia-160m-seed1") or []
+    series = published_series(published, {
+        ALL_SUITES: {"blimp_adjunct_island", "number_prep"},
+        "island effects": {"blimp_adjunct_island"}})
+    assert ALL_SUITES not in series
+    ours = [p.accuracy for p in published if p.suite == "blimp_adjunct_island"]
+    assert [y for _, y in series["island effects"]] == pytest.approx(ours)
