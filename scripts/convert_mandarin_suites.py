@@ -215,17 +215,32 @@ DESIGNS = (
     Design("Missing_Object", "mobj", "missing_object", ("no_object", "object"),
            ("prefix", "object", "end"), lambda lines, notes: _ending(lines, 0, notes),
            (_above((3,), "no_object", "object"),), ("none", "sub", "sub2", "subh"),
-           "Missing object: a transitive verb (with a relative clause that needs a head noun) "
-           "cannot end the sentence, so a full stop without the object is surprising.",
+           "Missing object: a transitive verb cannot end the sentence (nor, in the modified "
+           "suites, a relative clause that needs a head noun), so a full stop without the "
+           "object is surprising.",
            "the full stop: more surprising without the object"),
     Design("Subordination", "sd", "subordination", ("matrix", "no_matrix"),
            ("subordinate_clause", "matrix_clause", "end"),
            lambda lines, notes: _ending(lines, 1, notes),
            (_above((3,), "no_matrix", "matrix"),), FOUR,
-           "Subordination: a clause opened by 随着 'along with' needs a main clause, so a full "
-           "stop right after it is surprising.",
+           "Subordination: a clause opened by a subordinator (因为 'because', 如果 'if', 尽管 "
+           "'although', 自从 'since', 随着 'along with') needs a main clause, so a full stop "
+           "right after it is surprising.",
            "the full stop: more surprising without the main clause"),
 )
+
+
+#: Items whose sentences in the authors' published surprisal files (every model's) are not those
+#: of the test suite at the pinned commit: the paper's figures for the suite scored these.
+PAPER_ITEMS_DIFFER: dict[tuple[str, str, int], list[str]] = {
+    ("cls", "obj", 5): ["the paper's figures scored other sentences for this item (its published "
+                        "surprisal files have 我知道的 where the suite has 老师描写过的)"],
+    ("cls", "obj", 7): ["the paper's figures scored other sentences for this item (its published "
+                        "surprisal files have 拍过的 where the suite has 拍的)"],
+    ("cls", "sub", 28): ["the paper's figures scored other sentences for this item (its "
+                         "published surprisal files have 出现问题的 where the suite has "
+                         "刚被推出的 / 派发的)"],
+}
 
 
 def source_path(design: Design, modifier: str) -> str:
@@ -253,6 +268,7 @@ def convert(design: Design, modifier: str, data: bytes) -> dict[str, Any]:
             cut = design.cut(words, notes)
         except SourceError as exc:
             raise SourceError(f"{path} lines {start + 1}-{start + size}: {exc}") from None
+        notes += PAPER_ITEMS_DIFFER.get((design.stem, modifier, start // size + 1), [])
         irregular += [f"item {start // size + 1} (lines {start + 1}-{start + size}): {note}"
                       for note in notes]
         items.append({"item_number": start // size + 1, "conditions": [

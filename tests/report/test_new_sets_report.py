@@ -16,6 +16,7 @@ import json
 import math
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -124,7 +125,17 @@ def test_the_mandarin_section_gives_the_papers_measure_beside_its_models(
     cells = _cells(mandarin_markdown(runs), "mandarin_classifier_none")
     models, paper = paper_figures()
     assert cells[1].split()[0] == f"{sum(means) / len(means):.3f}"
+    assert cells[1].endswith("(3 of 30 items)")  # a sample, beside the paper's 30 items
     assert cells[2:] == [f"{paper['mandarin_classifier_none'][m]:.3f}" for m in models]
+    # The paper's overall and phenomenon figures leave out the garden paths with a PP (which
+    # its PLM has no figure for): a row of their own, not averaged in beside them.
+    with_pp = replace(run, suite_name="mandarin_gp_subject_none_pp")
+    text = mandarin_markdown([run, with_pp])
+    assert _cells(text, "**overall**")[0] == "1"
+    assert _cells(text, "**overall**")[2:] == cells[2:]
+    pp = _cells(text, "gp_subject with a PP")
+    plm = 2 + list(models).index("PLM")
+    assert pp[0] == "1" and pp[plm] == "–"
 
 
 def test_the_mandarin_suite_and_the_new_tables_reach_the_leaderboard(output: Path,
