@@ -11,10 +11,13 @@ no finished run again.
   high`` (accuracy = passed / scorable, with its Wilson interval; ``measure`` says which
   predictions count, :class:`SuiteCount`), plus the checkpoint's identity and status; a
   checkpoint that failed has one row with its status and no suite.
-- :func:`fast_eval_results`: BabyLM's ``fast_eval_results`` (its ``collate_preds.py``): one key
-  per task (``blimp`` for BLiMP's paradigms, by their UID; the other data sets by their names,
-  ``syntaxgym`` for SyntaxGym suites), each a list in checkpoint order of ``{suite: accuracy}``
-  (a failed checkpoint's accuracies are ``null``, so that positions stay checkpoint positions).
+- :func:`fast_eval_results`: BabyLM's ``fast_eval_results`` (the part of its ``collate_preds.py``
+  output that holds them): one key per task (``blimp`` for BLiMP's paradigms, by their UID; the
+  other data sets by their names, ``syntaxgym`` for SyntaxGym suites), each a list of
+  ``{suite: accuracy}`` (0 to 1) by position: where every checkpoint is one of BabyLM's
+  (``chck_1M`` ...), a place for each of its 19 strict-small or 28 revisions, in its order,
+  ``null`` for one not swept; else one per checkpoint in training order. A failed checkpoint is
+  ``null`` as a whole (a run that failed: its accuracy ``null``).
 - :func:`acquisition_rows`: each suite's age of acquisition
   (:mod:`syntaxgym_helm.core.acquisition`).
 """
@@ -182,7 +185,14 @@ def task_of(count: SuiteCount) -> tuple[str, str]:
     return count.dataset, count.suite.removeprefix(f"{count.dataset}_")
 
 
-def fast_eval_results(points: Sequence[Point]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+#: BabyLM's fast-evaluation revisions, in its ``collate_preds.py``'s order: the other tracks' 28;
+#: strict-small's 19 are the first 19 (to ``chck_100M``).
+BABYLM_REVISIONS = tuple(f"chck_{n}M" for n in (*range(1, 10), *range(10, 100, 10),
+                                                 *range(100, 1001, 100)))
+STRICT_SMALL_REVISIONS = BABYLM_REVISIONS[:19]
+
+
+def fast_eval_results(points: Sequence[Point]) -> dict[str, dict[str, list[dict[str, Any] | None]]]:
     """``{"fast_eval_results": {task: [{subtask: accuracy}, ...]}}`` (see the module doc)."""
     subtasks: dict[str, list[str]] = {}
     for point in points:
@@ -190,13 +200,25 @@ def fast_eval_results(points: Sequence[Point]) -> dict[str, dict[str, list[dict[
             task, name = task_of(count)
             if name not in subtasks.setdefault(task, []):
                 subtasks[task].append(name)
-    results: dict[str, list[dict[str, Any]]] = {task: [] for task in subtasks}
-    for point in points:
-        found = {task_of(count): count.accuracy for count in point.counts}
+    results: dict[str, list[dict[str, Any] | None]] = {task: [] for task in subtasks}
+    by_name = {point.revision: point for point in points}
+    grid = babylm_grid(list(by_name))
+    placed: list[Point | None] = [by_name.get(name) for name in grid] if grid else list(points)
+    for place in placed:
+        found = {task_of(count): count.accuracy for count in place.counts} if place else {}
         for task, names in subtasks.items():
             results[task].append({name: _json_number(found.get((task, name), math.nan))
-                                  for name in names})
+                                  for name in names} if found else None)
     return {"fast_eval_results": results}
+
+
+def babylm_grid(names: Sequence[str]) -> tuple[str, ...]:
+    """BabyLM's revisions that ``names`` are among (strict-small's 19, else the other tracks'
+    28), whose positions BabyLM's files keep; empty when some name is not BabyLM's."""
+    for grid in (STRICT_SMALL_REVISIONS, BABYLM_REVISIONS):
+        if names and set(names) <= set(grid):
+            return grid
+    return ()
 
 
 def _json_number(value: float) -> float | None:

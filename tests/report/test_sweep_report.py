@@ -60,8 +60,9 @@ def test_fast_eval_results_keep_checkpoint_positions_in_babylm_s_format() -> Non
     text = json.dumps(data)  # valid JSON: a failed checkpoint's accuracies are null
     results = json.loads(text)["fast_eval_results"]
     assert list(results) == ["blimp", "syntaxgym"]
-    assert [list(entry) for entry in results["blimp"]] == [["adjunct_island"]] * len(STEPS)
-    assert results["blimp"][3] == {"adjunct_island": None}
+    assert [list(entry or ["failed"]) for entry in results["blimp"]] == [
+        ["failed"] if step == 1000 else ["adjunct_island"] for step in STEPS]
+    assert results["blimp"][3] is None  # a failed checkpoint is null as a whole, as BabyLM's
     assert results["syntaxgym"][0] == {"number_prep": pytest.approx(30 / 198)}
     assert results["blimp"][-1]["adjunct_island"] > results["blimp"][0]["adjunct_island"]
 
@@ -171,3 +172,26 @@ def test_a_published_line_is_drawn_only_where_it_averages_the_model_s_suites() -
     assert ALL_SUITES not in series
     ours = [p.accuracy for p in published if p.suite == "blimp_adjunct_island"]
     assert [y for _, y in series["island effects"]] == pytest.approx(ours)
+
+
+def test_babylm_s_checkpoints_keep_the_positions_of_its_revisions() -> None:
+    """BabyLM reads fast_eval_results by position over its 19 (strict-small) or 28 revisions:
+    a sweep of chck_1M, 2M, 3M and 10M gave 4 entries, so chck_10M was read as chck_4M."""
+    from syntaxgym_helm.report.sweep_tables import BABYLM_REVISIONS, STRICT_SMALL_REVISIONS
+
+    assert len(STRICT_SMALL_REVISIONS) == 19 and STRICT_SMALL_REVISIONS[-1] == "chck_100M"
+    assert len(BABYLM_REVISIONS) == 28 and BABYLM_REVISIONS[-1] == "chck_1000M"
+    swept = [replace(point, revision=name, x=x) for point, name, x in zip(
+        _points(), ("chck_1M", "chck_2M", "chck_3M", "chck_5M", "chck_10M", "chck_100M"),
+        (1e6, 2e6, 3e6, 5e6, 1e7, 1e8), strict=True)]
+    blimp = fast_eval_results(swept)["fast_eval_results"]["blimp"]
+    assert len(blimp) == 19
+    done = {name: entry for name, entry in zip(STRICT_SMALL_REVISIONS, blimp, strict=True)
+            if entry is not None}
+    assert list(done) == ["chck_1M", "chck_2M", "chck_3M", "chck_10M", "chck_100M"]  # 5M failed
+    assert done["chck_10M"]["adjunct_island"] == swept[4].counts[0].accuracy
+    later = replace(swept[-1], revision="chck_200M", x=2e8)
+    assert len(fast_eval_results([*swept, later])["fast_eval_results"]["blimp"]) == 28
+    # Other names: one entry per checkpoint, in training order.
+    assert len(fast_eval_results(_points())["fast_eval_results"]["blimp"]) == len(STEPS)
+
