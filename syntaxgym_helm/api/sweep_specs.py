@@ -35,7 +35,6 @@ from syntaxgym_helm.core.run_options import RunOptions
 
 #: ``runner=`` names HELM's own Runner so.
 DEFAULT_RUNNER = "helm"
-HELM_RUNNER = "helm.benchmark.runner.Runner"
 
 
 def install_run_spec_hooks() -> None:
@@ -97,23 +96,14 @@ def run_specs_for(entries: Sequence[Any], model: str, max_eval_instances: int | 
 
 
 def runner_class(runner: str | type | None) -> type:
-    """The HELM Runner class ``runner`` names: ``helm`` or None (HELM's own), a class, or a
-    class path (``package.module.Class``) of a class taking HELM Runner's constructor
-    arguments."""
-    if runner is None or runner == DEFAULT_RUNNER:
-        runner = HELM_RUNNER
+    """The HELM Runner class ``runner`` names: ``helm`` or None (HELM's own), a class, or what
+    :func:`syntaxgym_helm.runners.runner_class` takes (``default``, ``ray``, ``multi_gpu``,
+    ``slurm``, or a Runner's class path)."""
+    from syntaxgym_helm.runners import runner_class as named_runner
+
     if isinstance(runner, type):
         return runner
-    from helm.common.object_spec import get_class_by_name
-
-    try:
-        found = get_class_by_name(runner)
-    except (ImportError, AttributeError, ValueError) as error:
-        raise ValueError(f"runner {runner!r}: no such class ({error}); give 'helm' or a class "
-                         "path such as helm.benchmark.runner.Runner") from None
-    if not isinstance(found, type):
-        raise ValueError(f"runner {runner!r} is not a class")
-    return found
+    return named_runner("default" if runner in (None, DEFAULT_RUNNER) else runner)
 
 
 def make_runner(cls: type, local_path: Path, output_path: Path, run_suite: str,

@@ -45,7 +45,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="words in contexts (CSV/TSV: word, context[, child_aoa]) for each "
                              "word's age of acquisition")
     parser.add_argument("--runner", default=None,
-                        help="the HELM Runner: 'helm' (default) or a class path")
+                        help="the HELM Runner: 'helm' or 'default' (HELM's own, the default), "
+                             "'ray', 'multi_gpu', 'slurm', or a Runner's class path")
     parser.add_argument("--suite", dest="run_suite", default="sweep",
                         help="HELM's run suite (default: sweep); models swept into one are "
                              "drawn together")

@@ -19,12 +19,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from syntaxgym_helm.core.errors import SyntaxGymError
+
 #: Ray's own variable for the cluster to join (read by ``ray.init`` too).
 ADDRESS_VARIABLE = "RAY_ADDRESS"
 
 
-class RayClusterError(RuntimeError):
-    """No Ray cluster could be reached (or Ray is not installed); the message says what to do."""
+class RayClusterError(SyntaxGymError, RuntimeError):
+    """No Ray cluster could be reached (or Ray is not installed); the message says what to do
+    (a command ends with it in one line)."""
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,11 @@ class RayRunner(Runner):
             for name, reason in runs.failed:
                 hlog(f"Failed run {name}: {reason}")
             failed = ", ".join(f'"{name}"' for name, _ in runs.failed)
-            raise RunnerError(f"Failed runs: [{failed}]")
+            # Why, too: the caller (a sweep's row) has no other way to know it, the model having
+            # been loaded in the cluster's actors, not here.
+            reasons = list(dict.fromkeys(str(reason)[:300] for _, reason in runs.failed))
+            raise RunnerError(f"Failed runs: [{failed}] ({'; '.join(reasons[:3])}"
+                              f"{'; ...' if len(reasons) > 3 else ''})")
 
     def _cluster_runs(self, ray: Any, todo: list[Any], session: str,
                       staging: Path) -> ClusterRuns:

@@ -44,8 +44,14 @@ def test_the_runner_is_helm_s_by_default_or_any_runner_class(tmp_path: Path) -> 
         pass
 
     assert runner_class(Mine) is Mine
-    with pytest.raises(ValueError, match="no such class"):
+    with pytest.raises(ValueError, match="cannot import helm.benchmark.no_such.Runner"):
         runner_class("helm.benchmark.no_such.Runner")
+    # The short names docs/scaling.md gives (sweep refused "ray": "no such class").
+    from syntaxgym_helm.runners import RayRunner
+
+    assert runner_class("ray") is RayRunner and runner_class("default") is Runner
+    with pytest.raises(ValueError, match="'dask' is not one of default, ray, multi_gpu, slurm"):
+        runner_class("dask")
     runner = make_runner(Mine, tmp_path / "prod_env", tmp_path / "out", "sweep", 2, cache=True)
     assert isinstance(runner, Mine) and runner.skip_completed_runs and not runner.exit_on_error
     assert (tmp_path / "prod_env" / "cache").is_dir()

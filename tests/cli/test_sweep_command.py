@@ -100,3 +100,28 @@ def test_a_trainer_s_output_folder_sweeps_its_checkpoints_and_its_final_model(
         rows = list(csv.DictReader(stream))
     assert [(r["revision"], r["x"]) for r in rows] == [
         ("checkpoint-2", "2"), ("checkpoint-4", "4"), ("checkpoint-6", "6"), ("trainer_out", "8")]
+
+
+@pytest.mark.slow
+@pytest.mark.limit(120)
+def test_a_sweep_on_ray_with_no_cluster_there_ends_in_one_line(
+        training_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--runner ray`` is the short name docs/scaling.md gives (sweep refused it: "no such
+    class"); a cluster that is not there ends the command in one line, status 2 (a traceback)."""
+    import socket
+
+    pytest.importorskip("ray")
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    monkeypatch.setenv("SYNTAXGYM_BLIMP_DIR", str(FULL_BLIMP_DIR))
+    status = cli.main(["sweep", str(training_run / "checkpoint-2"), "--suites", SUITE,
+                       "--pairs-per-paradigm", "2", "--runner", "ray", "--output-path",
+                       str(tmp_path / "out"), "--local-path", str(tmp_path / "prod_env"),
+                       "--no-plots"])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].startswith(
+        f"syntaxgym-helm sweep: no Ray cluster at 127.0.0.1:{port} ($RAY_ADDRESS)"), err
