@@ -258,12 +258,12 @@ def _check_same_run(before: Mapping[str, Any], source: CheckpointSource, state: 
 
     was = before.get("repo") or before.get("folder")
     now = source.repo or source.folder
-    if not was or not now or (before.get("repo") or None) != (source.repo or None):
-        other = bool(was and now)
-    elif source.repo:
-        other = False  # a Hub revision: its commit and files are checked when it runs
+    if not was or not now:
+        return
+    if before.get("repo") or source.repo:  # a Hub revision: its commit is checked when it runs
+        other = (before.get("repo") or None) != source.repo
     elif Path(was).resolve() == Path(now).resolve():
-        other = False
+        return
     else:
         try:
             other = checkpoint_identity(now) != before.get("identity")
@@ -380,5 +380,5 @@ def run_checkpoint(checkpoint: SweepCheckpoint, settings: RunSettings,
 
 def _model_name(label: str, checkpoint: SweepCheckpoint) -> str:
     owner = checkpoint.repo if checkpoint.repo else label
-    # A "/" in a HELM model name splits it (a revision refs/pr/1 became the model "pr/1").
+    # HELM splits a model name at "/": a revision refs/pr/1 would be read as the model pr/1.
     return f"{owner}@{checkpoint.name.replace('/', '_')}"

@@ -53,18 +53,16 @@ def close_names(dataset: DataSet, wanted: str, known: list[str]) -> list[str]:
     """Up to 3 of ``known`` suite names close to ``wanted``: the same but for case first, then
     languages named in words (``multiblimp_dutch``: ``multiblimp_nld``), then close spellings,
     compared without case."""
+    prefix = dataset.prefix.casefold()
     folded = {name.casefold(): name for name in known}
-    rest = wanted.casefold().removeprefix(dataset.prefix.casefold())
-    by_language = {language.casefold(): code for code, language in dataset.language_names.items()}
-    found = [folded[key] for key in (wanted.casefold(),
-                                     dataset.prefix.casefold() + by_language.get(rest, "\0"))
-             if key in folded]
-    found += [folded[dataset.prefix.casefold() + by_language[key].casefold()]
-              for key in difflib.get_close_matches(rest, list(by_language), n=3)
-              if dataset.prefix.casefold() + by_language[key].casefold() in folded]
-    found += [folded[key] for key in difflib.get_close_matches(wanted.casefold(), list(folded),
-                                                               n=3)]
-    return list(dict.fromkeys(found))[:3]
+    rest = wanted.casefold().removeprefix(prefix)
+    by_language = {language.casefold(): prefix + code.casefold()
+                   for code, language in dataset.language_names.items()}
+    candidates = [wanted.casefold(), by_language.get(rest, ""),
+                  *(by_language[key] for key in difflib.get_close_matches(rest, list(by_language),
+                                                                        n=3)),
+                  *difflib.get_close_matches(wanted.casefold(), list(folded), n=3)]
+    return list(dict.fromkeys(folded[key] for key in candidates if key in folded))[:3]
 
 
 def convert_named(dataset: DataSet, name: str, cache_dir: str | Path,
